@@ -1,0 +1,209 @@
+#include "hilo/ir/hlo_computation.h"
+
+#include "absl/strings/str_cat.h"
+#include "hilo/ir/hlo_module.h"
+
+namespace hilo {
+
+HloComputation::~HloComputation() {
+  // Break operand/user links first so destruction order does not matter.
+  for (auto& inst : instructions_) {
+    if (inst != nullptr) inst->operands_.clear();
+  }
+}
+
+bool HloComputation::IsEntryComputation() const {
+  return parent_ != nullptr && parent_->entry_computation() == this;
+}
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
+  HloInstruction* inst = instruction.get();
+  inst->parent_ = this;
+  if (parent_ != nullptr) {
+    absl::string_view hint = inst->name_;
+    if (hint.empty()) hint = HloOpcodeString(inst->opcode());
+    inst->name_ = parent_->UniqueInstructionName(hint);
+    inst->unique_id_ = parent_->NextUniqueId();
+  }
+  inst->index_in_parent_ = static_cast<int64_t>(instructions_.size());
+  instructions_.push_back(std::move(instruction));
+  ++live_count_;
+  if (inst->opcode() == HloOpcode::kParameter && inst->parameter_number() >= 0 &&
+      inst->parameter_number() < (int64_t{1} << 20)) {
+    size_t n = static_cast<size_t>(inst->parameter_number());
+    if (parameters_.size() <= n) parameters_.resize(n + 1, nullptr);
+    if (parameters_[n] == nullptr) parameters_[n] = inst;
+  }
+  return inst;
+}
+
+std::vector<HloInstruction*> HloComputation::instructions() const {
+  std::vector<HloInstruction*> result;
+  result.reserve(live_count_);
+  for (const auto& inst : instructions_) {
+    if (inst != nullptr) result.push_back(inst.get());
+  }
+  return result;
+}
+
+HloInstruction* HloComputation::parameter_instruction(int64_t number) const {
+  if (number < 0 || number >= static_cast<int64_t>(parameters_.size())) return nullptr;
+  return parameters_[number];
+}
+
+std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  enum State : uint8_t { kNew, kVisiting, kVisited };
+  std::vector<State> state(instructions_.size(), kNew);
+  auto state_of = [&](const HloInstruction* inst) -> State& {
+    return state[inst->index_in_parent_];
+  };
+  // An operand from another computation (malformed input) is not ours to visit.
+  auto is_ours = [&](const HloInstruction* inst) { return inst->parent_ == this; };
+
+  std::vector<HloInstruction*> post_order;
+  post_order.reserve(live_count_);
+  std::vector<HloInstruction*> stack;
+  auto visit_from = [&](HloInstruction* root) {
+    stack.push_back(root);
+    while (!stack.empty()) {
+      HloInstruction* current = stack.back();
+      State& s = state_of(current);
+      if (s == kVisited) {
+        stack.pop_back();
+        continue;
+      }
+      if (s == kVisiting) {
+        s = kVisited;
+        post_order.push_back(current);
+        stack.pop_back();
+        continue;
+      }
+      s = kVisiting;
+      // Operands reversed so the first operand is visited first; control
+      // predecessors last so they are visited before the operands.
+      for (auto it = current->operands_.rbegin(); it != current->operands_.rend(); ++it) {
+        if (is_ours(*it) && state_of(*it) == kNew) stack.push_back(*it);
+      }
+      for (HloInstruction* pred : current->control_predecessors_) {
+        if (is_ours(pred) && state_of(pred) == kNew) stack.push_back(pred);
+      }
+    }
+  };
+  for (const auto& inst : instructions_) {
+    if (inst != nullptr && inst->users_.empty() && inst->control_successors_.empty() &&
+        state_of(inst.get()) == kNew) {
+      visit_from(inst.get());
+    }
+  }
+  // Instructions only reachable through a cycle.
+  for (const auto& inst : instructions_) {
+    if (inst != nullptr && state_of(inst.get()) == kNew) visit_from(inst.get());
+  }
+  return post_order;
+}
+
+bool HloComputation::HasSideEffect(const HloInstruction* instruction) {
+  switch (instruction->opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngGetAndUpdateState:
+      return true;
+    case HloOpcode::kCustomCall: {
+      const std::string* v = instruction->raw_attribute("custom_call_has_side_effect");
+      return v != nullptr && *v == "true";
+    }
+    default:
+      return false;
+  }
+}
+
+absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
+  if (instruction->parent_ != this) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("instruction ", instruction->name(), " is not in computation ", name_));
+  }
+  if (!instruction->users_.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot remove ", instruction->name(), ": it still has ", instruction->user_count(),
+        " user(s)"));
+  }
+  if (instruction == root_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot remove ", instruction->name(), ": it is the root of ", name_));
+  }
+  // Relay control dependencies so the ordering they imposed survives.
+  for (HloInstruction* pred : instruction->control_predecessors_) {
+    for (HloInstruction* succ : instruction->control_successors_) {
+      if (pred != succ) pred->AddControlDependencyTo(succ);
+    }
+  }
+  instruction->DropAllControlDependencies();
+  instruction->DetachFromOperands();
+  if (instruction->opcode() == HloOpcode::kParameter) {
+    int64_t n = instruction->parameter_number();
+    if (n >= 0 && n < static_cast<int64_t>(parameters_.size()) && parameters_[n] == instruction) {
+      parameters_[n] = nullptr;
+    }
+  }
+  int64_t index = instruction->index_in_parent_;
+  removed_.push_back(std::move(instructions_[index]));
+  instruction->parent_ = nullptr;
+  instruction->index_in_parent_ = -1;
+  --live_count_;
+  // Compact once holes outnumber live instructions (amortized O(1)).
+  const int64_t holes = static_cast<int64_t>(instructions_.size()) - live_count_;
+  if (holes > 64 && holes > live_count_) {
+    size_t out = 0;
+    for (size_t i = 0; i < instructions_.size(); ++i) {
+      if (instructions_[i] == nullptr) continue;
+      instructions_[i]->index_in_parent_ = static_cast<int64_t>(out);
+      instructions_[out++] = std::move(instructions_[i]);
+    }
+    instructions_.resize(out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* instruction) {
+  std::vector<HloInstruction*> worklist = {instruction};
+  bool first = true;
+  while (!worklist.empty()) {
+    HloInstruction* inst = worklist.back();
+    worklist.pop_back();
+    if (inst->parent_ != this) continue;  // already removed (listed twice)
+    if (!first) {
+      if (!inst->users_.empty() || inst == root_ || HasSideEffect(inst) ||
+          !inst->control_predecessors_.empty() || !inst->control_successors_.empty()) {
+        continue;
+      }
+    }
+    std::vector<HloInstruction*> operands = inst->operands_;
+    absl::Status status = RemoveInstruction(inst);
+    if (first && !status.ok()) return status;
+    first = false;
+    for (HloInstruction* operand : operands) worklist.push_back(operand);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HloComputation::ReplaceInstruction(HloInstruction* old_instruction,
+                                                HloInstruction* new_instruction) {
+  if (old_instruction == new_instruction) return absl::OkStatus();
+  if (!old_instruction->shape().Compatible(new_instruction->shape())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot replace ", old_instruction->name(), " (", old_instruction->shape().ToString(),
+        ") with ", new_instruction->name(), " (", new_instruction->shape().ToString(),
+        "): shapes are not compatible"));
+  }
+  new_instruction->CopyMetadataIfAbsent(*old_instruction);
+  old_instruction->ReplaceAllUsesWithDifferentShape(new_instruction);
+  return RemoveInstructionAndUnusedOperands(old_instruction);
+}
+
+}  // namespace hilo

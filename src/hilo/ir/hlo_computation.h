@@ -1,0 +1,113 @@
+// HloComputation: an ordered list of instructions with parameters and a root.
+//
+// Instructions are kept in the order they were written or added; the
+// computation owns them. Post order is computed iteratively (an explicit
+// stack), so arbitrarily deep operand chains can not overflow the stack.
+#ifndef HILO_IR_HLO_COMPUTATION_H_
+#define HILO_IR_HLO_COMPUTATION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "hilo/ir/hlo_instruction.h"
+
+namespace hilo {
+
+class HloModule;
+
+class HloComputation {
+ public:
+  explicit HloComputation(std::string name) : name_(std::move(name)) {}
+  ~HloComputation();
+  HloComputation(const HloComputation&) = delete;
+  HloComputation& operator=(const HloComputation&) = delete;
+
+  const std::string& name() const { return name_; }
+  HloModule* parent() const { return parent_; }
+  bool IsEntryComputation() const;
+
+  // Adds `instruction` at the end of the instruction list and returns it.
+  // Its name is made unique in the module (an empty name gets one derived
+  // from the opcode). A parameter is also registered by its number.
+  HloInstruction* AddInstruction(std::unique_ptr<HloInstruction> instruction);
+
+  // Instructions in list order (as written, then as added).
+  std::vector<HloInstruction*> instructions() const;
+  int64_t instruction_count() const { return live_count_; }
+
+  // Parameters by number; a number with no parameter yields nullptr.
+  const std::vector<HloInstruction*>& parameter_instructions() const { return parameters_; }
+  HloInstruction* parameter_instruction(int64_t number) const;
+  int64_t num_parameters() const { return static_cast<int64_t>(parameters_.size()); }
+
+  HloInstruction* root_instruction() const { return root_; }
+  void set_root_instruction(HloInstruction* root) { root_ = root; }
+
+  // Operands before users, control predecessors before successors, every
+  // instruction of the computation once (unreachable ones included, in list
+  // order of their first visit). Computed iteratively. If the graph has a
+  // cycle the instructions on it are still each visited once.
+  std::vector<HloInstruction*> MakeInstructionPostOrder() const;
+
+  // Removes an instruction that has no users and is not the root. Its
+  // operands lose it as a user; its control dependencies are dropped.
+  // Its control predecessors become control predecessors of its control
+  // successors, so the ordering they imposed is kept. The instruction object
+  // stays allocated, with parent() == nullptr, until the computation dies.
+  absl::Status RemoveInstruction(HloInstruction* instruction);
+  // True for instructions DCE must keep even when unused: parameters,
+  // send/recv and their done ops, infeed/outfeed, rng ops, and custom-calls
+  // marked custom_call_has_side_effect=true.
+  static bool HasSideEffect(const HloInstruction* instruction);
+  // Removes `instruction` and then, transitively, every operand left
+  // without users that is not the root, not a parameter and has no
+  // control dependencies. Collectives are removed like any other dead
+  // instruction.
+  absl::Status RemoveInstructionAndUnusedOperands(HloInstruction* instruction);
+  // Replaces every use of `old_instruction` (and its root role) with
+  // `new_instruction`, carries over metadata and frontend attributes when
+  // `new_instruction` has none, then removes `old_instruction` and the
+  // operands it leaves dead. Shapes must be compatible.
+  absl::Status ReplaceInstruction(HloInstruction* old_instruction,
+                                  HloInstruction* new_instruction);
+
+  // `execution_thread="..."` of an async wrapped computation, verbatim;
+  // empty if not written.
+  const std::string& execution_thread() const { return execution_thread_; }
+  void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
+
+  // Text-format fidelity state owned by the parser and printer (for example
+  // the signature as written). Opaque to everything else.
+  struct TextInfo {
+    bool has_signature = false;
+    std::string signature;  // `(p: f32[2]) -> f32[2]` verbatim, when written
+    uint32_t flags = 0;
+  };
+  const TextInfo& text_info() const { return text_info_; }
+  TextInfo* mutable_text_info() { return &text_info_; }
+
+ private:
+  friend class HloModule;
+
+  std::string name_;
+  HloModule* parent_ = nullptr;
+  // Owned instructions in list order; removed ones leave a null hole that
+  // compaction closes once holes outnumber live instructions.
+  std::vector<std::unique_ptr<HloInstruction>> instructions_;
+  // Removed instructions stay allocated until the computation is destroyed,
+  // so that a pass holding a pointer to one (for example a worklist
+  // collected before expanding) can still see that it was removed
+  // (parent() == nullptr) instead of reading freed memory.
+  std::vector<std::unique_ptr<HloInstruction>> removed_;
+  int64_t live_count_ = 0;
+  std::vector<HloInstruction*> parameters_;
+  HloInstruction* root_ = nullptr;
+  std::string execution_thread_;
+  TextInfo text_info_;
+};
+
+}  // namespace hilo
+
+#endif  // HILO_IR_HLO_COMPUTATION_H_

@@ -1,0 +1,332 @@
+#include "hilo/ir/hlo_instruction.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "hilo/ir/hlo_computation.h"
+
+namespace hilo {
+
+// ---------------------------------------------------------------------------
+// FrontendAttributes
+
+const std::string* FrontendAttributes::Find(absl::string_view key) const {
+  for (const auto& [k, v] : entries_) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+void FrontendAttributes::Set(absl::string_view key, absl::string_view value) {
+  for (auto& [k, v] : entries_) {
+    if (k == key) {
+      v = std::string(value);
+      return;
+    }
+  }
+  const bool sorted = std::is_sorted(entries_.begin(), entries_.end(),
+                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto pos = entries_.end();
+  if (sorted) {
+    pos = std::lower_bound(entries_.begin(), entries_.end(), key,
+                           [](const auto& entry, absl::string_view k) { return entry.first < k; });
+  }
+  entries_.emplace(pos, std::string(key), std::string(value));
+}
+
+bool FrontendAttributes::Remove(absl::string_view key) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->first == key) {
+      entries_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Creation
+
+std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, Shape shape,
+                                                       absl::Span<HloInstruction* const> operands,
+                                                       std::string name) {
+  std::unique_ptr<HloInstruction> inst(new HloInstruction(opcode, std::move(shape)));
+  inst->name_ = std::move(name);
+  inst->operands_.reserve(operands.size());
+  for (HloInstruction* operand : operands) inst->AppendOperand(operand);
+  return inst;
+}
+
+std::unique_ptr<HloInstruction> HloInstruction::CreateParameter(int64_t number, Shape shape,
+                                                                std::string name) {
+  auto inst = Create(HloOpcode::kParameter, std::move(shape), {}, std::move(name));
+  inst->parameter_number_ = number;
+  return inst;
+}
+
+std::unique_ptr<HloInstruction> HloInstruction::CreateReshape(Shape shape,
+                                                              HloInstruction* operand) {
+  return Create(HloOpcode::kReshape, std::move(shape), {operand});
+}
+
+std::unique_ptr<HloInstruction> HloInstruction::CreateGetTupleElement(Shape shape,
+                                                                      HloInstruction* operand,
+                                                                      int64_t index) {
+  auto inst = Create(HloOpcode::kGetTupleElement, std::move(shape), {operand});
+  inst->tuple_index_ = index;
+  return inst;
+}
+
+std::unique_ptr<HloInstruction> HloInstruction::CreateCustomCall(
+    Shape shape, absl::Span<HloInstruction* const> operands, std::string target,
+    std::string backend_config) {
+  auto inst = Create(HloOpcode::kCustomCall, std::move(shape), operands);
+  inst->custom_call_target_ = std::move(target);
+  if (!backend_config.empty()) inst->backend_config_ = std::move(backend_config);
+  return inst;
+}
+
+HloInstruction::~HloInstruction() = default;
+
+// ---------------------------------------------------------------------------
+// Operands and users
+
+void HloInstruction::AddUser(HloInstruction* user) {
+  static constexpr size_t kIndexThreshold = 16;
+  if (user_index_ != nullptr) {
+    if (user_index_->contains(user)) return;
+    user_index_->emplace(user, users_.size());
+    users_.push_back(user);
+    return;
+  }
+  if (std::find(users_.begin(), users_.end(), user) != users_.end()) return;
+  users_.push_back(user);
+  if (users_.size() > kIndexThreshold) {
+    user_index_ = std::make_unique<absl::flat_hash_map<const HloInstruction*, size_t>>();
+    for (size_t i = 0; i < users_.size(); ++i) user_index_->emplace(users_[i], i);
+  }
+}
+
+void HloInstruction::RemoveUser(HloInstruction* user) {
+  if (user_index_ != nullptr) {
+    auto it = user_index_->find(user);
+    if (it == user_index_->end()) return;
+    // Swap-and-pop keeps removal O(1) for values with very many users; the
+    // order of users stays deterministic.
+    size_t pos = it->second;
+    user_index_->erase(it);
+    if (pos + 1 != users_.size()) {
+      users_[pos] = users_.back();
+      (*user_index_)[users_[pos]] = pos;
+    }
+    users_.pop_back();
+    return;
+  }
+  auto it = std::find(users_.begin(), users_.end(), user);
+  if (it != users_.end()) users_.erase(it);
+}
+
+bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
+  return std::find(operands_.begin(), operands_.end(), operand) != operands_.end();
+}
+
+void HloInstruction::AppendOperand(HloInstruction* operand) {
+  operands_.push_back(operand);
+  operand->AddUser(this);
+}
+
+void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) {
+  HloInstruction* old_operand = operands_[i];
+  if (old_operand == new_operand) return;
+  operands_[i] = new_operand;
+  new_operand->AddUser(this);
+  if (!IsUserOf(old_operand)) old_operand->RemoveUser(this);
+}
+
+void HloInstruction::ReplaceOperandWithAll(HloInstruction* old_operand,
+                                           HloInstruction* new_operand) {
+  if (old_operand == new_operand) return;
+  bool replaced = false;
+  for (HloInstruction*& operand : operands_) {
+    if (operand == old_operand) {
+      operand = new_operand;
+      replaced = true;
+    }
+  }
+  if (!replaced) return;
+  new_operand->AddUser(this);
+  old_operand->RemoveUser(this);
+}
+
+void HloInstruction::DetachFromOperands() {
+  for (HloInstruction* operand : operands_) operand->RemoveUser(this);
+  operands_.clear();
+}
+
+absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* replacement) {
+  if (!shape_.Compatible(replacement->shape())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot replace all uses of ", name_, " (", shape_.ToString(), ") with ",
+        replacement->name(), " (", replacement->shape().ToString(), "): shapes differ"));
+  }
+  ReplaceAllUsesWithDifferentShape(replacement);
+  return absl::OkStatus();
+}
+
+void HloInstruction::ReplaceAllUsesWithDifferentShape(HloInstruction* replacement) {
+  if (replacement == this) return;
+  // Users of `replacement` that are also users of this (e.g. a user using
+  // both) are handled by ReplaceOperandWithAll.
+  std::vector<HloInstruction*> users = users_;
+  for (HloInstruction* user : users) {
+    if (user == replacement) continue;  // do not make replacement use itself
+    user->ReplaceOperandWithAll(this, replacement);
+  }
+  if (parent_ != nullptr && parent_->root_instruction() == this) {
+    parent_->set_root_instruction(replacement);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Control dependencies
+
+void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
+  if (std::find(control_successors_.begin(), control_successors_.end(), successor) !=
+      control_successors_.end()) {
+    return;
+  }
+  control_successors_.push_back(successor);
+  successor->control_predecessors_.push_back(this);
+}
+
+void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
+  auto it = std::find(control_successors_.begin(), control_successors_.end(), successor);
+  if (it == control_successors_.end()) return;
+  control_successors_.erase(it);
+  auto& preds = successor->control_predecessors_;
+  preds.erase(std::find(preds.begin(), preds.end(), this));
+}
+
+void HloInstruction::DropAllControlDependencies() {
+  for (HloInstruction* succ : control_successors_) {
+    auto& preds = succ->control_predecessors_;
+    preds.erase(std::find(preds.begin(), preds.end(), this));
+  }
+  for (HloInstruction* pred : control_predecessors_) {
+    auto& succs = pred->control_successors_;
+    succs.erase(std::find(succs.begin(), succs.end(), this));
+  }
+  control_successors_.clear();
+  control_predecessors_.clear();
+}
+
+// ---------------------------------------------------------------------------
+// Called computations
+
+std::vector<HloComputation*> HloInstruction::called_computations() const {
+  std::vector<HloComputation*> result;
+  for (const auto& attr : called_) {
+    result.insert(result.end(), attr.computations.begin(), attr.computations.end());
+  }
+  return result;
+}
+
+absl::Span<HloComputation* const> HloInstruction::called_computations(absl::string_view name) const {
+  for (const auto& attr : called_) {
+    if (attr.name == name) return attr.computations;
+  }
+  return {};
+}
+
+HloComputation* HloInstruction::called_computation(absl::string_view name) const {
+  auto comps = called_computations(name);
+  return comps.size() == 1 ? comps[0] : nullptr;
+}
+
+void HloInstruction::SetCalledComputations(absl::string_view name,
+                                           std::vector<HloComputation*> computations,
+                                           bool braced) {
+  for (auto& attr : called_) {
+    if (attr.name == name) {
+      attr.computations = std::move(computations);
+      attr.braced = braced;
+      return;
+    }
+  }
+  called_.push_back({std::string(name), std::move(computations), braced});
+}
+
+// ---------------------------------------------------------------------------
+// Attributes
+
+int64_t HloInstruction::collective_dimension() const {
+  if (!dimensions_.has_value() || dimensions_->empty()) return -1;
+  return (*dimensions_)[0];
+}
+
+absl::string_view HloInstruction::ApiVersionName(int v) {
+  switch (v) {
+    case 1: return "API_VERSION_ORIGINAL";
+    case 2: return "API_VERSION_STATUS_RETURNING";
+    case 3: return "API_VERSION_STATUS_RETURNING_UNIFIED";
+    case 4: return "API_VERSION_TYPED_FFI";
+    default: return "API_VERSION_UNSPECIFIED";
+  }
+}
+
+std::optional<int> HloInstruction::ApiVersionFromName(absl::string_view name) {
+  for (int v = 0; v <= 4; ++v) {
+    if (ApiVersionName(v) == name) return v;
+  }
+  return std::nullopt;
+}
+
+const std::string* HloInstruction::raw_attribute(absl::string_view name) const {
+  for (const auto& attr : raw_attributes_) {
+    if (attr.name == name) return &attr.value;
+  }
+  return nullptr;
+}
+
+void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) {
+  for (auto& attr : raw_attributes_) {
+    if (attr.name == name) {
+      attr.value = std::move(value);
+      return;
+    }
+  }
+  raw_attributes_.push_back({std::string(name), std::move(value)});
+}
+
+bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
+  for (auto it = raw_attributes_.begin(); it != raw_attributes_.end(); ++it) {
+    if (it->name == name) {
+      raw_attributes_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void HloInstruction::CopyMetadataIfAbsent(const HloInstruction& other) {
+  if (metadata_.empty()) metadata_ = other.metadata_;
+  if (frontend_attributes_.empty()) frontend_attributes_ = other.frontend_attributes_;
+}
+
+bool HloInstruction::IsCollectiveWithReplicaGroups() const {
+  switch (opcode_) {
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kReduceScatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace hilo

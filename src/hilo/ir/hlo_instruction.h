@@ -1,0 +1,309 @@
+// HloInstruction: one node of an HLO computation.
+//
+// An instruction has a name, an opcode, a shape, ordered operands and the
+// set of its users (kept consistent with the operands by every mutator),
+// control predecessors/successors, the computations it calls, and
+// attributes. Attributes that passes, the verifier or the evaluator read are
+// typed fields; every other attribute is kept verbatim (name and value text)
+// so that printing a parsed module loses nothing. `attribute_order()`
+// remembers the order attributes were written in so the printer can write
+// them back the same way.
+#ifndef HILO_IR_HLO_INSTRUCTION_H_
+#define HILO_IR_HLO_INSTRUCTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "hilo/ir/hlo_opcode.h"
+#include "hilo/ir/replica_groups.h"
+#include "hilo/ir/shape.h"
+
+namespace hilo {
+
+class HloComputation;
+class HloModule;
+
+struct DotDimensionNumbers {
+  std::vector<int64_t> lhs_batch_dimensions;
+  std::vector<int64_t> rhs_batch_dimensions;
+  std::vector<int64_t> lhs_contracting_dimensions;
+  std::vector<int64_t> rhs_contracting_dimensions;
+
+  bool operator==(const DotDimensionNumbers&) const = default;
+};
+
+// `frontend_attributes={k1="v1",k2="v2"}`: an ordered key -> value map.
+// Values are stored unescaped.
+class FrontendAttributes {
+ public:
+  bool empty() const { return entries_.empty(); }
+  size_t size() const { return entries_.size(); }
+  const std::vector<std::pair<std::string, std::string>>& entries() const { return entries_; }
+
+  // The value of `key`, or nullptr.
+  const std::string* Find(absl::string_view key) const;
+  bool Contains(absl::string_view key) const { return Find(key) != nullptr; }
+  // Overwrites an existing key in place; otherwise inserts the key keeping
+  // the entries sorted by key if they were sorted (as XLA prints them), or
+  // appends it.
+  void Set(absl::string_view key, absl::string_view value);
+  bool Remove(absl::string_view key);
+
+  bool operator==(const FrontendAttributes&) const = default;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;
+};
+
+// A computation-valued attribute (`to_apply=%add`, `branch_computations={%a, %b}`).
+struct CalledComputationAttribute {
+  std::string name;  // attribute name: to_apply, condition, body, calls, ...
+  std::vector<HloComputation*> computations;
+  bool braced = false;  // written as `{...}` (a list) rather than a single name
+};
+
+// An attribute this project does not interpret, kept verbatim.
+struct RawAttribute {
+  std::string name;
+  std::string value;  // exact text after `name=`
+};
+
+class HloInstruction {
+ public:
+  // Creates a detached instruction (not in any computation). Operands get
+  // this instruction as a user.
+  static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, Shape shape,
+                                                absl::Span<HloInstruction* const> operands = {},
+                                                std::string name = "");
+  static std::unique_ptr<HloInstruction> CreateParameter(int64_t number, Shape shape,
+                                                         std::string name = "");
+  static std::unique_ptr<HloInstruction> CreateReshape(Shape shape, HloInstruction* operand);
+  static std::unique_ptr<HloInstruction> CreateGetTupleElement(Shape shape,
+                                                               HloInstruction* operand,
+                                                               int64_t index);
+  static std::unique_ptr<HloInstruction> CreateCustomCall(
+      Shape shape, absl::Span<HloInstruction* const> operands, std::string target,
+      std::string backend_config = "");
+
+  ~HloInstruction();
+  HloInstruction(const HloInstruction&) = delete;
+  HloInstruction& operator=(const HloInstruction&) = delete;
+
+  // --- Identity -----------------------------------------------------------
+  const std::string& name() const { return name_; }
+  // Renaming an instruction that is in a module goes through
+  // HloModule::RenameInstruction to keep names unique.
+  void SetNameUnchecked(std::string name) { name_ = std::move(name); }
+  HloOpcode opcode() const { return opcode_; }
+  const Shape& shape() const { return shape_; }
+  Shape* mutable_shape() { return &shape_; }
+  HloComputation* parent() const { return parent_; }
+  // Unique id within the module, assigned when added to a computation.
+  int64_t unique_id() const { return unique_id_; }
+
+  // --- Operands and users -----------------------------------------------
+  int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
+  const HloInstruction* operand(int64_t i) const { return operands_[i]; }
+  HloInstruction* mutable_operand(int64_t i) { return operands_[i]; }
+  const std::vector<HloInstruction*>& operands() const { return operands_; }
+  void AppendOperand(HloInstruction* operand);
+  // Replaces operand i; keeps users consistent.
+  void ReplaceOperandWith(int64_t i, HloInstruction* new_operand);
+  // Replaces every occurrence of `old_operand` among the operands.
+  void ReplaceOperandWithAll(HloInstruction* old_operand, HloInstruction* new_operand);
+  // Drops every operand (and this instruction from their users).
+  void DetachFromOperands();
+
+  // Users in the order they were added; each user once.
+  const std::vector<HloInstruction*>& users() const { return users_; }
+  int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
+  bool IsUserOf(const HloInstruction* operand) const;
+
+  // Makes every user of this instruction use `replacement` instead, and
+  // makes `replacement` the root if this was the root of its computation.
+  // Shapes must be compatible.
+  absl::Status ReplaceAllUsesWith(HloInstruction* replacement);
+  // As ReplaceAllUsesWith, without the shape check.
+  void ReplaceAllUsesWithDifferentShape(HloInstruction* replacement);
+
+  // --- Control dependencies ----------------------------------------------
+  const std::vector<HloInstruction*>& control_predecessors() const { return control_predecessors_; }
+  const std::vector<HloInstruction*>& control_successors() const { return control_successors_; }
+  // Adds `this -> successor` (successor runs after this). No-op if present.
+  void AddControlDependencyTo(HloInstruction* successor);
+  void RemoveControlDependencyTo(HloInstruction* successor);
+  void DropAllControlDependencies();
+
+  // --- Called computations -------------------------------------------------
+  const std::vector<CalledComputationAttribute>& called_computation_attributes() const {
+    return called_;
+  }
+  std::vector<CalledComputationAttribute>* mutable_called_computation_attributes() {
+    return &called_;
+  }
+  // Every called computation, in attribute order.
+  std::vector<HloComputation*> called_computations() const;
+  // The computations of attribute `name`, or an empty span.
+  absl::Span<HloComputation* const> called_computations(absl::string_view name) const;
+  // The single computation of attribute `name`, or nullptr.
+  HloComputation* called_computation(absl::string_view name) const;
+  HloComputation* to_apply() const { return called_computation("to_apply"); }
+  HloComputation* while_condition() const { return called_computation("condition"); }
+  HloComputation* while_body() const { return called_computation("body"); }
+  // Sets (or adds) attribute `name` to the given computations.
+  void SetCalledComputations(absl::string_view name, std::vector<HloComputation*> computations,
+                             bool braced = false);
+
+  // --- Typed attributes ----------------------------------------------------
+  // parameter(N)
+  int64_t parameter_number() const { return parameter_number_; }
+  void set_parameter_number(int64_t n) { parameter_number_ = n; }
+  // get-tuple-element `index=N`
+  int64_t tuple_index() const { return tuple_index_; }
+  void set_tuple_index(int64_t i) { tuple_index_ = i; }
+  // `dimensions={...}` (broadcast, transpose, reduce, all-gather, ...).
+  const std::optional<std::vector<int64_t>>& dimensions() const { return dimensions_; }
+  void set_dimensions(std::vector<int64_t> dims) { dimensions_ = std::move(dims); }
+  // all-gather / reduce-scatter / all-to-all: dimensions()[0], or -1.
+  int64_t collective_dimension() const;
+  // dot: lhs_batch_dims=..., lhs_contracting_dims=...
+  const DotDimensionNumbers& dot_dimension_numbers() const { return dot_dims_; }
+  DotDimensionNumbers* mutable_dot_dimension_numbers() { return &dot_dims_; }
+  // `replica_groups=`; nullopt when the attribute is absent.
+  const std::optional<ReplicaGroups>& replica_groups() const { return replica_groups_; }
+  void set_replica_groups(std::optional<ReplicaGroups> groups) { replica_groups_ = std::move(groups); }
+  // `channel_id=N`
+  const std::optional<int64_t>& channel_id() const { return channel_id_; }
+  void set_channel_id(std::optional<int64_t> id) { channel_id_ = id; }
+  // `use_global_device_ids=true`; nullopt when absent.
+  const std::optional<bool>& use_global_device_ids() const { return use_global_device_ids_; }
+  void set_use_global_device_ids(std::optional<bool> v) { use_global_device_ids_ = v; }
+  // `constrain_layout=true`; nullopt when absent.
+  const std::optional<bool>& constrain_layout() const { return constrain_layout_; }
+  void set_constrain_layout(std::optional<bool> v) { constrain_layout_ = v; }
+  // `source_target_pairs={{0,1},{1,2}}`
+  const std::optional<std::vector<std::pair<int64_t, int64_t>>>& source_target_pairs() const {
+    return source_target_pairs_;
+  }
+  void set_source_target_pairs(std::optional<std::vector<std::pair<int64_t, int64_t>>> p) {
+    source_target_pairs_ = std::move(p);
+  }
+  // custom-call `custom_call_target="..."`
+  const std::string& custom_call_target() const { return custom_call_target_; }
+  void set_custom_call_target(std::string target) { custom_call_target_ = std::move(target); }
+  // custom-call `api_version=`: 1 (API_VERSION_ORIGINAL, XLA's default,
+  // which its printer omits), 2 STATUS_RETURNING, 3 STATUS_RETURNING_UNIFIED,
+  // 4 TYPED_FFI.
+  int api_version() const { return api_version_; }
+  void set_api_version(int v) { api_version_ = v; }
+  static absl::string_view ApiVersionName(int v);
+  static std::optional<int> ApiVersionFromName(absl::string_view name);
+  // `backend_config=`: the unescaped string value, or, when written as a
+  // `{...}` dictionary, its text verbatim (backend_config_is_dict()).
+  const std::optional<std::string>& backend_config() const { return backend_config_; }
+  bool backend_config_is_dict() const { return backend_config_is_dict_; }
+  void set_backend_config(std::optional<std::string> config, bool is_dict = false) {
+    backend_config_ = std::move(config);
+    backend_config_is_dict_ = is_dict;
+  }
+  const FrontendAttributes& frontend_attributes() const { return frontend_attributes_; }
+  FrontendAttributes* mutable_frontend_attributes() { return &frontend_attributes_; }
+  void set_frontend_attributes(FrontendAttributes fa) { frontend_attributes_ = std::move(fa); }
+  // `metadata={...}`: the text between the braces, verbatim; empty if absent.
+  const std::string& metadata() const { return metadata_; }
+  void set_metadata(std::string m) { metadata_ = std::move(m); }
+  // `sharding=...`: the value text verbatim; empty if absent.
+  const std::string& sharding() const { return sharding_; }
+  void set_sharding(std::string s) { sharding_ = std::move(s); }
+  // constant(...): the literal text between the parentheses, verbatim
+  // ("{...}" when elided).
+  const std::string& literal_text() const { return literal_text_; }
+  void set_literal_text(std::string t) { literal_text_ = std::move(t); }
+
+  // Attributes that are not typed, in the order written.
+  const std::vector<RawAttribute>& raw_attributes() const { return raw_attributes_; }
+  std::vector<RawAttribute>* mutable_raw_attributes() { return &raw_attributes_; }
+  // The verbatim value of raw attribute `name`, or nullptr.
+  const std::string* raw_attribute(absl::string_view name) const;
+  void SetRawAttribute(absl::string_view name, std::string value);
+  bool RemoveRawAttribute(absl::string_view name);
+
+  // Names of all attributes (typed, called-computation and raw) in the order
+  // they were written. The printer prints in this order and then any set
+  // attribute not listed here in XLA's order.
+  const std::vector<std::string>& attribute_order() const { return attribute_order_; }
+  std::vector<std::string>* mutable_attribute_order() { return &attribute_order_; }
+
+  // Text-format fidelity bits owned by the parser and printer (for example
+  // whether operand shapes were written before operand names).
+  uint32_t text_flags() const { return text_flags_; }
+  void set_text_flags(uint32_t flags) { text_flags_ = flags; }
+
+  // Copies metadata and frontend attributes from `other` where this
+  // instruction has none (what XLA does when replacing an instruction).
+  void CopyMetadataIfAbsent(const HloInstruction& other);
+
+  // True for the ops that carry replica groups and are
+  // HloCollectiveInstruction subclasses in XLA (all-gather, all-gather-start,
+  // all-reduce, all-reduce-start, all-to-all, collective-broadcast,
+  // ragged-all-to-all, reduce-scatter).
+  bool IsCollectiveWithReplicaGroups() const;
+
+ private:
+  friend class HloComputation;
+  friend class HloModule;
+  HloInstruction(HloOpcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}
+
+  void AddUser(HloInstruction* user);
+  void RemoveUser(HloInstruction* user);
+
+  std::string name_;
+  HloOpcode opcode_;
+  Shape shape_;
+  HloComputation* parent_ = nullptr;
+  int64_t unique_id_ = -1;
+  int64_t index_in_parent_ = -1;
+
+  std::vector<HloInstruction*> operands_;
+  std::vector<HloInstruction*> users_;
+  // Position of each user in users_, built once users_ grows past a few
+  // entries so that adding and removing users stays O(1) for values with
+  // very many users.
+  std::unique_ptr<absl::flat_hash_map<const HloInstruction*, size_t>> user_index_;
+  std::vector<HloInstruction*> control_predecessors_;
+  std::vector<HloInstruction*> control_successors_;
+  std::vector<CalledComputationAttribute> called_;
+
+  int64_t parameter_number_ = -1;
+  int64_t tuple_index_ = -1;
+  std::optional<std::vector<int64_t>> dimensions_;
+  DotDimensionNumbers dot_dims_;
+  std::optional<ReplicaGroups> replica_groups_;
+  std::optional<int64_t> channel_id_;
+  std::optional<bool> use_global_device_ids_;
+  std::optional<bool> constrain_layout_;
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> source_target_pairs_;
+  std::string custom_call_target_;
+  int api_version_ = 1;
+  std::optional<std::string> backend_config_;
+  bool backend_config_is_dict_ = false;
+  FrontendAttributes frontend_attributes_;
+  std::string metadata_;
+  std::string sharding_;
+  std::string literal_text_;
+  std::vector<RawAttribute> raw_attributes_;
+  std::vector<std::string> attribute_order_;
+  uint32_t text_flags_ = 0;
+};
+
+}  // namespace hilo
+
+#endif  // HILO_IR_HLO_INSTRUCTION_H_

@@ -1,0 +1,86 @@
+#include "hilo/ir/hlo_module.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hilo {
+
+HloModule::~HloModule() = default;
+
+const std::string* HloModule::header_attribute(absl::string_view name) const {
+  for (const auto& attr : header_attributes_) {
+    if (attr.name == name) return &attr.value;
+  }
+  return nullptr;
+}
+
+HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> computation,
+                                          bool is_entry) {
+  HloComputation* comp = computation.get();
+  comp->parent_ = this;
+  if (GetComputationWithName(comp->name()) != nullptr) {
+    std::string base = comp->name();
+    for (int64_t i = 1;; ++i) {
+      std::string candidate = absl::StrCat(base, ".", i);
+      if (GetComputationWithName(candidate) == nullptr) {
+        comp->name_ = std::move(candidate);
+        break;
+      }
+    }
+  }
+  computations_by_name_[comp->name()] = comp;
+  computations_.push_back(std::move(computation));
+  if (is_entry) entry_ = comp;
+  return comp;
+}
+
+std::vector<HloComputation*> HloModule::computations() const {
+  std::vector<HloComputation*> result;
+  result.reserve(computations_.size());
+  for (const auto& c : computations_) result.push_back(c.get());
+  return result;
+}
+
+HloComputation* HloModule::GetComputationWithName(absl::string_view name) const {
+  auto it = computations_by_name_.find(name);
+  return it == computations_by_name_.end() ? nullptr : it->second;
+}
+
+void HloModule::RemoveComputation(HloComputation* computation) {
+  for (auto it = computations_.begin(); it != computations_.end(); ++it) {
+    if (it->get() == computation) {
+      if (entry_ == computation) entry_ = nullptr;
+      computations_by_name_.erase(computation->name());
+      computations_.erase(it);
+      return;
+    }
+  }
+}
+
+int64_t HloModule::instruction_count() const {
+  int64_t n = 0;
+  for (const auto& c : computations_) n += c->instruction_count();
+  return n;
+}
+
+std::string HloModule::UniqueInstructionName(absl::string_view hint) {
+  if (!used_names_.contains(hint)) {
+    used_names_.emplace(hint);
+    return std::string(hint);
+  }
+  int64_t& next = next_suffix_[hint];
+  while (true) {
+    std::string candidate = absl::StrCat(hint, ".", ++next);
+    if (!used_names_.contains(candidate)) {
+      used_names_.insert(candidate);
+      return candidate;
+    }
+  }
+}
+
+bool HloModule::ReserveInstructionName(absl::string_view name) {
+  return used_names_.emplace(name).second;
+}
+
+void HloModule::ReleaseInstructionName(absl::string_view name) { used_names_.erase(name); }
+
+}  // namespace hilo

@@ -1,0 +1,99 @@
+// HloModule: computations in the order written, an entry computation, and
+// the module header (`HloModule name, key=value, ...`).
+#ifndef HILO_IR_HLO_MODULE_H_
+#define HILO_IR_HLO_MODULE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "hilo/ir/hlo_computation.h"
+
+namespace hilo {
+
+// A header attribute kept verbatim (entry_computation_layout,
+// input_output_alias, is_scheduled, ...).
+struct HeaderAttribute {
+  std::string name;
+  std::string value;  // exact text after `name=`
+};
+
+class HloModule {
+ public:
+  explicit HloModule(std::string name) : name_(std::move(name)) {}
+  ~HloModule();
+  HloModule(const HloModule&) = delete;
+  HloModule& operator=(const HloModule&) = delete;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // --- Header ---------------------------------------------------------------
+  // replica_count / num_partitions as written in the header; nullopt when
+  // absent (XLA's default is 1 for both).
+  const std::optional<int64_t>& replica_count() const { return replica_count_; }
+  void set_replica_count(std::optional<int64_t> n) { replica_count_ = n; }
+  const std::optional<int64_t>& num_partitions() const { return num_partitions_; }
+  void set_num_partitions(std::optional<int64_t> n) { num_partitions_ = n; }
+  // All other header attributes, verbatim, in the order written.
+  const std::vector<HeaderAttribute>& header_attributes() const { return header_attributes_; }
+  std::vector<HeaderAttribute>* mutable_header_attributes() { return &header_attributes_; }
+  const std::string* header_attribute(absl::string_view name) const;
+  // Names of all header attributes (including replica_count and
+  // num_partitions) in the order written, for the printer.
+  std::vector<std::string>* mutable_header_order() { return &header_order_; }
+  const std::vector<std::string>& header_order() const { return header_order_; }
+  // True when the text had an `HloModule` line.
+  bool has_header() const { return has_header_; }
+  void set_has_header(bool v) { has_header_ = v; }
+
+  // --- Computations ----------------------------------------------------------
+  // Appends a computation (module order = order added). Its name is made
+  // unique among computations.
+  HloComputation* AddComputation(std::unique_ptr<HloComputation> computation,
+                                 bool is_entry = false);
+  // Computations in module order.
+  std::vector<HloComputation*> computations() const;
+  int64_t computation_count() const { return static_cast<int64_t>(computations_.size()); }
+  HloComputation* entry_computation() const { return entry_; }
+  void set_entry_computation(HloComputation* entry) { entry_ = entry; }
+  HloComputation* GetComputationWithName(absl::string_view name) const;
+  // Removes a computation that no instruction calls.
+  void RemoveComputation(HloComputation* computation);
+  int64_t instruction_count() const;
+
+  // --- Names -----------------------------------------------------------------
+  // A name not used by any instruction of the module, derived from `hint`
+  // (`hint`, else `hint.1`, `hint.2`, ...). The name is reserved.
+  std::string UniqueInstructionName(absl::string_view hint);
+  // Reserves `name` exactly; false if it is already used.
+  bool ReserveInstructionName(absl::string_view name);
+  void ReleaseInstructionName(absl::string_view name);
+  bool IsInstructionNameUsed(absl::string_view name) const { return used_names_.contains(name); }
+
+  int64_t NextUniqueId() { return next_unique_id_++; }
+
+ private:
+  std::string name_;
+  std::optional<int64_t> replica_count_;
+  std::optional<int64_t> num_partitions_;
+  std::vector<HeaderAttribute> header_attributes_;
+  std::vector<std::string> header_order_;
+  bool has_header_ = true;
+
+  std::vector<std::unique_ptr<HloComputation>> computations_;
+  HloComputation* entry_ = nullptr;
+  absl::flat_hash_map<std::string, HloComputation*> computations_by_name_;
+
+  absl::flat_hash_set<std::string> used_names_;
+  absl::flat_hash_map<std::string, int64_t> next_suffix_;
+  int64_t next_unique_id_ = 0;
+};
+
+}  // namespace hilo
+
+#endif  // HILO_IR_HLO_MODULE_H_

@@ -1,0 +1,131 @@
+#include "hilo/ir/replica_groups.h"
+
+#include <numeric>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace hilo {
+
+// Iota lists larger than this are not expanded: nobody has that many devices,
+// and expanding would allocate without bound on hostile input.
+static constexpr int64_t kMaxExpandedDevices = int64_t{1} << 24;
+
+ReplicaGroups ReplicaGroups::Explicit(std::vector<std::vector<int64_t>> groups) {
+  ReplicaGroups g;
+  g.form_ = Form::kExplicit;
+  g.groups_ = std::move(groups);
+  return g;
+}
+
+ReplicaGroups ReplicaGroups::Iota(IotaReplicaGroupList iota) {
+  ReplicaGroups g;
+  g.form_ = Form::kIota;
+  g.iota_ = std::move(iota);
+  return g;
+}
+
+ReplicaGroups ReplicaGroups::Raw(std::string text) {
+  ReplicaGroups g;
+  g.form_ = Form::kRaw;
+  g.raw_ = std::move(text);
+  return g;
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> ReplicaGroups::Expand() const {
+  switch (form_) {
+    case Form::kExplicit:
+      return groups_;
+    case Form::kRaw:
+      return absl::UnimplementedError(
+          absl::StrCat("replica groups in the form '", raw_, "' can not be expanded"));
+    case Form::kIota:
+      break;
+  }
+  const IotaReplicaGroupList& iota = iota_;
+  int64_t total = 1;
+  for (int64_t d : iota.reshape_dims) {
+    if (d < 0 || __builtin_mul_overflow(total, d, &total) || total > kMaxExpandedDevices) {
+      return absl::InvalidArgumentError("iota replica group dimensions are negative or too large");
+    }
+  }
+  int64_t expected;
+  if (iota.num_groups < 0 || iota.group_size < 0 ||
+      __builtin_mul_overflow(iota.num_groups, iota.group_size, &expected) || expected != total) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "iota replica groups [", iota.num_groups, ",", iota.group_size, "] do not hold the ",
+        total, " ids of their reshape dimensions"));
+  }
+  const size_t rank = iota.reshape_dims.size();
+  std::vector<int64_t> perm = iota.transpose_perm;
+  if (perm.empty()) {
+    perm.resize(rank);
+    std::iota(perm.begin(), perm.end(), 0);
+  }
+  if (perm.size() != rank) {
+    return absl::InvalidArgumentError("iota replica group transpose has the wrong rank");
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || static_cast<size_t>(p) >= rank || seen[p]) {
+      return absl::InvalidArgumentError("iota replica group transpose is not a permutation");
+    }
+    seen[p] = true;
+  }
+  // Strides of the row-major reshape_dims array.
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * iota.reshape_dims[i];
+  // Walk the transposed array in row-major order; its dimension j is dimension perm[j].
+  std::vector<int64_t> flat;
+  flat.reserve(total);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t offset = 0;
+    for (size_t j = 0; j < rank; ++j) offset += index[j] * strides[perm[j]];
+    flat.push_back(offset);
+    for (size_t j = rank; j-- > 0;) {
+      if (++index[j] < iota.reshape_dims[perm[j]]) break;
+      index[j] = 0;
+    }
+  }
+  std::vector<std::vector<int64_t>> groups(iota.num_groups);
+  for (int64_t g = 0; g < iota.num_groups; ++g) {
+    groups[g].assign(flat.begin() + g * iota.group_size, flat.begin() + (g + 1) * iota.group_size);
+  }
+  return groups;
+}
+
+std::string ReplicaGroups::ToString() const {
+  switch (form_) {
+    case Form::kExplicit: {
+      std::string out = "{";
+      for (size_t i = 0; i < groups_.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        absl::StrAppend(&out, "{", absl::StrJoin(groups_[i], ","), "}");
+      }
+      out.push_back('}');
+      return out;
+    }
+    case Form::kIota: {
+      std::string out = absl::StrCat("[", iota_.num_groups, ",", iota_.group_size, "]<=[",
+                                     absl::StrJoin(iota_.reshape_dims, ","), "]");
+      if (!iota_.transpose_perm.empty()) {
+        absl::StrAppend(&out, "T(", absl::StrJoin(iota_.transpose_perm, ","), ")");
+      }
+      return out;
+    }
+    case Form::kRaw:
+      return raw_;
+  }
+  return "";
+}
+
+bool ReplicaGroupsEqual(const ReplicaGroups& a, const ReplicaGroups& b) {
+  if (a == b) return true;
+  auto ea = a.Expand();
+  auto eb = b.Expand();
+  return ea.ok() && eb.ok() && *ea == *eb;
+}
+
+}  // namespace hilo

@@ -1,0 +1,116 @@
+// Shape and Layout: the type of an HLO value.
+//
+// An array shape is an element type, dimensions and an optional layout; a
+// tuple shape is an ordered list of shapes; token and opaque shapes have no
+// dimensions. Dimensions may be static, bounded-dynamic (`<=N`) or unbounded
+// (`?`). Layout details after the `:` (tiles, memory space, element size...)
+// are not interpreted; they are kept verbatim so that they print back
+// unchanged.
+//
+// Nested shapes are recursive values. The parser bounds the nesting depth
+// (see text/parser.h), so recursive copies, comparisons and printing of
+// shapes can not overflow the stack.
+#ifndef HILO_IR_SHAPE_H_
+#define HILO_IR_SHAPE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "hilo/ir/primitive_type.h"
+
+namespace hilo {
+
+// Size recorded for an unbounded dynamic dimension (`?`).
+inline constexpr int64_t kUnboundedSize = INT64_MIN;
+
+struct Layout {
+  std::vector<int64_t> minor_to_major;
+  // Everything between the `:` and the closing `}` (for example
+  // "T(8,128)(2,1)S(1)"), verbatim; empty when there is no `:`.
+  std::string tail;
+
+  bool operator==(const Layout& other) const = default;
+};
+
+class Shape {
+ public:
+  Shape() = default;  // An invalid (tuple-less, element-less) shape: PrimitiveType::TUPLE with no elements.
+
+  static Shape MakeArray(PrimitiveType type, std::vector<int64_t> dims);
+  static Shape MakeArrayWithLayout(PrimitiveType type, std::vector<int64_t> dims,
+                                   std::vector<int64_t> minor_to_major);
+  static Shape MakeScalar(PrimitiveType type) { return MakeArray(type, {}); }
+  static Shape MakeTuple(std::vector<Shape> elements);
+  static Shape MakeToken();
+  static Shape MakeOpaque();
+
+  PrimitiveType element_type() const { return element_type_; }
+  void set_element_type(PrimitiveType type) { element_type_ = type; }
+
+  bool IsArray() const { return IsArrayType(element_type_); }
+  bool IsTuple() const { return element_type_ == PrimitiveType::TUPLE; }
+  bool IsToken() const { return element_type_ == PrimitiveType::TOKEN; }
+  bool IsOpaque() const { return element_type_ == PrimitiveType::OPAQUE_TYPE; }
+
+  // Array dimensions.
+  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
+  absl::Span<const int64_t> dimensions() const { return dims_; }
+  int64_t dimensions(int64_t i) const { return dims_[i]; }
+  void set_dimensions(int64_t i, int64_t size) { dims_[i] = size; }
+  // True for `<=N` and `?` dimensions.
+  bool is_dynamic_dimension(int64_t i) const { return dynamic_[i]; }
+  void set_dynamic_dimension(int64_t i, bool dynamic) { dynamic_[i] = dynamic; }
+  bool is_unbounded_dimension(int64_t i) const { return dims_[i] == kUnboundedSize; }
+  bool is_static() const;  // no dynamic dimension anywhere (tuples included)
+  void add_dimension(int64_t size, bool dynamic = false);
+
+  // Number of elements of an array shape (product of dimensions; an
+  // unbounded dimension counts as 0). nullopt when the product overflows int64.
+  std::optional<int64_t> checked_elements() const;
+  // As checked_elements(), saturating to INT64_MAX on overflow.
+  int64_t elements() const;
+  // elements() * ByteWidth(element_type) for arrays, saturating; 0 otherwise.
+  int64_t byte_size() const;
+
+  // Layout.
+  bool has_layout() const { return layout_.has_value(); }
+  const Layout& layout() const { return *layout_; }
+  Layout* mutable_layout() { return &*layout_; }
+  void set_layout(Layout layout) { layout_ = std::move(layout); }
+  void clear_layout() { layout_.reset(); }
+
+  // Tuple elements.
+  const std::vector<Shape>& tuple_shapes() const { return tuple_shapes_; }
+  std::vector<Shape>* mutable_tuple_shapes() { return &tuple_shapes_; }
+  int64_t tuple_shapes_size() const { return static_cast<int64_t>(tuple_shapes_.size()); }
+  const Shape& tuple_shapes(int64_t i) const { return tuple_shapes_[i]; }
+
+  // True if every array leaf has an integral (signed or unsigned, not pred)
+  // element type. A shape with no array leaf returns true, as XLA's
+  // ShapeUtil::... ForEachSubshape-based checks do.
+  bool AreAllLeavesIntegers() const;
+
+  // Text form as XLA prints it: `f32[2,<=3,?]{1,0:T(8,128)}`, `(s32[], token[])`.
+  std::string ToString(bool print_layout = true) const;
+  void AppendTo(std::string* out, bool print_layout = true) const;
+
+  // Same element types, dimensions, dynamic flags and tuple structure; layouts ignored.
+  bool Compatible(const Shape& other) const;
+  // Compatible and same layouts.
+  bool operator==(const Shape& other) const;
+  bool operator!=(const Shape& other) const { return !(*this == other); }
+
+ private:
+  PrimitiveType element_type_ = PrimitiveType::TUPLE;
+  std::vector<int64_t> dims_;
+  std::vector<bool> dynamic_;
+  std::optional<Layout> layout_;
+  std::vector<Shape> tuple_shapes_;
+};
+
+}  // namespace hilo
+
+#endif  // HILO_IR_SHAPE_H_

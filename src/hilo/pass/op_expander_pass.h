@@ -1,0 +1,35 @@
+// OpExpanderPass: the driver shared by passes that rewrite one instruction
+// at a time (XLA's OpExpanderPass).
+//
+// Run collects, for every computation in module order, the instructions
+// that match the pattern, in post order, before changing anything; then
+// expands each. ExpandInstruction may return
+//   - a new instruction it added to the computation,
+//   - an existing instruction (pure rerouting: nothing is added), or
+//   - nullptr, or the instruction itself: no change.
+// For a non-null result different from the instruction, Run replaces every
+// use of the instruction (and its root role) with the result, carries
+// metadata and frontend attributes over when the result has none, and
+// removes the instruction and the chain of operands it leaves dead
+// (collectives included). An instruction removed by an earlier expansion
+// is skipped.
+#ifndef HILO_PASS_OP_EXPANDER_PASS_H_
+#define HILO_PASS_OP_EXPANDER_PASS_H_
+
+#include "absl/status/statusor.h"
+#include "hilo/pass/hlo_pass_interface.h"
+
+namespace hilo {
+
+class OpExpanderPass : public HloPassInterface {
+ public:
+  absl::StatusOr<bool> Run(HloModule* module) override;
+
+ protected:
+  virtual bool InstructionMatchesPattern(HloInstruction* instruction) = 0;
+  virtual absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) = 0;
+};
+
+}  // namespace hilo
+
+#endif  // HILO_PASS_OP_EXPANDER_PASS_H_

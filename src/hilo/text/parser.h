@@ -1,0 +1,29 @@
+// ParseHloModule: XLA's HLO text format -> HloModule.
+//
+// Accepts what XLA's printer writes and XLA's parser accepts (see
+// docs/text-format.md). Errors never abort: they come back as an
+// InvalidArgument status whose message is
+//   <filename>:<line>:<col>: error: <message>
+//   <the offending source line>
+//   <caret under the column>
+// Nesting (tuple shapes, attribute braces) deeper than kMaxNestingDepth is
+// an error, which keeps every recursive walk of the result bounded.
+#ifndef HILO_TEXT_PARSER_H_
+#define HILO_TEXT_PARSER_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "hilo/ir/hlo_module.h"
+
+namespace hilo {
+
+inline constexpr int kMaxNestingDepth = 512;
+
+absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text,
+                                                          absl::string_view filename = "<input>");
+
+}  // namespace hilo
+
+#endif  // HILO_TEXT_PARSER_H_
