@@ -11,7 +11,17 @@
 
 namespace hilo {
 
+struct HloVerifierOptions {
+  // Floating-point element types may differ where a shape is otherwise
+  // required to match (bf16 operand, f32 result), as with XLA's verifier
+  // under allow_mixed_precision, which XLA's own tests (HloTestBase) enable
+  // and which many corpus modules rely on. Integer, pred, token and
+  // floating-point classes never mix.
+  bool allow_mixed_precision = true;
+};
+
 absl::Status VerifyHloModule(const HloModule& module);
+absl::Status VerifyHloModule(const HloModule& module, const HloVerifierOptions& options);
 
 }  // namespace hilo
 

@@ -84,6 +84,9 @@ class HloComputation {
     bool has_signature = false;
     std::string signature;  // `(p: f32[2]) -> f32[2]` verbatim, when written
     uint32_t flags = 0;
+    // The signature as XLA would print it when the text was parsed; the
+    // printer writes `signature` back only while that is still current.
+    std::string canonical_signature;
   };
   const TextInfo& text_info() const { return text_info_; }
   TextInfo* mutable_text_info() { return &text_info_; }

@@ -34,6 +34,16 @@ void FrontendAttributes::Set(absl::string_view key, absl::string_view value) {
   entries_.emplace(pos, std::string(key), std::string(value));
 }
 
+void FrontendAttributes::Append(absl::string_view key, absl::string_view value) {
+  for (auto& [k, v] : entries_) {
+    if (k == key) {
+      v = std::string(value);
+      return;
+    }
+  }
+  entries_.emplace_back(std::string(key), std::string(value));
+}
+
 bool FrontendAttributes::Remove(absl::string_view key) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->first == key) {

@@ -55,6 +55,9 @@ class FrontendAttributes {
   // the entries sorted by key if they were sorted (as XLA prints them), or
   // appends it.
   void Set(absl::string_view key, absl::string_view value);
+  // Appends an entry at the end (overwriting in place if the key exists):
+  // the parser's way of keeping the written order.
+  void Append(absl::string_view key, absl::string_view value);
   bool Remove(absl::string_view key);
 
   bool operator==(const FrontendAttributes&) const = default;

@@ -77,6 +77,16 @@ class HloModule {
 
   int64_t NextUniqueId() { return next_unique_id_++; }
 
+  // Text-format fidelity state owned by the parser and printer (the
+  // stack-frame index section verbatim, the print style of the input).
+  // Opaque to everything else.
+  struct TextInfo {
+    std::string stack_frames;  // `FileNames ... StackFrames ...` verbatim; empty if absent
+    uint32_t flags = 0;
+  };
+  const TextInfo& text_info() const { return text_info_; }
+  TextInfo* mutable_text_info() { return &text_info_; }
+
  private:
   std::string name_;
   std::optional<int64_t> replica_count_;
@@ -92,6 +102,7 @@ class HloModule {
   absl::flat_hash_set<std::string> used_names_;
   absl::flat_hash_map<std::string, int64_t> next_suffix_;
   int64_t next_unique_id_ = 0;
+  TextInfo text_info_;
 };
 
 }  // namespace hilo

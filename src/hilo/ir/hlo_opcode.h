@@ -2,7 +2,8 @@
 //
 // The numeric value of every enumerator is exactly the one in
 // shared/spec/hlo-opcodes.tsv (the order of XLA's HloOpcode enum that the
-// specification's opcode bytes index). tests/unit/hlo_opcode_test.cc reads the
+// specification's opcode bytes index). Opcodes XLA added after that table
+// follow it, from 0x7b on. tests/unit/hlo_opcode_test.cc reads the
 // file and checks every value, text name and arity.
 #ifndef HILO_IR_HLO_OPCODE_H_
 #define HILO_IR_HLO_OPCODE_H_
@@ -141,6 +142,16 @@ inline constexpr int kVariadic = -1;
   V(kTuple, 0x78, "tuple", kVariadic) \
   V(kWhile, 0x79, "while", 1) \
   V(kXor, 0x7a, "xor", 2) \
+  /* Opcodes XLA added after the specification's table; values follow it. */ \
+  V(kAcos, 0x7b, "acos", 1) \
+  V(kAcosh, 0x7c, "acosh", 1) \
+  V(kAsin, 0x7d, "asin", 1) \
+  V(kAsinh, 0x7e, "asinh", 1) \
+  V(kAtanh, 0x7f, "atanh", 1) \
+  V(kCosh, 0x80, "cosh", 1) \
+  V(kSinh, 0x81, "sinh", 1) \
+  V(kScan, 0x82, "scan", kVariadic) \
+  V(kScaledDot, 0x83, "scaled-dot", 4) \
 
 enum class HloOpcode : uint8_t {
 #define HILO_DECLARE_OPCODE(enumerator, value, text, arity) enumerator = value,
@@ -148,7 +159,13 @@ enum class HloOpcode : uint8_t {
 #undef HILO_DECLARE_OPCODE
 };
 
-inline constexpr int kHloOpcodeCount = 0x7b;
+// Opcodes of the specification's table (0x00..0x7a): the values its
+// bitmasks index.
+inline constexpr int kSpecOpcodeCount = 0x7b;
+// All opcodes: the table's, then the few XLA added later (acos, sinh, scan,
+// scaled-dot...), numbered after it so that no table value moves. See
+// docs/text-format.md.
+inline constexpr int kHloOpcodeCount = 0x84;
 
 // The text name XLA prints, e.g. "all-gather".
 absl::string_view HloOpcodeString(HloOpcode opcode);

@@ -27,7 +27,7 @@ std::optional<PrimitiveType> StringToPrimitiveType(absl::string_view name) {
   static const auto* const kByName = [] {
     auto* map = new absl::flat_hash_map<absl::string_view, PrimitiveType>();
     for (size_t i = 0; i < sizeof(kTypeInfo) / sizeof(kTypeInfo[0]); ++i) {
-      if (kTypeInfo[i].kind == 'T') continue;
+      if (kTypeInfo[i].kind == 'T' || kTypeInfo[i].kind == 'b') continue;
       map->emplace(kTypeInfo[i].name, static_cast<PrimitiveType>(i));
     }
     return map;
@@ -46,7 +46,7 @@ int64_t ByteWidth(PrimitiveType type) {
 
 bool IsArrayType(PrimitiveType type) {
   char k = Info(type).kind;
-  return k != 't' && k != 'o' && k != 'T';
+  return k != 't' && k != 'o' && k != 'T' && k != 'b';
 }
 bool IsIntegralType(PrimitiveType type) {
   char k = Info(type).kind;

@@ -10,7 +10,7 @@ namespace hilo {
 
 // V(enumerator, text name, size in bits (0 for non-array types), kind)
 // kind: 'p' pred, 's' signed int, 'u' unsigned int, 'f' float, 'c' complex,
-//       't' token, 'o' opaque, 'T' tuple.
+//       't' token, 'o' opaque, 'T' tuple, 'b' buffer (XLA's `b(shape)`).
 #define HILO_PRIMITIVE_TYPE_LIST(V) \
   V(PRED, "pred", 8, 'p')                  \
   V(S2, "s2", 2, 's')                      \
@@ -42,7 +42,8 @@ namespace hilo {
   V(F8E8M0FNU, "f8e8m0fnu", 8, 'f')        \
   V(TOKEN, "token", 0, 't')                \
   V(OPAQUE_TYPE, "opaque", 0, 'o')         \
-  V(TUPLE, "tuple", 0, 'T')
+  V(TUPLE, "tuple", 0, 'T')                \
+  V(BUFFER, "buffer", 0, 'b')
 
 enum class PrimitiveType : uint8_t {
 #define HILO_DECLARE_PRIMITIVE_TYPE(e, text, bits, kind) e,
@@ -52,8 +53,9 @@ enum class PrimitiveType : uint8_t {
 
 // The name XLA prints ("bf16", "pred", "token"...).
 absl::string_view PrimitiveTypeName(PrimitiveType type);
-// Inverse of PrimitiveTypeName; nullopt for an unknown name. "tuple" is not a
-// name the text format uses for an element type, so it is not accepted.
+// Inverse of PrimitiveTypeName; nullopt for an unknown name. "tuple" and
+// "buffer" are not names the text format uses for an element type, so they
+// are not accepted.
 std::optional<PrimitiveType> StringToPrimitiveType(absl::string_view name);
 
 // Size of one element in bits (4 for s4, 16 for bf16); 0 for token, opaque, tuple.
@@ -62,7 +64,7 @@ int BitWidth(PrimitiveType type);
 // token, opaque and tuple. (XLA's ByteWidth.)
 int64_t ByteWidth(PrimitiveType type);
 
-bool IsArrayType(PrimitiveType type);  // every type but token, opaque, tuple
+bool IsArrayType(PrimitiveType type);  // every type but token, opaque, tuple, buffer
 bool IsIntegralType(PrimitiveType type);  // signed or unsigned integers (not pred)
 bool IsSignedIntegralType(PrimitiveType type);
 bool IsUnsignedIntegralType(PrimitiveType type);

@@ -38,6 +38,13 @@ Shape Shape::MakeOpaque() {
   return shape;
 }
 
+Shape Shape::MakeBuffer(Shape contents) {
+  Shape shape;
+  shape.element_type_ = PrimitiveType::BUFFER;
+  shape.tuple_shapes_.push_back(std::move(contents));
+  return shape;
+}
+
 void Shape::add_dimension(int64_t size, bool dynamic) {
   dims_.push_back(size);
   dynamic_.push_back(dynamic);
@@ -75,7 +82,7 @@ int64_t Shape::byte_size() const {
 }
 
 bool Shape::AreAllLeavesIntegers() const {
-  if (IsTuple()) {
+  if (IsTuple() || IsBuffer()) {
     for (const Shape& s : tuple_shapes_) {
       if (!s.AreAllLeavesIntegers()) return false;
     }
@@ -86,6 +93,12 @@ bool Shape::AreAllLeavesIntegers() const {
 }
 
 void Shape::AppendTo(std::string* out, bool print_layout) const {
+  if (IsBuffer()) {
+    out->append("b(");
+    buffer_contents().AppendTo(out, print_layout);
+    out->push_back(')');
+    return;
+  }
   if (IsTuple()) {
     out->push_back('(');
     for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
@@ -129,7 +142,7 @@ std::string Shape::ToString(bool print_layout) const {
 
 bool Shape::Compatible(const Shape& other) const {
   if (element_type_ != other.element_type_) return false;
-  if (IsTuple()) {
+  if (IsTuple() || IsBuffer()) {
     if (tuple_shapes_.size() != other.tuple_shapes_.size()) return false;
     for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
       if (!tuple_shapes_[i].Compatible(other.tuple_shapes_[i])) return false;

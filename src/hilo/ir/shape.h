@@ -46,6 +46,8 @@ class Shape {
   static Shape MakeTuple(std::vector<Shape> elements);
   static Shape MakeToken();
   static Shape MakeOpaque();
+  // XLA's buffer type `b(shape)`: a mutable buffer holding one array.
+  static Shape MakeBuffer(Shape contents);
 
   PrimitiveType element_type() const { return element_type_; }
   void set_element_type(PrimitiveType type) { element_type_ = type; }
@@ -54,6 +56,9 @@ class Shape {
   bool IsTuple() const { return element_type_ == PrimitiveType::TUPLE; }
   bool IsToken() const { return element_type_ == PrimitiveType::TOKEN; }
   bool IsOpaque() const { return element_type_ == PrimitiveType::OPAQUE_TYPE; }
+  bool IsBuffer() const { return element_type_ == PrimitiveType::BUFFER; }
+  // The shape a buffer holds (only for IsBuffer()).
+  const Shape& buffer_contents() const { return tuple_shapes_[0]; }
 
   // Array dimensions.
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
@@ -82,7 +87,7 @@ class Shape {
   void set_layout(Layout layout) { layout_ = std::move(layout); }
   void clear_layout() { layout_.reset(); }
 
-  // Tuple elements.
+  // Tuple elements. (A buffer keeps its contents as its single element.)
   const std::vector<Shape>& tuple_shapes() const { return tuple_shapes_; }
   std::vector<Shape>* mutable_tuple_shapes() { return &tuple_shapes_; }
   int64_t tuple_shapes_size() const { return static_cast<int64_t>(tuple_shapes_.size()); }

@@ -16,6 +16,9 @@ std::string PrintHloModule(const HloModule& module);
 void AppendHloModule(const HloModule& module, std::string* out);
 // One instruction as a single line, without indent or `ROOT`.
 std::string PrintHloInstruction(const HloInstruction& instruction);
+// A computation's signature as XLA prints it: `(p0: f32[2], p1: s32[]) -> f32[2]`
+// (parameters in number order, shapes without layouts).
+std::string ComputationSignature(const HloComputation& computation);
 
 }  // namespace hilo
 

@@ -1,0 +1,200 @@
+// Micro-benchmarks of the substrate: scanning (the lexer's lower bound),
+// parse, print, post order, verifier and the whole round trip, on generated
+// tensor-parallel x FSDP modules (tools/hilo-gen) of growing size and on the
+// largest modules of ../shared/corpus/valid. See docs/performance.md.
+//
+// The parser has no separate lexer API; BM_ScanWords is the in-process
+// equivalent of `wc -w` (count whitespace-separated words) and is the floor
+// any lexer over the same bytes pays.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "hilo/analysis/hlo_verifier.h"
+#include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/text/parser.h"
+#include "hilo/text/printer.h"
+#include "transformer_generator.h"
+
+namespace hilo {
+namespace {
+
+// Generated modules, by layer count (18 instructions per layer).
+const std::string& Generated(int64_t layers) {
+  static auto* cache = new std::map<int64_t, std::string>();
+  auto it = cache->find(layers);
+  if (it == cache->end()) {
+    gen::TransformerOptions options;
+    options.layers = layers;
+    auto text = gen::GenerateTransformerModule(options);
+    if (!text.ok()) {
+      std::fprintf(stderr, "generator: %s\n", std::string(text.status().message()).c_str());
+      std::abort();
+    }
+    it = cache->emplace(layers, *std::move(text)).first;
+  }
+  return it->second;
+}
+
+// The largest corpus modules (by instruction count, see MANIFEST.tsv).
+const char* const kCorpusFiles[] = {
+    "openxla-xla/xla__tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_1x8.hlo",
+    "openxla-xla/xla__tools__benchmarks__hlo__hlo_llama31_8b_bf16_1x8.hlo",
+    "openxla-xla/xla__tools__benchmarks__hlo__hlo_torax_iterhybrid_predictor_corrector_f64.hlo",
+};
+
+std::string ReadCorpusFile(const char* relative) {
+  std::ifstream in(absl::StrCat(HILO_SHARED_DIR, "/corpus/valid/", relative), std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::unique_ptr<HloModule> MustParse(const std::string& text, benchmark::State& state) {
+  auto module = ParseHloModule(text);
+  if (!module.ok()) {
+    state.SkipWithError(std::string(module.status().message().substr(0, 500)).c_str());
+    return nullptr;
+  }
+  return *std::move(module);
+}
+
+void SetCounters(benchmark::State& state, const std::string& text, int64_t instructions) {
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(text.size()));
+  state.counters["instructions"] = static_cast<double>(instructions);
+  state.counters["per_instruction"] = benchmark::Counter(
+      static_cast<double>(instructions),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
+}
+
+// --- The operations, each over one text --------------------------------------
+
+void ScanWords(benchmark::State& state, const std::string& text) {
+  for (auto _ : state) {
+    int64_t words = 0;
+    bool in_word = false;
+    for (char c : text) {
+      bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+      words += !space && !in_word;
+      in_word = !space;
+    }
+    benchmark::DoNotOptimize(words);
+  }
+  SetCounters(state, text, 0);
+}
+
+void Parse(benchmark::State& state, const std::string& text) {
+  int64_t instructions = 0;
+  for (auto _ : state) {
+    auto module = MustParse(text, state);
+    if (module == nullptr) return;
+    instructions = module->instruction_count();
+    benchmark::DoNotOptimize(module.get());
+    state.PauseTiming();  // freeing the module is not parsing
+    module.reset();
+    state.ResumeTiming();
+  }
+  SetCounters(state, text, instructions);
+}
+
+void Print(benchmark::State& state, const std::string& text) {
+  auto module = MustParse(text, state);
+  if (module == nullptr) return;
+  for (auto _ : state) {
+    std::string printed = PrintHloModule(*module);
+    benchmark::DoNotOptimize(printed.data());
+  }
+  SetCounters(state, text, module->instruction_count());
+}
+
+void PostOrder(benchmark::State& state, const std::string& text) {
+  auto module = MustParse(text, state);
+  if (module == nullptr) return;
+  for (auto _ : state) {
+    for (HloComputation* computation : module->computations()) {
+      std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
+      benchmark::DoNotOptimize(order.data());
+    }
+  }
+  SetCounters(state, text, module->instruction_count());
+}
+
+void Verify(benchmark::State& state, const std::string& text) {
+  auto module = MustParse(text, state);
+  if (module == nullptr) return;
+  for (auto _ : state) {
+    absl::Status status = VerifyHloModule(*module);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message().substr(0, 500)).c_str());
+      return;
+    }
+  }
+  SetCounters(state, text, module->instruction_count());
+}
+
+// What `hilo-opt` does with no pass: parse + verify + print (+ free).
+void RoundTrip(benchmark::State& state, const std::string& text) {
+  int64_t instructions = 0;
+  for (auto _ : state) {
+    auto module = MustParse(text, state);
+    if (module == nullptr) return;
+    absl::Status status = VerifyHloModule(*module);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message().substr(0, 500)).c_str());
+      return;
+    }
+    std::string printed = PrintHloModule(*module);
+    benchmark::DoNotOptimize(printed.data());
+    instructions = module->instruction_count();
+  }
+  SetCounters(state, text, instructions);
+}
+
+using Operation = void (*)(benchmark::State&, const std::string&);
+
+// Registers every operation on generated modules of 10..10,000 layers
+// (186..180,006 instructions) and on the corpus files.
+bool RegisterAll() {
+  const std::pair<const char*, Operation> operations[] = {
+      {"ScanWords", ScanWords}, {"Parse", Parse},   {"Print", Print},
+      {"PostOrder", PostOrder}, {"Verify", Verify}, {"RoundTrip", RoundTrip},
+  };
+  for (const auto& [name, op] : operations) {
+    for (int64_t layers : {10, 100, 1000, 10000}) {
+      benchmark::RegisterBenchmark(
+          absl::StrCat("BM_", name, "/generated/layers:", layers).c_str(),
+          [op = op, layers](benchmark::State& state) { op(state, Generated(layers)); })
+          ->Unit(benchmark::kMillisecond);
+    }
+    for (const char* file : kCorpusFiles) {
+      std::string short_name(file);
+      short_name = short_name.substr(short_name.rfind("__") + 2);
+      benchmark::RegisterBenchmark(
+          absl::StrCat("BM_", name, "/corpus:", short_name).c_str(),
+          [op = op, file](benchmark::State& state) {
+            static auto* cache = new std::map<const char*, std::string>();
+            auto it = cache->find(file);
+            if (it == cache->end()) it = cache->emplace(file, ReadCorpusFile(file)).first;
+            if (it->second.empty()) {
+              state.SkipWithError("corpus file not found");
+              return;
+            }
+            op(state, it->second);
+          })
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  return true;
+}
+
+const bool kRegistered = RegisterAll();
+
+}  // namespace
+}  // namespace hilo

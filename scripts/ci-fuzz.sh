@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer round-trip target (fuzz/) with clang-14, ASan and
+# UBSan in build-fuzz/, seeds it from ../shared/corpus (small files copied to
+# a temporary directory; nothing is committed) and tests/fuzz-regressions/,
+# and runs it for HILO_FUZZ_SECONDS (default 60). Exits non-zero on any
+# crash, sanitizer report, leak, timeout (>10 s on one input) or
+# out-of-memory (>2 GB), and on any build failure. A crashing input is kept
+# in build-fuzz/artifacts/; add it to tests/fuzz-regressions/ (see
+# docs/robustness.md).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SHARED=${HILO_SHARED_DIR:-$ROOT/../shared}
+BUILD=${HILO_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
+SECONDS_TO_RUN=${HILO_FUZZ_SECONDS:-60}
+MAX_SEED_BYTES=${HILO_FUZZ_MAX_SEED_BYTES:-16384}
+
+for tool in clang++-14 cmake ninja; do
+  command -v "$tool" >/dev/null || { echo "ci-fuzz: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
+done
+
+cmake -S "$ROOT" -B "$BUILD" -G Ninja \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHILO_FUZZ=ON -DHILO_SANITIZE=ON -DHILO_BENCH=OFF >"$BUILD.configure.log" 2>&1 \
+  || { cat "$BUILD.configure.log" >&2; echo "ci-fuzz: configure failed" >&2; exit 1; }
+ninja -C "$BUILD" hlo_round_trip_fuzzer
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/hilo-fuzz.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/seeds" "$WORK/new" "$BUILD/artifacts"
+
+# Seeds: every corpus file up to MAX_SEED_BYTES (valid, legacy and invalid
+# alike) and every regression input. Names are flattened; libFuzzer only
+# reads the contents.
+n=0
+if [[ -d "$SHARED/corpus" ]]; then
+  while IFS= read -r -d '' f; do
+    cp "$f" "$WORK/seeds/$(printf '%05d' "$n").hlo"
+    n=$((n + 1))
+  done < <(find "$SHARED/corpus" -name '*.hlo' -size -"$((MAX_SEED_BYTES + 1))"c -print0 | sort -z)
+else
+  echo "ci-fuzz: warning: $SHARED/corpus not found, seeding from regressions only" >&2
+fi
+for f in "$ROOT"/tests/fuzz-regressions/*; do
+  [[ -f "$f" && "$(basename "$f")" != README.md ]] || continue
+  cp "$f" "$WORK/seeds/regression-$(basename "$f")"
+  n=$((n + 1))
+done
+echo "ci-fuzz: $n seed files, running for ${SECONDS_TO_RUN}s"
+
+# Dictionary: every opcode name of the specification's table and the
+# syntax words of the text format.
+DICT="$WORK/hlo.dict"
+{
+  if [[ -f "$SHARED/spec/hlo-opcodes.tsv" ]]; then
+    tail -n +2 "$SHARED/spec/hlo-opcodes.tsv" | cut -f3 | sed -e 's/.*/"&"/'
+  fi
+  for w in HloModule ENTRY ROOT parameter constant tuple get-tuple-element index= \
+           replica_groups= channel_id= dimensions= to_apply= metadata= sharding= \
+           frontend_attributes= backend_config= control-predecessors= calls= body= condition= \
+           lhs_contracting_dims= rhs_contracting_dims= lhs_batch_dims= rhs_batch_dims= \
+           custom_call_target= api_version= source_target_pairs= use_global_device_ids=true \
+           entry_computation_layout= is_scheduled=true replica_count= num_partitions= \
+           collective_type= fsdp_all_gather tp_all_gather tp_reduce_scatter stream_id \
+           pred s32 s64 u8 u32 f16 bf16 f32 f64 c64 token opaque '<=' '->' '/*index=' '{...}' \
+           'T(1,0)' '{1,0}' '{maximal device=0}' '{replicated}' 'op_name=' 'source_line='; do
+    printf '"%s"\n' "$w"
+  done
+} > "$DICT"
+
+set +e
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+  "$BUILD/bin/hlo_round_trip_fuzzer" \
+  -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=2048 -timeout=10 \
+  -max_len="$MAX_SEED_BYTES" -dict="$DICT" -print_final_stats=1 \
+  -artifact_prefix="$BUILD/artifacts/" "$WORK/new" "$WORK/seeds" 2>&1 | tee "$BUILD/fuzz.log" | tail -n 40
+status=${PIPESTATUS[0]}
+set -e
+if [[ $status -ne 0 ]]; then
+  echo "ci-fuzz: FAILED (libFuzzer exit status $status); full log in $BUILD/fuzz.log;" \
+       "the input is in $BUILD/artifacts/" >&2
+  exit 1
+fi
+echo "ci-fuzz: OK (${SECONDS_TO_RUN}s, no crash)"

@@ -1,0 +1,976 @@
+// VerifyHloModule: see hlo_verifier.h and docs/verifier.md.
+//
+// Three phases, each linear in the size of the module and free of recursion
+// on graph depth: (1) structure of every computation (parents, operand/user
+// agreement, names, parameters, root, called computations, arity), (2) no
+// cycle through operands or control edges (an iterative three-colour DFS),
+// (3) per-opcode shape checks. Later phases rely on what earlier ones
+// established (operands are in the same computation, called computations
+// belong to the module), so the first problem reported is the most basic.
+#include "hilo/analysis/hlo_verifier.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/hlo_opcode.h"
+#include "hilo/ir/shape.h"
+
+namespace hilo {
+namespace {
+
+std::string Name(const HloComputation* comp) {
+  return comp == nullptr ? std::string("<null>") : absl::StrCat("%", comp->name());
+}
+
+template <typename... Args>
+absl::Status Fail(const HloComputation* comp, const HloInstruction* inst, const Args&... args) {
+  return absl::FailedPreconditionError(absl::StrCat("in computation ", Name(comp),
+                                                    ", instruction %", inst->name(), ": ",
+                                                    args...));
+}
+
+template <typename... Args>
+absl::Status FailComputation(const HloComputation* comp, const Args&... args) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("in computation ", Name(comp), ": ", args...));
+}
+
+// Dimension i of a and dimension j of b agree unless one of them is dynamic
+// (bounded or unbounded): only what is certain is checked.
+bool DimsAgree(const Shape& a, int64_t i, const Shape& b, int64_t j) {
+  if (a.is_dynamic_dimension(i) || b.is_dynamic_dimension(j)) return true;
+  return a.dimensions(i) == b.dimensions(j);
+}
+
+// Element types that may stand for each other: equal, or (mixed precision)
+// both floating point.
+bool SameElementType(PrimitiveType a, PrimitiveType b, bool mixed_precision) {
+  return a == b || (mixed_precision && IsFloatingPointType(a) && IsFloatingPointType(b));
+}
+
+enum class TypeCheck { kNone, kExact, kIgnoreFpPrecision };
+
+// Structural equality ignoring layouts and tolerating dynamic dimensions.
+// Recursion follows tuple nesting, which the parser bounds (kMaxNestingDepth).
+bool ShapesAgree(const Shape& a, const Shape& b, TypeCheck types) {
+  if (a.IsTuple() || b.IsTuple()) {
+    if (!a.IsTuple() || !b.IsTuple() || a.tuple_shapes_size() != b.tuple_shapes_size()) {
+      return false;
+    }
+    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
+      if (!ShapesAgree(a.tuple_shapes(i), b.tuple_shapes(i), types)) return false;
+    }
+    return true;
+  }
+  if (a.IsArray() != b.IsArray()) return false;
+  if (!a.IsArray()) return a.element_type() == b.element_type();
+  if (types != TypeCheck::kNone &&
+      !SameElementType(a.element_type(), b.element_type(),
+                       types == TypeCheck::kIgnoreFpPrecision)) {
+    return false;
+  }
+  if (a.rank() != b.rank()) return false;
+  for (int64_t i = 0; i < a.rank(); ++i) {
+    if (!DimsAgree(a, i, b, i)) return false;
+  }
+  return true;
+}
+
+std::string S(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
+
+bool IsScalarPred(const Shape& shape) {
+  return shape.IsArray() && shape.element_type() == PrimitiveType::PRED && shape.rank() == 0;
+}
+
+bool IsScalarOf(const Shape& shape, PrimitiveType type) {
+  return shape.IsArray() && shape.element_type() == type && shape.rank() == 0;
+}
+
+// The group size a collective's replica groups imply, per XLA's group modes:
+//   no channel_id                         cross-replica: groups over replicas;
+//                                         {} = all replica_count replicas.
+//   channel_id, use_global_device_ids     cross-replica-and-partition: each
+//     absent or false                     group of replicas spans every
+//                                         partition: size * num_partitions.
+//   channel_id, use_global_device_ids     flattened ids: groups of devices;
+//     true                                {} is an error.
+// nullopt when it depends on a header value that is not written (the module
+// was written for a configuration we do not know) or on a raw group form.
+absl::StatusOr<std::optional<int64_t>> CollectiveGroupSize(const HloModule& module,
+                                                           const HloInstruction& inst,
+                                                           bool uniform_required) {
+  const bool has_channel = inst.channel_id().has_value();
+  const bool global_ids = inst.use_global_device_ids().value_or(false);
+  if (global_ids && !has_channel) {
+    return absl::InvalidArgumentError(
+        "use_global_device_ids=true is only valid with a channel_id (XLA's group modes)");
+  }
+  static const ReplicaGroups* const kAll = new ReplicaGroups();  // `{}`
+  const ReplicaGroups& groups = inst.replica_groups() ? *inst.replica_groups() : *kAll;
+  std::optional<int64_t> base;  // size of one replica group as written
+  switch (groups.form()) {
+    case ReplicaGroups::Form::kRaw:
+      return std::optional<int64_t>();
+    case ReplicaGroups::Form::kIota: {
+      const IotaReplicaGroupList& iota = groups.iota();
+      int64_t total = 1;
+      bool ok = iota.num_groups > 0 && iota.group_size > 0;
+      for (int64_t d : iota.reshape_dims) {
+        if (d < 0 || __builtin_mul_overflow(total, d, &total)) ok = false;
+      }
+      int64_t product = 0;
+      if (ok && (__builtin_mul_overflow(iota.num_groups, iota.group_size, &product) ||
+                 product != total)) {
+        ok = false;
+      }
+      if (ok && !iota.transpose_perm.empty()) {
+        const size_t rank = iota.reshape_dims.size();
+        std::vector<bool> seen(rank, false);
+        if (iota.transpose_perm.size() != rank) ok = false;
+        for (int64_t p : iota.transpose_perm) {
+          if (!ok) break;
+          if (p < 0 || static_cast<size_t>(p) >= rank || seen[p]) ok = false;
+          else seen[p] = true;
+        }
+      }
+      if (!ok) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "replica_groups=", groups.ToString(), " is not a valid iota replica group list"));
+      }
+      base = iota.group_size;
+      break;
+    }
+    case ReplicaGroups::Form::kExplicit: {
+      if (groups.empty()) break;
+      absl::flat_hash_set<int64_t> seen;
+      const auto& list = groups.explicit_groups();
+      for (size_t g = 0; g < list.size(); ++g) {
+        if (list[g].empty()) {
+          return absl::InvalidArgumentError(absl::StrCat("replica group ", g, " is empty"));
+        }
+        if (uniform_required && list[g].size() != list[0].size()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "replica groups must all have the same size: group 0 has ", list[0].size(),
+              " ids but group ", g, " has ", list[g].size()));
+        }
+        for (int64_t id : list[g]) {
+          if (id < 0) {
+            return absl::InvalidArgumentError(absl::StrCat("replica id ", id, " is negative"));
+          }
+          if (!seen.insert(id).second) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("replica id ", id, " appears in more than one replica group"));
+          }
+        }
+      }
+      base = static_cast<int64_t>(list[0].size());
+      break;
+    }
+  }
+  if (!base.has_value()) {  // `{}` or absent: every participant
+    if (global_ids) {
+      return absl::InvalidArgumentError(
+          "use_global_device_ids=true needs explicit replica_groups (flattened-id mode)");
+    }
+    base = module.replica_count();
+    if (!base.has_value()) return std::optional<int64_t>();
+  }
+  if (has_channel && !global_ids) {
+    const std::optional<int64_t>& partitions = module.num_partitions();
+    if (!partitions.has_value()) return std::optional<int64_t>();
+    int64_t size;
+    if (__builtin_mul_overflow(*base, *partitions, &size)) return std::optional<int64_t>();
+    return std::optional<int64_t>(size);
+  }
+  return base;
+}
+
+class Verifier {
+ public:
+  Verifier(const HloModule& module, const HloVerifierOptions& options)
+      : module_(module), options_(options) {}
+
+  absl::Status Run() {
+    if (module_.entry_computation() == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("module ", module_.name(), " has no entry computation"));
+    }
+    computations_ = module_.computations();
+    for (const HloComputation* comp : computations_) computation_set_.insert(comp);
+    if (!computation_set_.contains(module_.entry_computation())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("module ", module_.name(), ": the entry computation ",
+                       Name(module_.entry_computation()), " is not one of its computations"));
+    }
+    absl::flat_hash_set<absl::string_view> comp_names;
+    for (const HloComputation* comp : computations_) {
+      if (!comp_names.insert(comp->name()).second) {
+        return FailComputation(comp, "computation name is used twice in the module");
+      }
+    }
+    for (const HloComputation* comp : computations_) {
+      if (absl::Status s = VerifyStructure(comp); !s.ok()) return s;
+    }
+    for (const HloComputation* comp : computations_) {
+      if (absl::Status s = VerifyAcyclic(comp); !s.ok()) return s;
+    }
+    for (const HloComputation* comp : computations_) {
+      for (const HloInstruction* inst : comp->instructions()) {
+        if (absl::Status s = VerifyShape(comp, inst); !s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // ---------------------------------------------------------------------
+  // Phase 1: structure.
+  absl::Status VerifyStructure(const HloComputation* comp) {
+    if (comp->parent() != &module_) {
+      return FailComputation(comp, "its parent is not this module");
+    }
+    const std::vector<HloInstruction*> instructions = comp->instructions();
+    if (instructions.empty()) return FailComputation(comp, "computation has no instructions");
+    const HloInstruction* root = comp->root_instruction();
+    if (root == nullptr) return FailComputation(comp, "computation has no root instruction");
+    if (root->parent() != comp) {
+      return FailComputation(comp, "the root instruction %", root->name(),
+                             " is not in this computation");
+    }
+
+    // Parameters: numbers 0..n-1, each once.
+    std::vector<const HloInstruction*> params;
+    for (const HloInstruction* inst : instructions) {
+      if (inst->opcode() != HloOpcode::kParameter) continue;
+      const int64_t n = inst->parameter_number();
+      if (n < 0) return Fail(comp, inst, "parameter number ", n, " is negative");
+      params.push_back(inst);
+    }
+    std::vector<const HloInstruction*> by_number(params.size(), nullptr);
+    for (const HloInstruction* p : params) {
+      const int64_t n = p->parameter_number();
+      if (n < static_cast<int64_t>(params.size())) by_number[n] = p;
+    }
+    for (const HloInstruction* p : params) {
+      const int64_t n = p->parameter_number();
+      if (n >= static_cast<int64_t>(params.size())) {
+        size_t missing = 0;
+        while (by_number[missing] != nullptr) ++missing;  // exists: n took a slot
+        return Fail(comp, p, "parameter number ", n, " is out of range: the computation has ",
+                    params.size(), " parameter(s), numbered 0..", params.size() - 1,
+                    " (number ", missing, " is missing)");
+      }
+    }
+    by_number.assign(params.size(), nullptr);
+    for (const HloInstruction* p : params) {
+      const int64_t n = p->parameter_number();
+      if (by_number[n] != nullptr) {
+        return Fail(comp, p, "parameter number ", n, " is also used by %", by_number[n]->name());
+      }
+      by_number[n] = p;
+    }
+    for (size_t n = 0; n < by_number.size(); ++n) {
+      if (comp->parameter_instruction(static_cast<int64_t>(n)) != by_number[n]) {
+        return Fail(comp, by_number[n], "the computation does not list it as parameter ", n);
+      }
+    }
+
+    // Operand/user and control edges, each direction checked against a set
+    // of the other's edges so that high fan-out stays linear.
+    absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> uses;
+    absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> control;
+    for (const HloInstruction* inst : instructions) {
+      if (inst->parent() != comp) {
+        return Fail(comp, inst, "its parent is ", Name(inst->parent()),
+                    ", not the computation that holds it");
+      }
+      if (!names_.insert(inst->name()).second) {
+        return Fail(comp, inst, "instruction name is used more than once in the module");
+      }
+      for (int64_t i = 0; i < inst->operand_count(); ++i) {
+        const HloInstruction* operand = inst->operand(i);
+        if (operand == nullptr) return Fail(comp, inst, "operand ", i, " is null");
+        if (operand->parent() != comp) {
+          return Fail(comp, inst, "operand ", i, " %", operand->name(), " is in computation ",
+                      Name(operand->parent()), ", not in ", Name(comp));
+        }
+        uses.insert({operand, inst});
+      }
+      for (const HloInstruction* succ : inst->control_successors()) {
+        if (succ == nullptr || succ->parent() != comp) {
+          return Fail(comp, inst, "control successor %",
+                      succ == nullptr ? std::string("<null>") : succ->name(),
+                      " is not in the same computation");
+        }
+        control.insert({inst, succ});
+      }
+      const int arity = HloOpcodeArity(inst->opcode());
+      if (inst->opcode() == HloOpcode::kAsyncUpdate) {
+        // XLA's late-binding form `*-update(start, x, y)` passes further
+        // operands to the wrapped computation; the first is the async value.
+        if (inst->operand_count() < 1) {
+          return Fail(comp, inst, "async-update needs the async value as its first operand");
+        }
+      } else if (arity != kVariadic && inst->operand_count() != arity) {
+        return Fail(comp, inst, HloOpcodeString(inst->opcode()), " takes ", arity,
+                    " operand(s) but has ", inst->operand_count());
+      }
+      for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+        for (const HloComputation* called : attr.computations) {
+          if (called == nullptr) {
+            return Fail(comp, inst, attr.name, " names a computation that does not exist");
+          }
+          if (!computation_set_.contains(called)) {
+            return Fail(comp, inst, attr.name, "=", Name(called),
+                        " is not a computation of this module");
+          }
+          if (called == comp) {
+            return Fail(comp, inst, attr.name, " calls its own computation ", Name(comp));
+          }
+        }
+      }
+    }
+    size_t user_edges = 0;
+    size_t pred_edges = 0;
+    for (const HloInstruction* inst : instructions) {
+      absl::flat_hash_set<const HloInstruction*> seen_users;
+      for (const HloInstruction* user : inst->users()) {
+        if (user == nullptr || !seen_users.insert(user).second) {
+          return Fail(comp, inst, "a user is null or listed twice");
+        }
+        if (!uses.contains(std::make_pair(inst, user))) {
+          return Fail(comp, inst, "%", user->name(),
+                      " is listed as a user but does not use it as an operand");
+        }
+        ++user_edges;
+      }
+      for (const HloInstruction* pred : inst->control_predecessors()) {
+        if (pred == nullptr || !control.contains(std::make_pair(pred, inst))) {
+          return Fail(comp, inst, "control predecessor %",
+                      pred == nullptr ? std::string("<null>") : pred->name(),
+                      " does not list it as a control successor");
+        }
+        ++pred_edges;
+      }
+    }
+    if (user_edges != uses.size() || pred_edges != control.size()) {
+      // Some operand (control) edge has no matching user (predecessor)
+      // entry; find the first one for the message, still in linear time.
+      absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> listed;
+      absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> listed_preds;
+      for (const HloInstruction* inst : instructions) {
+        for (const HloInstruction* user : inst->users()) listed.insert({inst, user});
+        for (const HloInstruction* pred : inst->control_predecessors()) {
+          listed_preds.insert({pred, inst});
+        }
+      }
+      for (const HloInstruction* inst : instructions) {
+        for (const HloInstruction* operand : inst->operands()) {
+          if (!listed.contains(std::make_pair(operand, inst))) {
+            return Fail(comp, inst, "it uses %", operand->name(),
+                        " but is not among that instruction's users");
+          }
+        }
+        for (const HloInstruction* succ : inst->control_successors()) {
+          if (!listed_preds.contains(std::make_pair(inst, succ))) {
+            return Fail(comp, inst, "control successor %", succ->name(),
+                        " does not list it as a control predecessor");
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---------------------------------------------------------------------
+  // Phase 2: no cycle through operands and control predecessors.
+  absl::Status VerifyAcyclic(const HloComputation* comp) {
+    enum : uint8_t { kNew = 0, kActive, kDone };
+    absl::flat_hash_map<const HloInstruction*, uint8_t> state;
+    const std::vector<HloInstruction*> instructions = comp->instructions();
+    state.reserve(instructions.size());
+    // Frame: instruction and the index of the next edge to follow (operands
+    // first, then control predecessors).
+    std::vector<std::pair<const HloInstruction*, size_t>> stack;
+    for (const HloInstruction* start : instructions) {
+      if (state[start] != kNew) continue;
+      stack.push_back({start, 0});
+      state[start] = kActive;
+      while (!stack.empty()) {
+        auto& [inst, next] = stack.back();
+        const size_t n_operands = inst->operands().size();
+        const size_t n_edges = n_operands + inst->control_predecessors().size();
+        if (next == n_edges) {
+          state[inst] = kDone;
+          stack.pop_back();
+          continue;
+        }
+        const bool is_control = next >= n_operands;
+        const HloInstruction* target = is_control ? inst->control_predecessors()[next - n_operands]
+                                                  : inst->operands()[next];
+        ++next;
+        uint8_t& s = state[target];
+        if (s == kActive) {
+          return Fail(comp, target, "it is on a cycle (through ",
+                      is_control ? "a control edge" : "operands", " from %", inst->name(), ")");
+        }
+        if (s == kNew) {
+          s = kActive;
+          stack.push_back({target, 0});
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---------------------------------------------------------------------
+  // Phase 3: shapes.
+  absl::Status VerifyShape(const HloComputation* comp, const HloInstruction* inst) {
+    switch (inst->opcode()) {
+      case HloOpcode::kDot: return VerifyDot(comp, inst);
+      case HloOpcode::kReshape: return VerifyReshape(comp, inst);
+      case HloOpcode::kGetTupleElement: return VerifyGetTupleElement(comp, inst);
+      case HloOpcode::kTuple: return VerifyTuple(comp, inst);
+      case HloOpcode::kParameter:
+        if (inst->shape().IsTuple() || inst->shape().IsArray() || inst->shape().IsToken() ||
+            inst->shape().IsOpaque() || inst->shape().IsBuffer()) {
+          return absl::OkStatus();
+        }
+        return Fail(comp, inst, "parameter has no valid shape");
+      case HloOpcode::kConvert: return VerifyConvert(comp, inst);
+      case HloOpcode::kBroadcast: return VerifyBroadcast(comp, inst);
+      case HloOpcode::kTranspose: return VerifyTranspose(comp, inst);
+      case HloOpcode::kAllGather: return VerifyGatherOrScatter(comp, inst, /*gather=*/true);
+      case HloOpcode::kReduceScatter: return VerifyGatherOrScatter(comp, inst, /*gather=*/false);
+      case HloOpcode::kAllReduce: return VerifyAllReduce(comp, inst);
+      case HloOpcode::kSend: return VerifySendRecv(comp, inst, /*send=*/true);
+      case HloOpcode::kRecv: return VerifySendRecv(comp, inst, /*send=*/false);
+      case HloOpcode::kSendDone: return VerifyDone(comp, inst, HloOpcode::kSend);
+      case HloOpcode::kRecvDone: return VerifyDone(comp, inst, HloOpcode::kRecv);
+      case HloOpcode::kWhile: return VerifyWhile(comp, inst);
+      case HloOpcode::kConditional: return VerifyConditional(comp, inst);
+      case HloOpcode::kCall: return VerifyCall(comp, inst);
+      default: return absl::OkStatus();
+    }
+  }
+
+  absl::Status RequireArray(const HloComputation* comp, const HloInstruction* inst,
+                            const Shape& shape, absl::string_view what) {
+    if (shape.IsArray()) return absl::OkStatus();
+    return Fail(comp, inst, what, " must be an array, got ", S(shape));
+  }
+
+  absl::Status VerifyDot(const HloComputation* comp, const HloInstruction* inst) {
+    const Shape& lhs = inst->operand(0)->shape();
+    const Shape& rhs = inst->operand(1)->shape();
+    const Shape& out = inst->shape();
+    if (auto s = RequireArray(comp, inst, lhs, "lhs operand"); !s.ok()) return s;
+    if (auto s = RequireArray(comp, inst, rhs, "rhs operand"); !s.ok()) return s;
+    if (auto s = RequireArray(comp, inst, out, "result"); !s.ok()) return s;
+    const DotDimensionNumbers& dn = inst->dot_dimension_numbers();
+    if (dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size()) {
+      return Fail(comp, inst, "lhs has ", dn.lhs_batch_dimensions.size(),
+                  " batch dimension(s) but rhs has ", dn.rhs_batch_dimensions.size());
+    }
+    if (dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size()) {
+      return Fail(comp, inst, "lhs has ", dn.lhs_contracting_dimensions.size(),
+                  " contracting dimension(s) but rhs has ", dn.rhs_contracting_dimensions.size());
+    }
+    // Every dimension named at most once per side, and in range.
+    auto check_side = [&](const Shape& shape, const std::vector<int64_t>& batch,
+                          const std::vector<int64_t>& contracting, absl::string_view side,
+                          std::vector<bool>* used) -> absl::Status {
+      used->assign(shape.rank(), false);
+      for (int pass = 0; pass < 2; ++pass) {
+        const std::vector<int64_t>& dims = pass == 0 ? batch : contracting;
+        absl::string_view kind = pass == 0 ? "batch" : "contracting";
+        for (int64_t d : dims) {
+          if (d < 0 || d >= shape.rank()) {
+            return Fail(comp, inst, side, " ", kind, " dimension ", d,
+                        " is out of range for rank ", shape.rank(), " (", S(shape), ")");
+          }
+          if ((*used)[d]) {
+            return Fail(comp, inst, side, " dimension ", d,
+                        " is named more than once among batch and contracting dimensions");
+          }
+          (*used)[d] = true;
+        }
+      }
+      return absl::OkStatus();
+    };
+    std::vector<bool> lhs_used, rhs_used;
+    if (auto s = check_side(lhs, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, "lhs",
+                            &lhs_used);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = check_side(rhs, dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions, "rhs",
+                            &rhs_used);
+        !s.ok()) {
+      return s;
+    }
+    for (size_t i = 0; i < dn.lhs_batch_dimensions.size(); ++i) {
+      const int64_t l = dn.lhs_batch_dimensions[i], r = dn.rhs_batch_dimensions[i];
+      if (!DimsAgree(lhs, l, rhs, r)) {
+        return Fail(comp, inst, "lhs batch dimension ", l, " has size ", lhs.dimensions(l),
+                    " but rhs batch dimension ", r, " has size ", rhs.dimensions(r));
+      }
+    }
+    for (size_t i = 0; i < dn.lhs_contracting_dimensions.size(); ++i) {
+      const int64_t l = dn.lhs_contracting_dimensions[i], r = dn.rhs_contracting_dimensions[i];
+      if (!DimsAgree(lhs, l, rhs, r)) {
+        return Fail(comp, inst, "lhs contracting dimension ", l, " has size ", lhs.dimensions(l),
+                    " but rhs contracting dimension ", r, " has size ", rhs.dimensions(r));
+      }
+    }
+    // Result: batch dims, then lhs free dims, then rhs free dims, in order.
+    std::vector<std::pair<const Shape*, int64_t>> expected;
+    for (int64_t d : dn.lhs_batch_dimensions) expected.push_back({&lhs, d});
+    for (int64_t d = 0; d < lhs.rank(); ++d) {
+      if (!lhs_used[d]) expected.push_back({&lhs, d});
+    }
+    for (int64_t d = 0; d < rhs.rank(); ++d) {
+      if (!rhs_used[d]) expected.push_back({&rhs, d});
+    }
+    if (static_cast<int64_t>(expected.size()) != out.rank()) {
+      return Fail(comp, inst, "result ", S(out), " has rank ", out.rank(), " but ",
+                  S(lhs), " x ", S(rhs), " with these dimension numbers gives rank ",
+                  expected.size(), " (batch, then lhs free, then rhs free dimensions)");
+    }
+    for (int64_t i = 0; i < out.rank(); ++i) {
+      const auto& [shape, d] = expected[i];
+      if (!DimsAgree(out, i, *shape, d)) {
+        return Fail(comp, inst, "result dimension ", i, " has size ", out.dimensions(i),
+                    " but ", shape == &lhs ? "lhs" : "rhs", " dimension ", d, " has size ",
+                    shape->dimensions(d), " (result ", S(out), ")");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyReshape(const HloComputation* comp, const HloInstruction* inst) {
+    const Shape& in = inst->operand(0)->shape();
+    const Shape& out = inst->shape();
+    if (auto s = RequireArray(comp, inst, in, "operand"); !s.ok()) return s;
+    if (auto s = RequireArray(comp, inst, out, "result"); !s.ok()) return s;
+    if (!SameType(in.element_type(), out.element_type())) {
+      return Fail(comp, inst, "reshape changes the element type from ",
+                  PrimitiveTypeName(in.element_type()), " to ",
+                  PrimitiveTypeName(out.element_type()));
+    }
+    if (in.is_static() && out.is_static() && in.checked_elements() != out.checked_elements()) {
+      return Fail(comp, inst, "reshape of ", S(in), " (", in.elements(), " elements) to ",
+                  S(out), " (", out.elements(), " elements) changes the element count");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyGetTupleElement(const HloComputation* comp, const HloInstruction* inst) {
+    const Shape& in = inst->operand(0)->shape();
+    if (!in.IsTuple()) {
+      return Fail(comp, inst, "operand %", inst->operand(0)->name(), " is not a tuple: ", S(in));
+    }
+    const int64_t index = inst->tuple_index();
+    if (index < 0 || index >= in.tuple_shapes_size()) {
+      return Fail(comp, inst, "tuple index ", index, " is out of range for ", S(in), " (",
+                  in.tuple_shapes_size(), " element(s))");
+    }
+    if (!Agree(inst->shape(), in.tuple_shapes(index))) {
+      return Fail(comp, inst, "shape ", S(inst->shape()), " is not element ", index, " of ",
+                  S(in), ", which is ", S(in.tuple_shapes(index)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyTuple(const HloComputation* comp, const HloInstruction* inst) {
+    const Shape& out = inst->shape();
+    if (!out.IsTuple() || out.tuple_shapes_size() != inst->operand_count()) {
+      return Fail(comp, inst, "a tuple of ", inst->operand_count(),
+                  " operand(s) must have a tuple shape of as many elements, got ", S(out));
+    }
+    for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      if (!Agree(out.tuple_shapes(i), inst->operand(i)->shape())) {
+        return Fail(comp, inst, "element ", i, " has shape ", S(out.tuple_shapes(i)),
+                    " but operand %", inst->operand(i)->name(), " has shape ",
+                    S(inst->operand(i)->shape()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyConvert(const HloComputation* comp, const HloInstruction* inst) {
+    const Shape& in = inst->operand(0)->shape();
+    const Shape& out = inst->shape();
+    if (auto s = RequireArray(comp, inst, in, "operand"); !s.ok()) return s;
+    if (auto s = RequireArray(comp, inst, out, "result"); !s.ok()) return s;
+    if (!ShapesAgree(in, out, TypeCheck::kNone)) {
+      return Fail(comp, inst, "convert must keep the dimensions: operand ", S(in), ", result ",
+                  S(out));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyBroadcast(const HloComputation* comp, const HloInstruction* inst) {
+    const Shape& in = inst->operand(0)->shape();
+    const Shape& out = inst->shape();
+    if (auto s = RequireArray(comp, inst, in, "operand"); !s.ok()) return s;
+    if (auto s = RequireArray(comp, inst, out, "result"); !s.ok()) return s;
+    if (!SameType(in.element_type(), out.element_type())) {
+      return Fail(comp, inst, "broadcast changes the element type from ",
+                  PrimitiveTypeName(in.element_type()), " to ",
+                  PrimitiveTypeName(out.element_type()));
+    }
+    static const std::vector<int64_t> kNone;
+    const std::vector<int64_t>& dims = inst->dimensions() ? *inst->dimensions() : kNone;
+    if (static_cast<int64_t>(dims.size()) != in.rank()) {
+      return Fail(comp, inst, "dimensions={", absl::StrJoin(dims, ","), "} has ", dims.size(),
+                  " entries but the operand ", S(in), " has rank ", in.rank());
+    }
+    for (int64_t i = 0; i < in.rank(); ++i) {
+      const int64_t d = dims[i];
+      if (d < 0 || d >= out.rank()) {
+        return Fail(comp, inst, "dimensions[", i, "]=", d, " is out of range for result ",
+                    S(out));
+      }
+      if (!DimsAgree(in, i, out, d)) {
+        return Fail(comp, inst, "operand dimension ", i, " has size ", in.dimensions(i),
+                    " but result dimension ", d, " it maps to has size ", out.dimensions(d));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyTranspose(const HloComputation* comp, const HloInstruction* inst) {
+    const Shape& in = inst->operand(0)->shape();
+    const Shape& out = inst->shape();
+    if (auto s = RequireArray(comp, inst, in, "operand"); !s.ok()) return s;
+    if (auto s = RequireArray(comp, inst, out, "result"); !s.ok()) return s;
+    static const std::vector<int64_t> kNone;
+    const std::vector<int64_t>& perm = inst->dimensions() ? *inst->dimensions() : kNone;
+    if (static_cast<int64_t>(perm.size()) != in.rank() || out.rank() != in.rank()) {
+      return Fail(comp, inst, "dimensions={", absl::StrJoin(perm, ","),
+                  "} must be a permutation of the operand's ", in.rank(),
+                  " dimensions, and the result rank must be the same (operand ", S(in),
+                  ", result ", S(out), ")");
+    }
+    std::vector<bool> seen(perm.size(), false);
+    for (int64_t p : perm) {
+      if (p < 0 || p >= in.rank() || seen[p]) {
+        return Fail(comp, inst, "dimensions={", absl::StrJoin(perm, ","),
+                    "} is not a permutation");
+      }
+      seen[p] = true;
+    }
+    if (!SameType(in.element_type(), out.element_type())) {
+      return Fail(comp, inst, "transpose changes the element type from ",
+                  PrimitiveTypeName(in.element_type()), " to ",
+                  PrimitiveTypeName(out.element_type()));
+    }
+    for (int64_t i = 0; i < out.rank(); ++i) {
+      if (!DimsAgree(out, i, in, perm[i])) {
+        return Fail(comp, inst, "result dimension ", i, " has size ", out.dimensions(i),
+                    " but operand dimension ", perm[i], " has size ", in.dimensions(perm[i]));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The per-operand result shapes of a variadic collective: the result itself
+  // for one operand, the tuple elements for several.
+  absl::StatusOr<std::vector<const Shape*>> CollectiveOutputs(const HloComputation* comp,
+                                                               const HloInstruction* inst) {
+    const Shape& out = inst->shape();
+    const int64_t n = inst->operand_count();
+    std::vector<const Shape*> outputs;
+    if (n == 0) return Fail(comp, inst, HloOpcodeString(inst->opcode()), " has no operands");
+    if (n == 1 && !out.IsTuple()) {
+      outputs.push_back(&out);
+      return outputs;
+    }
+    if (!out.IsTuple() || out.tuple_shapes_size() != n) {
+      return Fail(comp, inst, "with ", n, " operand(s) the result must be a tuple of ", n,
+                  " shapes, got ", S(out));
+    }
+    for (const Shape& s : out.tuple_shapes()) outputs.push_back(&s);
+    return outputs;
+  }
+
+  absl::Status VerifyGatherOrScatter(const HloComputation* comp, const HloInstruction* inst,
+                                     bool gather) {
+    absl::string_view op = HloOpcodeString(inst->opcode());
+    auto size_or = CollectiveGroupSize(module_, *inst, /*uniform_required=*/true);
+    if (!size_or.ok()) return Fail(comp, inst, size_or.status().message());
+    const std::optional<int64_t> group_size = *size_or;
+    if (!inst->dimensions().has_value() || inst->dimensions()->size() != 1) {
+      return Fail(comp, inst, op, " needs dimensions={d} with exactly one dimension");
+    }
+    const int64_t dim = inst->collective_dimension();
+    auto outputs_or = CollectiveOutputs(comp, inst);
+    if (!outputs_or.ok()) return outputs_or.status();
+    const std::vector<const Shape*>& outputs = *outputs_or;
+    for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      const Shape& in = inst->operand(i)->shape();
+      const Shape& out = *outputs[i];
+      if (!in.IsArray()) {
+        return Fail(comp, inst, "operand ", i, " must be an array, got ", S(in));
+      }
+      if (!out.IsArray()) {
+        return Fail(comp, inst, "result ", i, " must be an array, got ", S(out));
+      }
+      if (in.rank() == 0) {
+        // A rank-0 operand (Neuron's token-threaded form) passes through.
+        if (!ShapesAgree(in, out, TypeCheck::kNone)) {
+          return Fail(comp, inst, "rank-0 operand ", i, " must pass through unchanged, but ",
+                      S(in), " becomes ", S(out));
+        }
+        continue;
+      }
+      if (dim < 0 || dim >= in.rank()) {
+        return Fail(comp, inst, op, " dimension ", dim, " is out of range for operand ", i,
+                    " ", S(in));
+      }
+      if (out.rank() != in.rank()) {
+        return Fail(comp, inst, "result ", i, " ", S(out), " must have the rank of operand ", i,
+                    " ", S(in));
+      }
+      for (int64_t d = 0; d < in.rank(); ++d) {
+        if (d == dim) continue;
+        if (!DimsAgree(in, d, out, d)) {
+          return Fail(comp, inst, "result ", i, " ", S(out), " differs from operand ", i, " ",
+                      S(in), " in dimension ", d, ", which is not the ", op, " dimension ", dim);
+        }
+      }
+      if (!group_size.has_value() || in.is_dynamic_dimension(dim) ||
+          out.is_dynamic_dimension(dim)) {
+        continue;
+      }
+      const int64_t g = *group_size;
+      if (gather) {
+        int64_t expected;
+        if (__builtin_mul_overflow(in.dimensions(dim), g, &expected) ||
+            expected != out.dimensions(dim)) {
+          return Fail(comp, inst, "result ", i, " ", S(out), " should have size ",
+                      in.dimensions(dim), " * ", g, " (group size) in dimension ", dim,
+                      ", as operand ", i, " is ", S(in));
+        }
+      } else {
+        if (g <= 0 || in.dimensions(dim) % g != 0) {
+          return Fail(comp, inst, "operand ", i, " ", S(in), " dimension ", dim, " of size ",
+                      in.dimensions(dim), " is not divisible by the group size ", g);
+        }
+        if (out.dimensions(dim) != in.dimensions(dim) / g) {
+          return Fail(comp, inst, "result ", i, " ", S(out), " should have size ",
+                      in.dimensions(dim), " / ", g, " (group size) in dimension ", dim,
+                      ", as operand ", i, " is ", S(in));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyAllReduce(const HloComputation* comp, const HloInstruction* inst) {
+    auto size_or = CollectiveGroupSize(module_, *inst, /*uniform_required=*/false);
+    if (!size_or.ok()) return Fail(comp, inst, size_or.status().message());
+    if (inst->to_apply() == nullptr) {
+      return Fail(comp, inst, "all-reduce needs a to_apply computation");
+    }
+    auto outputs_or = CollectiveOutputs(comp, inst);
+    if (!outputs_or.ok()) return outputs_or.status();
+    for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      const Shape& in = inst->operand(i)->shape();
+      if (!Agree(in, *(*outputs_or)[i])) {
+        return Fail(comp, inst, "result ", i, " ", S(*(*outputs_or)[i]),
+                    " must have the shape of operand ", i, " ", S(in));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifySendRecv(const HloComputation* comp, const HloInstruction* inst,
+                              bool send) {
+    const Shape& out = inst->shape();
+    const HloInstruction* token = inst->operand(send ? 1 : 0);
+    if (!token->shape().IsToken()) {
+      return Fail(comp, inst, "operand ", send ? 1 : 0, " must be a token, got ",
+                  S(token->shape()));
+    }
+    if (!out.IsTuple() || out.tuple_shapes_size() != 3 ||
+        !IsScalarOf(out.tuple_shapes(1), PrimitiveType::U32) || !out.tuple_shapes(2).IsToken()) {
+      return Fail(comp, inst, send ? "send" : "recv",
+                  " must return (data, u32[], token[]), got ", S(out));
+    }
+    if (send && !Agree(out.tuple_shapes(0), inst->operand(0)->shape())) {
+      return Fail(comp, inst, "send returns data ", S(out.tuple_shapes(0)),
+                  " but sends operand ", S(inst->operand(0)->shape()));
+    }
+    return absl::OkStatus();
+  }
+
+  // send-done / recv-done. The operand is the send/recv itself, or (XLA's
+  // pipelined send/recv) a get-tuple-element that carries the send/recv
+  // value through a loop; following that value through the loop is
+  // dataflow analysis this verifier does not do, so then only the shape of
+  // the value is checked, not the channel id.
+  absl::Status VerifyDone(const HloComputation* comp, const HloInstruction* inst,
+                          HloOpcode start) {
+    const HloInstruction* operand = inst->operand(0);
+    absl::string_view start_name = HloOpcodeString(start);
+    const bool pipelined = operand->opcode() == HloOpcode::kGetTupleElement;
+    if (operand->opcode() != start && !pipelined) {
+      return Fail(comp, inst, "operand %", operand->name(), " must be a ", start_name,
+                  " (or a get-tuple-element carrying one through a loop), not a ",
+                  HloOpcodeString(operand->opcode()));
+    }
+    if (!pipelined && inst->channel_id() != operand->channel_id()) {
+      auto id = [](const std::optional<int64_t>& c) {
+        return c ? absl::StrCat(*c) : std::string("none");
+      };
+      return Fail(comp, inst, "channel_id ", id(inst->channel_id()), " does not match channel_id ",
+                  id(operand->channel_id()), " of its ", start_name, " %", operand->name());
+    }
+    const Shape& value = operand->shape();
+    if (!value.IsTuple() || value.tuple_shapes_size() != 3 || !value.tuple_shapes(2).IsToken()) {
+      return Fail(comp, inst, "operand %", operand->name(), " must be a ", start_name,
+                  " value (data, u32[], token[]), got ", S(value));
+    }
+    if (start == HloOpcode::kSend) {
+      if (!inst->shape().IsToken()) {
+        return Fail(comp, inst, "send-done must return token[], got ", S(inst->shape()));
+      }
+    } else {
+      const Shape& out = inst->shape();
+      if (!out.IsTuple() || out.tuple_shapes_size() != 2 || !out.tuple_shapes(1).IsToken() ||
+          !Agree(out.tuple_shapes(0), value.tuple_shapes(0))) {
+        return Fail(comp, inst, "recv-done must return (data, token[]) with the data shape ",
+                    S(value.tuple_shapes(0)), " of its recv, got ", S(out));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Signature checks of called computations: parameter count and shapes
+  // against the values passed, root against the value returned.
+  absl::Status CheckCalled(const HloComputation* comp, const HloInstruction* inst,
+                           const HloComputation* called, absl::string_view role,
+                           absl::Span<const Shape* const> params, const Shape* result) {
+    if (called->num_parameters() != static_cast<int64_t>(params.size())) {
+      return Fail(comp, inst, role, " ", Name(called), " takes ", called->num_parameters(),
+                  " parameter(s) but is passed ", params.size());
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      const HloInstruction* p = called->parameter_instruction(static_cast<int64_t>(i));
+      if (!Agree(p->shape(), *params[i])) {
+        return Fail(comp, inst, role, " ", Name(called), " parameter ", i, " has shape ",
+                    S(p->shape()), " but is passed ", S(*params[i]));
+      }
+    }
+    if (result != nullptr && !Agree(called->root_instruction()->shape(), *result)) {
+      return Fail(comp, inst, role, " ", Name(called), " returns ",
+                  S(called->root_instruction()->shape()), " but ", S(*result), " is expected");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyWhile(const HloComputation* comp, const HloInstruction* inst) {
+    const HloComputation* cond = inst->while_condition();
+    const HloComputation* body = inst->while_body();
+    if (cond == nullptr || body == nullptr) {
+      return Fail(comp, inst, "while needs exactly one condition and one body computation");
+    }
+    const Shape& init = inst->operand(0)->shape();
+    if (!Agree(inst->shape(), init)) {
+      return Fail(comp, inst, "while returns ", S(inst->shape()),
+                  " but its initial value is ", S(init));
+    }
+    const Shape* params[] = {&init};
+    if (auto s = CheckCalled(comp, inst, body, "body", params, &init); !s.ok()) return s;
+    if (auto s = CheckCalled(comp, inst, cond, "condition", params, nullptr); !s.ok()) return s;
+    if (!IsScalarPred(cond->root_instruction()->shape())) {
+      return Fail(comp, inst, "condition ", Name(cond), " must return pred[], returns ",
+                  S(cond->root_instruction()->shape()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyConditional(const HloComputation* comp, const HloInstruction* inst) {
+    std::vector<const HloComputation*> branches;
+    auto listed = inst->called_computations("branch_computations");
+    const HloComputation* on_true = inst->called_computation("true_computation");
+    const HloComputation* on_false = inst->called_computation("false_computation");
+    const bool by_pred = on_true != nullptr || on_false != nullptr;
+    if (by_pred) {
+      if (on_true == nullptr || on_false == nullptr || !listed.empty()) {
+        return Fail(comp, inst, "conditional needs both true_computation and false_computation,",
+                    " or branch_computations");
+      }
+      branches = {on_true, on_false};
+    } else {
+      branches.assign(listed.begin(), listed.end());
+      if (branches.empty()) return Fail(comp, inst, "conditional has no branch computations");
+    }
+    if (inst->operand_count() != static_cast<int64_t>(branches.size()) + 1) {
+      return Fail(comp, inst, "conditional with ", branches.size(), " branches needs ",
+                  branches.size() + 1, " operands, has ", inst->operand_count());
+    }
+    const Shape& index = inst->operand(0)->shape();
+    if (by_pred ? !IsScalarPred(index) : !IsScalarOf(index, PrimitiveType::S32)) {
+      return Fail(comp, inst, "branch selector must be ", by_pred ? "pred[]" : "s32[]",
+                  ", got ", S(index));
+    }
+    for (size_t b = 0; b < branches.size(); ++b) {
+      const Shape* params[] = {&inst->operand(b + 1)->shape()};
+      std::string role = absl::StrCat("branch ", b);
+      if (auto s = CheckCalled(comp, inst, branches[b], role, params, &inst->shape()); !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyCall(const HloComputation* comp, const HloInstruction* inst) {
+    const HloComputation* callee = inst->to_apply();
+    if (callee == nullptr) return Fail(comp, inst, "call needs exactly one to_apply computation");
+    std::vector<const Shape*> params;
+    for (const HloInstruction* operand : inst->operands()) params.push_back(&operand->shape());
+    return CheckCalled(comp, inst, callee, "to_apply", params, &inst->shape());
+  }
+
+  // Shapes agree, element types per the mixed-precision option.
+  bool Agree(const Shape& a, const Shape& b) const {
+    return ShapesAgree(a, b,
+                       options_.allow_mixed_precision ? TypeCheck::kIgnoreFpPrecision
+                                                      : TypeCheck::kExact);
+  }
+  bool SameType(PrimitiveType a, PrimitiveType b) const {
+    return SameElementType(a, b, options_.allow_mixed_precision);
+  }
+
+  const HloModule& module_;
+  const HloVerifierOptions options_;
+  std::vector<HloComputation*> computations_;
+  absl::flat_hash_set<const HloComputation*> computation_set_;
+  absl::flat_hash_set<absl::string_view> names_;
+};
+
+}  // namespace
+
+absl::Status VerifyHloModule(const HloModule& module) {
+  return VerifyHloModule(module, HloVerifierOptions());
+}
+
+absl::Status VerifyHloModule(const HloModule& module, const HloVerifierOptions& options) {
+  return Verifier(module, options).Run();
+}
+
+}  // namespace hilo

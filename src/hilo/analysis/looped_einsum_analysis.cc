@@ -1,0 +1,456 @@
+#include "hilo/analysis/looped_einsum_analysis.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "hilo/analysis/looped_einsum_matchers.h"
+#include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/ir/primitive_type.h"
+
+namespace hilo {
+namespace {
+
+std::string Name(const HloInstruction* inst) {
+  return inst == nullptr ? std::string("<none>") : absl::StrCat("%", inst->name());
+}
+
+std::string DimsToString(absl::Span<const int64_t> dims) {
+  return absl::StrCat("{", absl::StrJoin(dims, ","), "}");
+}
+
+// "convert(all-gather)": the opcodes from `start` up to the first
+// all-gather within kRootAllGatherDepth operand-0 hops.
+std::string ChainToAllGather(const HloInstruction* start) {
+  std::vector<std::string> ops;
+  const HloInstruction* inst = start;
+  for (int hop = 0; inst != nullptr; ++hop) {
+    ops.push_back(std::string(HloOpcodeString(inst->opcode())));
+    if (inst->opcode() == HloOpcode::kAllGather || hop >= kRootAllGatherDepth ||
+        inst->operand_count() == 0) {
+      break;
+    }
+    inst = inst->operand(0);
+  }
+  std::string out;
+  for (size_t i = 0; i < ops.size(); ++i) absl::StrAppend(&out, ops[i], i + 1 < ops.size() ? "(" : "");
+  for (size_t i = 1; i < ops.size(); ++i) out.push_back(')');
+  return out;
+}
+
+// The collective geometry of the all-gather's replica groups.
+struct Geometry {
+  std::string error;  // non-empty: unknown or unusable, do not fold
+  int64_t tp_degree = 0;
+  int64_t num_groups = 0;
+  std::string note;
+  // Empty when contiguous ([i*tp, (i+1)*tp) in order); else why not.
+  std::string not_contiguous;
+};
+
+Geometry ReadGeometry(const HloInstruction* ag) {
+  Geometry g;
+  std::vector<std::vector<int64_t>> groups;
+  const std::optional<ReplicaGroups>& written = ag->replica_groups();
+  if (written.has_value() && !written->empty()) {
+    absl::StatusOr<std::vector<std::vector<int64_t>>> expanded = written->Expand();
+    if (!expanded.ok()) {
+      g.error = absl::StrCat("replica_groups=", written->ToString(),
+                             " can not be read as explicit groups (", expanded.status().message(),
+                             "), so tp_degree and num_groups are unknown");
+      return g;
+    }
+    groups = *std::move(expanded);
+  }
+  if (groups.empty()) {
+    // XLA: no groups means one group of every participant of the op's
+    // group mode. An all-gather's use_global_device_ids is a plain bool
+    // (absent = false), so with a channel_id the mode is
+    // cross-replica-and-partition (false) or flattened ids (true).
+    const HloComputation* computation = ag->parent();
+    const HloModule* module = computation == nullptr ? nullptr : computation->parent();
+    const bool global_ids = ag->use_global_device_ids().value_or(false);
+    const std::string what = absl::StrCat(
+        written.has_value() ? "replica_groups={}" : "no replica_groups attribute");
+    if (!ag->channel_id().has_value()) {
+      if (global_ids) {
+        g.error = absl::StrCat(what, " with use_global_device_ids=true and no channel_id is not a valid group mode");
+        return g;
+      }
+      if (module == nullptr || !module->replica_count().has_value()) {
+        g.error = absl::StrCat(what, " (cross-replica: one group of every replica), but the module header does not give replica_count, so tp_degree is unknown");
+        return g;
+      }
+      g.tp_degree = *module->replica_count();
+      g.note = absl::StrCat(what, ": one group of replica_count=", g.tp_degree, " replicas");
+    } else if (global_ids) {
+      g.error = absl::StrCat(what, " with use_global_device_ids=true (flattened ids): XLA requires explicit groups in that mode, so the group is unknown");
+      return g;
+    } else {
+      if (module == nullptr || !module->replica_count().has_value() ||
+          !module->num_partitions().has_value()) {
+        g.error = absl::StrCat(what, " with a channel_id (cross-replica-and-partition: one group of every replica and partition), but the module header does not give both replica_count and num_partitions, so tp_degree is unknown");
+        return g;
+      }
+      if (__builtin_mul_overflow(*module->replica_count(), *module->num_partitions(), &g.tp_degree)) {
+        g.error = "replica_count * num_partitions overflows";
+        return g;
+      }
+      g.note = absl::StrCat(what, ": one group of replica_count*num_partitions=", g.tp_degree,
+                            " devices");
+    }
+    if (g.tp_degree <= 0) {
+      g.error = absl::StrCat(g.note, ", which is not a positive group size");
+      return g;
+    }
+    g.num_groups = 1;
+    return g;  // one group [0, n): contiguous
+  }
+  g.tp_degree = static_cast<int64_t>(groups[0].size());
+  g.num_groups = static_cast<int64_t>(groups.size());
+  if (g.tp_degree == 0) {
+    g.error = "the first replica group is empty, so tp_degree would be 0";
+    return g;
+  }
+  for (size_t i = 1; i < groups.size(); ++i) {
+    if (static_cast<int64_t>(groups[i].size()) != g.tp_degree) {
+      g.error = absl::StrCat("replica groups have unequal sizes (group 0 has ", g.tp_degree,
+                             " ids, group ", i, " has ", groups[i].size(),
+                             "), so no single tp_degree describes them");
+      return g;
+    }
+  }
+  for (size_t i = 0; i < groups.size() && g.not_contiguous.empty(); ++i) {
+    for (size_t j = 0; j < groups[i].size(); ++j) {
+      if (groups[i][j] != static_cast<int64_t>(i) * g.tp_degree + static_cast<int64_t>(j)) {
+        g.not_contiguous = absl::StrCat("replica group ", i, " is {", absl::StrJoin(groups[i], ","),
+                                        "}, not the contiguous [", i * g.tp_degree, ", ",
+                                        (i + 1) * g.tp_degree, ") in order");
+        break;
+      }
+    }
+  }
+  return g;
+}
+
+bool ContractingDimInRange(const HloInstruction* operand, int64_t dim) {
+  return dim >= 0 && dim < operand->shape().rank();
+}
+
+}  // namespace
+
+absl::string_view LoopedEinsumMatcherName(LoopedEinsumMatcher matcher) {
+  switch (matcher) {
+    case LoopedEinsumMatcher::kNone:
+      return "none";
+    case LoopedEinsumMatcher::kLhs:
+      return "LHS";
+    case LoopedEinsumMatcher::kLhsRS:
+      return "LHS-RS";
+    case LoopedEinsumMatcher::kRhs:
+      return "RHS";
+    case LoopedEinsumMatcher::kRhsRS:
+      return "RHS-RS";
+    case LoopedEinsumMatcher::kLhsNxD:
+      return "LHS-NxD";
+  }
+  return "none";
+}
+
+std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,
+                                              int64_t num_groups, bool use_sb_to_sb) {
+  return absl::StrCat("rhs_contracting_dim=", rhs_contracting_dim, ",tp_degree=", tp_degree,
+                      ",num_groups=", num_groups, ",use_sb_to_sb=", use_sb_to_sb ? "1" : "0");
+}
+
+bool FitsSbToSb(PrimitiveType element_type, int64_t elements, int64_t threshold_mb) {
+  // 2 * bytes * elements / 2^20 <= threshold, without rounding: compare
+  // 2 * bytes * elements against threshold * 2^20 in 128-bit integers.
+  const __int128 need = static_cast<__int128>(2) * ByteWidth(element_type) * elements;
+  const __int128 limit = static_cast<__int128>(threshold_mb) * 1048576;
+  return need <= limit;
+}
+
+LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings) {
+  LoopedEinsumPlan plan;
+  if (dot == nullptr || dot->opcode() != HloOpcode::kDot) return plan;
+
+  const bool lhs = MatchAllGatherInDotLhs(dot);
+  const bool lhs_rs = MatchAllGatherInDotLhsRS(dot);
+  const bool rhs = MatchAllGatherInDotRhs(dot);
+  const bool rhs_rs = MatchAllGatherInDotRhsRS(dot);
+  const bool lhs_nxd = MatchAllGatherInDotLhsNxD(dot);
+  const bool any_matcher = lhs || lhs_rs || rhs || rhs_rs || lhs_nxd;
+  int64_t reaching_operand = -1;  // an operand an all-gather reaches, for the explanation
+  for (int64_t i = 0; i < dot->operand_count() && i < 2; ++i) {
+    if (GetRootAllGather(dot->operand(i), kRootAllGatherDepth) != nullptr) {
+      reaching_operand = i;
+      break;
+    }
+  }
+  if (!any_matcher && reaching_operand < 0) return plan;
+  plan.candidate = true;
+
+  auto fail = [&plan](std::string reason) -> LoopedEinsumPlan& {
+    plan.fold = false;
+    plan.reason = std::move(reason);
+    return plan;
+  };
+
+  // The original's first checks: one contracting dimension per side
+  // (rhs first, as it reads them).
+  const DotDimensionNumbers& dnums = dot->dot_dimension_numbers();
+  if (dnums.rhs_contracting_dimensions.size() != 1) {
+    return fail(absl::StrCat("the dot has ", dnums.rhs_contracting_dimensions.size(),
+                             " rhs contracting dimensions ",
+                             DimsToString(dnums.rhs_contracting_dimensions),
+                             "; the collective matmul takes exactly 1"));
+  }
+  if (dnums.lhs_contracting_dimensions.size() != 1) {
+    return fail(absl::StrCat("the dot has ", dnums.lhs_contracting_dimensions.size(),
+                             " lhs contracting dimensions ",
+                             DimsToString(dnums.lhs_contracting_dimensions),
+                             "; the collective matmul takes exactly 1"));
+  }
+
+  if (!any_matcher) {
+    return fail(absl::StrCat(
+        "no matcher applies: operand ", reaching_operand, " reaches an all-gather as ",
+        ChainToAllGather(dot->operand(reaching_operand)),
+        ", but the matchers take all-gather or reshape(all-gather) on either operand, or "
+        "reshape(get-tuple-element(all-gather)) on operand 0"));
+  }
+
+  // Weight side (the coherent reading of the seed's branch, issue 5).
+  if (lhs || lhs_rs) {
+    plan.matcher = lhs ? LoopedEinsumMatcher::kLhs : LoopedEinsumMatcher::kLhsRS;
+    plan.weight_operand = 0;
+    plan.weight_parameter = WeightInLHS(dot);
+    if (plan.weight_parameter == nullptr) {
+      return fail(absl::StrCat(
+          LoopedEinsumMatcherName(plan.matcher),
+          " matched, but operand 0 does not reach a parameter through "
+          "reshape/convert/bitcast/copy/get-tuple-element/all-gather within ",
+          kWeightSearchHops,
+          " hops (WeightInLHS); the LHS branch is decided first and has no aggressive fallback"));
+    }
+  } else if (rhs) {
+    plan.matcher = LoopedEinsumMatcher::kRhs;
+    plan.weight_operand = 1;
+    plan.weight_parameter = WeightInRHS(dot);
+    if (plan.weight_parameter == nullptr && !settings.aggressive) {
+      return fail(
+          absl::StrCat("RHS matched, but operand 1 does not reach a parameter through "
+                       "reshape/convert/bitcast/copy/get-tuple-element/all-gather within ",
+                       kWeightSearchHops,
+                       " hops (WeightInRHS) and NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE is not 1"));
+    }
+  } else if (rhs_rs) {
+    plan.matcher = LoopedEinsumMatcher::kRhsRS;
+    plan.weight_operand = 1;
+    plan.weight_parameter = WeightInRHS(dot);  // informative only: RHS-RS is accepted as is
+  } else {
+    plan.matcher = LoopedEinsumMatcher::kLhsNxD;
+    plan.weight_operand = 0;
+    plan.weight_parameter = WeightInLHS(dot);
+    if (plan.weight_parameter == nullptr && !settings.aggressive) {
+      return fail(
+          absl::StrCat("LHS-NxD matched, but operand 0 does not reach a parameter through "
+                       "reshape/convert/bitcast/copy/get-tuple-element/all-gather within ",
+                       kWeightSearchHops,
+                       " hops (WeightInLHS) and NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE is not 1"));
+    }
+  }
+  const std::string matcher_name(LoopedEinsumMatcherName(plan.matcher));
+
+  HloInstruction* weight = dot->mutable_operand(plan.weight_operand);
+  HloInstruction* ag = GetRootAllGather(weight, kRootAllGatherDepth);
+  plan.all_gather = ag;
+  if (ag == nullptr) {
+    return fail(absl::StrCat(matcher_name, " matched, but no all-gather is within ",
+                             kRootAllGatherDepth, " operand-0 hops of the weight operand ",
+                             Name(weight)));
+  }
+  if (ag->operand_count() == 0) {
+    return fail(absl::StrCat("the all-gather ", Name(ag), " has no operands"));
+  }
+  if (settings.nxd && ag->operand_count() > 5) {
+    return fail(absl::StrCat("NEURON_COLLECTIVE_MATMUL_NXD is 1 and the all-gather ", Name(ag),
+                             " has ", ag->operand_count(), " operands (more than 5)"));
+  }
+  const int64_t gather_dim = ag->collective_dimension();
+  const Shape& gathered_operand_shape = ag->operand(0)->shape();
+  const int64_t gathered_operand_rank =
+      gathered_operand_shape.IsArray() ? gathered_operand_shape.rank() : 0;
+  if (gather_dim <= 1 && gathered_operand_rank != 3) {
+    return fail(absl::StrCat("all-gather dimension ", gather_dim, " <= 1 and its operand has rank ",
+                             gathered_operand_rank, ", not 3"));
+  }
+  plan.pattern_matches = true;
+
+  // --- Can the rewrite be built? -------------------------------------------
+  for (int64_t i = 0; i < 2; ++i) {
+    if (i >= dot->operand_count()) {
+      return fail(absl::StrCat("the dot has ", dot->operand_count(), " operands, not 2"));
+    }
+    if (!dot->operand(i)->shape().IsArray()) {
+      return fail(absl::StrCat("dot operand ", i, " ", Name(dot->operand(i)), " is not an array (",
+                               dot->operand(i)->shape().ToString(false), ")"));
+    }
+  }
+  if (dot->operand_count() != 2) {
+    return fail(absl::StrCat("the dot has ", dot->operand_count(), " operands, not 2"));
+  }
+  const int64_t lhs_c = dnums.lhs_contracting_dimensions[0];
+  const int64_t rhs_c = dnums.rhs_contracting_dimensions[0];
+  if (!ContractingDimInRange(dot->operand(0), lhs_c) ||
+      !ContractingDimInRange(dot->operand(1), rhs_c)) {
+    return fail(absl::StrCat("the dot's contracting dimensions (lhs ", lhs_c, ", rhs ", rhs_c,
+                             ") are out of range for its operands"));
+  }
+  plan.rhs_contracting_dim = rhs_c;
+  plan.activation = dot->mutable_operand(1 - plan.weight_operand);
+  plan.shard = ag->mutable_operand(0);
+  if (plan.shard->parent() != dot->parent() || plan.activation->parent() != dot->parent()) {
+    return fail("the weight shard or the activation is not in the dot's computation");
+  }
+  const Shape& w = plan.shard->shape();
+  if (!w.IsArray() || !w.is_static()) {
+    return fail(absl::StrCat("the all-gather's operand 0 ", Name(plan.shard), " (",
+                             w.ToString(false), ") is not a static array, so it can not be reshaped"));
+  }
+  const int64_t weight_c = plan.weight_operand == 0 ? lhs_c : rhs_c;
+  const Shape& weight_shape = weight->shape();
+  if (weight_shape.is_dynamic_dimension(weight_c)) {
+    return fail(absl::StrCat("the contracting dimension ", weight_c, " of the weight operand ",
+                             Name(weight), " is dynamic"));
+  }
+  plan.k = weight_shape.dimensions(weight_c);
+  std::optional<int64_t> w_elements = w.checked_elements();
+  if (!w_elements.has_value()) {
+    return fail(absl::StrCat("the element count of ", Name(plan.shard), " overflows"));
+  }
+  if (plan.k <= 0 || *w_elements % plan.k != 0) {
+    return fail(absl::StrCat("W ", Name(plan.shard), " ", w.ToString(false), " has ", *w_elements,
+                             " elements, which the contracting extent k=", plan.k,
+                             " does not divide, so W can not be reshaped to [elements/k, k]"));
+  }
+  Geometry geometry = ReadGeometry(ag);
+  if (!geometry.error.empty()) return fail(geometry.error);
+  plan.tp_degree = geometry.tp_degree;
+  plan.num_groups = geometry.num_groups;
+  plan.groups_note = geometry.note;
+
+  plan.reshaped_weight_shape = Shape::MakeArray(w.element_type(), {*w_elements / plan.k, plan.k});
+  if (w.has_layout()) {
+    Layout layout;
+    layout.minor_to_major = {1, 0};
+    plan.reshaped_weight_shape.set_layout(std::move(layout));
+  }
+  plan.use_sb_to_sb = FitsSbToSb(w.element_type(), *w_elements, settings.sb_to_sb_threshold_mb);
+  plan.weight_mb = 2.0 * static_cast<double>(ByteWidth(w.element_type())) *
+                   static_cast<double>(*w_elements) / 1048576.0;
+  plan.backend_config = MakeCollectiveMatmulBackendConfig(plan.rhs_contracting_dim, plan.tp_degree,
+                                                          plan.num_groups, plan.use_sb_to_sb);
+
+  // --- Exactness under the kernel contract -----------------------------------
+  // Kernel: operand 0 [M, K] gathered by rows over a contiguous group,
+  // operand 1 [K, N] / [N, K], result [M*tp, N] with row block r from rank r.
+  std::vector<std::string>& why = plan.inexact_reasons;
+  if (plan.weight_operand != 0) {
+    why.push_back(
+        "the weight is dot operand 1: the kernel gathers its operand 0 into the rows of an "
+        "[M*tp, N] result, while this dot puts the gathered dimensions last");
+  }
+  if (!dnums.lhs_batch_dimensions.empty() || !dnums.rhs_batch_dimensions.empty()) {
+    why.push_back(absl::StrCat("the dot has batch dimensions (lhs ",
+                               DimsToString(dnums.lhs_batch_dimensions), ", rhs ",
+                               DimsToString(dnums.rhs_batch_dimensions), "); the kernel has none"));
+  }
+  if (weight_c != weight_shape.rank() - 1) {
+    why.push_back(absl::StrCat("the weight operand's contracting dimension ", weight_c,
+                               " is not its last (rank ", weight_shape.rank(),
+                               "), so a row of [elements/k, k] is not a row of the dot operand"));
+  }
+  if (plan.activation->shape().rank() != 2) {
+    why.push_back(absl::StrCat("the activation ", Name(plan.activation), " has rank ",
+                               plan.activation->shape().rank(),
+                               "; the kernel's operand 1 is rank 2 ([K, N] or [N, K])"));
+  }
+  // Which gathered value the dot reads: the all-gather's result, or for
+  // LHS-NxD the tuple element its get-tuple-element selects.
+  const Shape* gathered = &ag->shape();
+  if (plan.matcher == LoopedEinsumMatcher::kLhsNxD) {
+    const HloInstruction* gte = dot->operand(0)->operand(0);
+    const int64_t index = gte->tuple_index();
+    if (index != 0) {
+      why.push_back(absl::StrCat("the dot reads tuple element ", index, " of the all-gather ",
+                                 Name(ag), ", but the custom-call takes its operand 0"));
+    }
+    gathered = ag->shape().IsTuple() && index >= 0 && index < ag->shape().tuple_shapes_size()
+                   ? &ag->shape().tuple_shapes(index)
+                   : nullptr;
+  }
+  if (gather_dim < 0 || gather_dim >= w.rank()) {
+    why.push_back(absl::StrCat("the all-gather dimension ", gather_dim,
+                               " is not a dimension of W ", w.ToString(false)));
+  } else {
+    int64_t leading = 1;
+    for (int64_t i = 0; i < gather_dim; ++i) leading *= w.dimensions(i);
+    if (leading != 1) {
+      why.push_back(absl::StrCat("the all-gather concatenates along dimension ", gather_dim, " of W ",
+                                 w.ToString(false), ", not along its rows: each rank's shard is ",
+                                 leading, " separate blocks, not one row block"));
+    }
+    if (gathered != nullptr && gathered->IsArray() && gathered->rank() == w.rank() &&
+        gathered->dimensions(gather_dim) != w.dimensions(gather_dim) * plan.tp_degree) {
+      why.push_back(absl::StrCat("the all-gather grows dimension ", gather_dim, " from ",
+                                 w.dimensions(gather_dim), " to ", gathered->dimensions(gather_dim),
+                                 ", not by tp_degree=", plan.tp_degree));
+    }
+  }
+  if (!geometry.not_contiguous.empty()) why.push_back(geometry.not_contiguous);
+  plan.exact = why.empty();
+
+  if (settings.strict && !plan.exact) {
+    return fail(absl::StrCat("matched ", matcher_name,
+                             ", but --collective-matmul-strict refuses a fold that is not exact "
+                             "under the kernel contract: ",
+                             absl::StrJoin(why, "; ")));
+  }
+  plan.fold = true;
+  return plan;
+}
+
+std::string ExplainLoopedEinsumPlan(const HloInstruction& dot, const LoopedEinsumPlan& plan) {
+  std::string where = Name(&dot);
+  if (dot.parent() != nullptr) absl::StrAppend(&where, " in ", dot.parent()->name());
+  if (!plan.fold) return absl::StrCat(where, ": not fused: ", plan.reason);
+  std::string weight = absl::StrCat("weight = operand ", plan.weight_operand);
+  if (plan.weight_parameter != nullptr) {
+    absl::StrAppend(&weight, " from parameter ", Name(plan.weight_parameter));
+  } else if (plan.matcher == LoopedEinsumMatcher::kRhsRS) {
+    absl::StrAppend(&weight, ", accepted without WeightInRHS");
+  } else {
+    absl::StrAppend(&weight, ", not proven a parameter; NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE is 1");
+  }
+  std::string out = absl::StrCat(
+      where, ": fused as ", LoopedEinsumMatcherName(plan.matcher), " (", weight, ", all-gather ",
+      Name(plan.all_gather), "): ", kCollectiveMatmulTarget, " backend_config=\"",
+      plan.backend_config, "\"");
+  absl::StrAppend(&out, absl::StrFormat(" (2 x W %s = %.3f MiB)",
+                                        plan.shard->shape().ToString(false), plan.weight_mb));
+  if (!plan.groups_note.empty()) absl::StrAppend(&out, " (", plan.groups_note, ")");
+  if (plan.exact) {
+    absl::StrAppend(&out, "; exact under the kernel contract");
+  } else {
+    absl::StrAppend(&out, "; not exact under the kernel contract: ",
+                    absl::StrJoin(plan.inexact_reasons, "; "));
+  }
+  return out;
+}
+
+}  // namespace hilo

@@ -1,0 +1,99 @@
+// The looped-einsum decision for one dot (seed 000, #63, issue 5): which
+// matcher applies, which operand is the weight, whether the original's
+// InstructionMatchesPattern accepts it, whether the rewrite can be built
+// (collective geometry, reshape), the backend_config, and whether the fold
+// is exact under the NKI collective-matmul kernel's contract.
+//
+// Both NeuronLoopedEinsumReplacer's match and expand steps call
+// AnalyzeLoopedEinsumDot, so they can never disagree; the same result feeds
+// `--explain` and the report. Never crashes, whatever the graph: every
+// condition that would make the rewrite impossible is a "not fused" with a
+// reason. O(1) per dot (bounded walks) plus the size of the replica groups.
+#ifndef HILO_ANALYSIS_LOOPED_EINSUM_ANALYSIS_H_
+#define HILO_ANALYSIS_LOOPED_EINSUM_ANALYSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/shape.h"
+
+namespace hilo {
+
+// The state-buffer threshold used when neither the flag nor
+// NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB gives one (the
+// original's constant was not recovered). 16 MiB: two weight shards must
+// fit in the state buffer next to activation and output tiles on the
+// smallest NeuronCore (v2, 24 MiB). Justified in docs/passes/looped-einsum.md.
+inline constexpr int64_t kDefaultSbToSbThresholdMb = 16;
+
+inline constexpr absl::string_view kCollectiveMatmulTarget = "AwsNeuronCollectiveMatmul";
+
+enum class LoopedEinsumMatcher : uint8_t { kNone, kLhs, kLhsRS, kRhs, kRhsRS, kLhsNxD };
+// "LHS", "LHS-RS", "RHS", "RHS-RS", "LHS-NxD", "none".
+absl::string_view LoopedEinsumMatcherName(LoopedEinsumMatcher matcher);
+
+// The gates, resolved (flag, else environment variable, else default).
+struct LoopedEinsumSettings {
+  bool nxd = false;         // NEURON_COLLECTIVE_MATMUL_NXD
+  bool aggressive = false;  // NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE
+  int64_t sb_to_sb_threshold_mb = kDefaultSbToSbThresholdMb;
+  bool strict = false;  // refuse folds that are not exact
+};
+
+struct LoopedEinsumPlan {
+  // A dot one of whose operands reaches an all-gather (a matcher applies,
+  // or an all-gather is within kRootAllGatherDepth operand-0 hops): the dots
+  // `--explain` talks about. Other instructions are not candidates.
+  bool candidate = false;
+  // The original's InstructionMatchesPattern accepted it.
+  bool pattern_matches = false;
+  // Everything holds: the replacer folds this dot.
+  bool fold = false;
+  // When !fold: the first condition that failed.
+  std::string reason;
+
+  LoopedEinsumMatcher matcher = LoopedEinsumMatcher::kNone;
+  int64_t weight_operand = -1;                    // dot operand that is the gathered weight
+  const HloInstruction* weight_parameter = nullptr;  // WeightInLHS/RHS capture (null if not proven)
+  HloInstruction* all_gather = nullptr;
+  HloInstruction* shard = nullptr;       // the all-gather's operand 0: the pre-gather W
+  HloInstruction* activation = nullptr;  // the other dot operand
+
+  // Rewrite parameters (valid when the pattern matched and the rewrite
+  // could be built).
+  int64_t k = 0;  // contracting extent on the weight side
+  int64_t rhs_contracting_dim = 0;
+  int64_t tp_degree = 0;
+  int64_t num_groups = 0;
+  std::string groups_note;  // how tp_degree/num_groups were found, when not written out
+  bool use_sb_to_sb = false;
+  double weight_mb = 0;  // 2 * bytes(W) * elements(W) / 2^20
+  Shape reshaped_weight_shape;
+  std::string backend_config;
+
+  // Exactness under the kernel contract (valid when the rewrite could be
+  // built): the reasons it is not exact, empty when exact.
+  bool exact = false;
+  std::vector<std::string> inexact_reasons;
+};
+
+LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings);
+
+// "rhs_contracting_dim=R,tp_degree=G,num_groups=N,use_sb_to_sb=B".
+std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,
+                                              int64_t num_groups, bool use_sb_to_sb);
+
+// use_sb_to_sb: 2 * bytes(element type) * elements <= threshold MiB (exact
+// integer comparison; equal counts as fitting).
+bool FitsSbToSb(PrimitiveType element_type, int64_t elements, int64_t threshold_mb);
+
+// One `--explain` line for a candidate: "<dot>: fused as ..." or
+// "<dot>: not fused: <reason>".
+std::string ExplainLoopedEinsumPlan(const HloInstruction& dot, const LoopedEinsumPlan& plan);
+
+}  // namespace hilo
+
+#endif  // HILO_ANALYSIS_LOOPED_EINSUM_ANALYSIS_H_

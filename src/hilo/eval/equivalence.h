@@ -1,0 +1,73 @@
+// CheckEquivalence: runs two modules (before and after a rewrite) on the same
+// simulated devices and the same inputs, and compares every output leaf of
+// every device within per-element-type tolerances.
+#ifndef HILO_EVAL_EQUIVALENCE_H_
+#define HILO_EVAL_EQUIVALENCE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hilo/eval/interpreter.h"
+#include "hilo/ir/hlo_module.h"
+
+namespace hilo {
+namespace eval {
+
+struct EquivalenceOptions {
+  InterpreterOptions interpreter;  // devices, seed, inputs file
+  // Override the per-element-type defaults (DefaultTolerance) for every output.
+  std::optional<double> rtol;
+  std::optional<double> atol;
+};
+
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+// pred and integers: exact. f64 1e-12/1e-12, f32 1e-5/1e-6, f16 1e-3/1e-3,
+// bf16 1e-2/1e-2 (rtol/atol). An element matches when
+// |after - before| <= atol + rtol * |before|; NaN matches NaN only, an
+// infinity only the same infinity.
+Tolerance DefaultTolerance(PrimitiveType type);
+
+struct OutputComparison {
+  std::string output;  // "output" for an array root, "output {1,0}" for a tuple leaf
+  std::string shape;   // e.g. "f32[8,16]"
+  Tolerance tolerance;
+  double max_abs_error = 0;
+  double max_rel_error = 0;  // |after - before| / |before| (0 where before is 0 and after equal)
+  bool ok = true;
+  // The worst element (largest excess over the tolerance, else largest abs error).
+  int64_t worst_device = -1;
+  std::vector<int64_t> worst_index;
+  double worst_before = 0;
+  double worst_after = 0;
+  int64_t mismatches = 0;  // elements outside tolerance, over all devices
+};
+
+struct EquivalenceReport {
+  DeviceGrid grid;
+  uint64_t seed = 0;
+  std::vector<OutputComparison> outputs;
+  bool equivalent = true;
+  // Set when the module before ran but the module after did not (for
+  // example a fold whose operands do not fit the kernel contract): the
+  // modules are then not equivalent and `outputs` is empty.
+  std::string after_error;
+  // Human-readable, one line per output, then a verdict line.
+  std::string ToString() const;
+};
+
+// Errors (the module before can not be run, parameter or output shapes that
+// differ between the modules) are statuses; a numerical mismatch, or a module
+// after that fails to run, is an OK status with report.equivalent == false.
+absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, const HloModule& after,
+                                                   const EquivalenceOptions& options);
+
+}  // namespace eval
+}  // namespace hilo
+
+#endif  // HILO_EVAL_EQUIVALENCE_H_

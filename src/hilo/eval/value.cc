@@ -1,0 +1,361 @@
+#include "hilo/eval/value.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace hilo {
+namespace eval {
+
+bool IsSupportedElementType(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::PRED:
+    case PrimitiveType::S8:
+    case PrimitiveType::S16:
+    case PrimitiveType::S32:
+    case PrimitiveType::S64:
+    case PrimitiveType::U8:
+    case PrimitiveType::U16:
+    case PrimitiveType::U32:
+    case PrimitiveType::U64:
+    case PrimitiveType::F16:
+    case PrimitiveType::BF16:
+    case PrimitiveType::F32:
+    case PrimitiveType::F64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Status CheckSupportedElementType(PrimitiveType type) {
+  if (IsSupportedElementType(type)) return absl::OkStatus();
+  return absl::UnimplementedError(
+      absl::StrCat("element type ", PrimitiveTypeName(type), " is not supported by the interpreter"));
+}
+
+namespace {
+
+float RoundFloatToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  if (std::isnan(f)) {
+    bits = (bits & 0xffff0000u) | 0x00400000u;  // keep sign, quiet NaN
+  } else {
+    const uint32_t lsb = (bits >> 16) & 1u;
+    bits += 0x7fffu + lsb;  // round to nearest, ties to even (overflow carries into inf)
+    bits &= 0xffff0000u;
+  }
+  float out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+
+}  // namespace
+
+double RoundToFloatType(PrimitiveType type, double value) {
+  switch (type) {
+    case PrimitiveType::F64:
+      return value;
+    case PrimitiveType::F32:
+      return static_cast<double>(static_cast<float>(value));
+    case PrimitiveType::BF16:
+      return static_cast<double>(RoundFloatToBf16(static_cast<float>(value)));
+    case PrimitiveType::F16:
+      return static_cast<double>(static_cast<_Float16>(static_cast<float>(value)));
+    default:
+      return value;
+  }
+}
+
+int64_t WrapToIntType(PrimitiveType type, int64_t value) {
+  switch (type) {
+    case PrimitiveType::PRED:
+      return value != 0 ? 1 : 0;
+    case PrimitiveType::S8:
+      return static_cast<int8_t>(value);
+    case PrimitiveType::S16:
+      return static_cast<int16_t>(value);
+    case PrimitiveType::S32:
+      return static_cast<int32_t>(value);
+    case PrimitiveType::U8:
+      return static_cast<uint8_t>(value);
+    case PrimitiveType::U16:
+      return static_cast<uint16_t>(value);
+    case PrimitiveType::U32:
+      return static_cast<uint32_t>(value);
+    default:  // s64, u64 (bit pattern)
+      return value;
+  }
+}
+
+Array::Array(PrimitiveType type, std::vector<int64_t> dims) : type_(type), dims_(std::move(dims)) {
+  size_ = 1;
+  for (int64_t d : dims_) size_ *= d;
+  is_float_ = IsFloatingPointType(type);
+  if (is_float_) {
+    f_.assign(size_, 0.0);
+  } else {
+    i_.assign(size_, 0);
+  }
+}
+
+bool Array::is_unsigned() const { return IsUnsignedIntegralType(type_); }
+
+double Array::GetDouble(int64_t index) const {
+  if (is_float_) return f_[index];
+  if (type_ == PrimitiveType::U64) return static_cast<double>(static_cast<uint64_t>(i_[index]));
+  return static_cast<double>(i_[index]);
+}
+
+int64_t Array::GetInt(int64_t index) const {
+  if (!is_float_) return i_[index];
+  const double v = f_[index];
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+void Array::SetDouble(int64_t index, double value) {
+  if (is_float_) {
+    f_[index] = RoundToFloatType(type_, value);
+    return;
+  }
+  if (type_ == PrimitiveType::PRED) {
+    i_[index] = value != 0 ? 1 : 0;
+    return;
+  }
+  // Float to integer: NaN -> 0, saturate to the type's range, truncate.
+  double lo, hi;
+  switch (type_) {
+    case PrimitiveType::S8: lo = -128; hi = 127; break;
+    case PrimitiveType::S16: lo = -32768; hi = 32767; break;
+    case PrimitiveType::S32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case PrimitiveType::U8: lo = 0; hi = 255; break;
+    case PrimitiveType::U16: lo = 0; hi = 65535; break;
+    case PrimitiveType::U32: lo = 0; hi = 4294967295.0; break;
+    case PrimitiveType::U64: lo = 0; hi = 18446744073709551615.0; break;
+    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+  }
+  if (std::isnan(value)) {
+    i_[index] = 0;
+  } else if (value <= lo) {
+    i_[index] = type_ == PrimitiveType::U64 ? 0 : static_cast<int64_t>(lo);
+  } else if (value >= hi) {
+    i_[index] = type_ == PrimitiveType::U64 ? -1 /* all ones */
+                : type_ == PrimitiveType::S64 ? std::numeric_limits<int64_t>::max()
+                                              : static_cast<int64_t>(hi);
+  } else if (type_ == PrimitiveType::U64) {
+    i_[index] = static_cast<int64_t>(static_cast<uint64_t>(value));
+  } else {
+    i_[index] = static_cast<int64_t>(value);
+  }
+}
+
+void Array::SetInt(int64_t index, int64_t value) {
+  if (is_float_) {
+    f_[index] = RoundToFloatType(type_, static_cast<double>(value));
+  } else {
+    i_[index] = WrapToIntType(type_, value);
+  }
+}
+
+bool Array::IdenticalTo(const Array& other) const {
+  if (type_ != other.type_ || dims_ != other.dims_) return false;
+  if (!is_float_) return i_ == other.i_;
+  for (int64_t k = 0; k < size_; ++k) {
+    const double a = f_[k], b = other.f_[k];
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a != b) return false;
+  }
+  return true;
+}
+
+std::string Array::ShapeString() const {
+  return absl::StrCat(PrimitiveTypeName(type_), "[", absl::StrJoin(dims_, ","), "]");
+}
+
+namespace {
+
+// Shortest decimal text that reads back to the same value of the type.
+std::string FormatFloat(PrimitiveType type, double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  int precision = 1;
+  for (; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+    if (RoundToFloatType(type, std::strtod(buf, nullptr)) == v) break;
+  }
+  // %g writes 1100 as 1.1e+03; moderate magnitudes read better positional.
+  const double mag = std::fabs(v);
+  if (std::strchr(buf, 'e') != nullptr && mag >= 1e-4 && mag < 1e15) {
+    const int exponent = static_cast<int>(std::floor(std::log10(mag)));
+    const int decimals = std::max(0, std::min(precision, 17) - 1 - exponent);
+    std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string Array::ToString() const {
+  std::string out = ShapeString();
+  out += " ";
+  if (dims_.empty()) {
+    if (is_float_) {
+      out += FormatFloat(type_, f_[0]);
+    } else if (type_ == PrimitiveType::PRED) {
+      out += i_[0] ? "true" : "false";
+    } else if (type_ == PrimitiveType::U64) {
+      absl::StrAppend(&out, static_cast<uint64_t>(i_[0]));
+    } else {
+      absl::StrAppend(&out, i_[0]);
+    }
+    return out;
+  }
+  if (size_ == 0) {
+    out += "{}";
+    return out;
+  }
+  const int64_t rank = this->rank();
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t k = 0; k < size_; ++k) {
+    // Open a brace for every trailing dimension whose index is 0.
+    int64_t opens = 0;
+    for (int64_t d = rank - 1; d >= 0 && index[d] == 0; --d) ++opens;
+    if (k > 0) out += ", ";
+    out.append(opens, '{');
+    if (is_float_) {
+      out += FormatFloat(type_, f_[k]);
+    } else if (type_ == PrimitiveType::PRED) {
+      out += i_[k] ? "true" : "false";
+    } else if (type_ == PrimitiveType::U64) {
+      absl::StrAppend(&out, static_cast<uint64_t>(i_[k]));
+    } else {
+      absl::StrAppend(&out, i_[k]);
+    }
+    int64_t closes = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < dims_[d]) break;
+      index[d] = 0;
+      ++closes;
+    }
+    out.append(closes, '}');
+  }
+  return out;
+}
+
+Value Value::FromArray(Array array) {
+  return FromShared(std::make_shared<const Array>(std::move(array)));
+}
+
+Value Value::FromShared(std::shared_ptr<const Array> array) {
+  Value v;
+  v.kind_ = Kind::kArray;
+  v.array_ = std::move(array);
+  return v;
+}
+
+Value Value::Tuple(std::vector<Value> elements) {
+  Value v;
+  v.kind_ = Kind::kTuple;
+  v.elements_ = std::move(elements);
+  return v;
+}
+
+absl::Status Value::CheckShape(const Shape& shape) const {
+  // Explicit stack: tuple shapes are bounded by the parser, but keep walks flat anyway.
+  std::vector<std::pair<const Value*, const Shape*>> stack = {{this, &shape}};
+  while (!stack.empty()) {
+    auto [v, s] = stack.back();
+    stack.pop_back();
+    if (s->IsTuple()) {
+      if (!v->is_tuple() || v->elements().size() != s->tuple_shapes().size()) {
+        return absl::InternalError(absl::StrCat("value is not a tuple of ", s->tuple_shapes().size(),
+                                                " elements for shape ", s->ToString(false)));
+      }
+      for (size_t k = 0; k < v->elements().size(); ++k) {
+        stack.push_back({&v->elements()[k], &s->tuple_shapes()[k]});
+      }
+    } else if (s->IsToken()) {
+      if (!v->is_token()) return absl::InternalError("value is not a token");
+    } else {
+      if (!v->is_array()) {
+        return absl::InternalError(absl::StrCat("value is not an array of shape ", s->ToString(false)));
+      }
+      const Array& a = v->array();
+      if (a.type() != s->element_type() ||
+          !std::equal(a.dims().begin(), a.dims().end(), s->dimensions().begin(),
+                      s->dimensions().end())) {
+        return absl::InternalError(absl::StrCat("value has shape ", a.ShapeString(),
+                                                ", expected ", s->ToString(false)));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Value::CollectLeaves(std::vector<const Array*>* out) const {
+  std::vector<const Value*> stack = {this};
+  while (!stack.empty()) {
+    const Value* v = stack.back();
+    stack.pop_back();
+    if (v->is_array()) {
+      out->push_back(&v->array());
+    } else if (v->is_tuple()) {
+      for (auto it = v->elements().rbegin(); it != v->elements().rend(); ++it) stack.push_back(&*it);
+    }
+  }
+}
+
+std::string Value::ToString() const {
+  if (is_token()) return "token[]";
+  if (is_array()) return array().ToString();
+  std::vector<std::string> parts;
+  for (const Value& e : elements_) parts.push_back(e.ToString());
+  return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+}
+
+absl::StatusOr<Value> ZeroValue(const Shape& shape) {
+  if (shape.IsToken()) return Value::Token();
+  if (shape.IsTuple()) {
+    std::vector<Value> elements;
+    for (const Shape& s : shape.tuple_shapes()) {
+      auto e = ZeroValue(s);
+      if (!e.ok()) return e.status();
+      elements.push_back(*std::move(e));
+    }
+    return Value::Tuple(std::move(elements));
+  }
+  if (!shape.IsArray()) {
+    return absl::UnimplementedError(absl::StrCat("shape ", shape.ToString(false), " has no value"));
+  }
+  if (auto st = CheckSupportedElementType(shape.element_type()); !st.ok()) return st;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.is_dynamic_dimension(d)) {
+      return absl::UnimplementedError(
+          absl::StrCat("dynamic shape ", shape.ToString(false), " is not supported"));
+    }
+  }
+  std::vector<int64_t> dims(shape.dimensions().begin(), shape.dimensions().end());
+  return Value::FromArray(Array(shape.element_type(), std::move(dims)));
+}
+
+std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
+    strides[d] = strides[d + 1] * dims[d + 1];
+  }
+  return strides;
+}
+
+}  // namespace eval
+}  // namespace hilo

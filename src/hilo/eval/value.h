@@ -1,0 +1,130 @@
+// Values of the reference interpreter: typed array buffers, tuples, tokens.
+//
+// An Array is an element type, dimensions and row-major storage. Storage is
+// kept in a wide type: doubles for every floating-point type, int64 for pred
+// and every integer type (u64 as its two's-complement bit pattern). Every
+// value stored is already representable in the element type: producers round
+// (floats, bf16/f16 to nearest even) or wrap (integers) at the instruction's
+// output, which is what XLA's reference evaluator does when it computes in a
+// wider type.
+#ifndef HILO_EVAL_VALUE_H_
+#define HILO_EVAL_VALUE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hilo/ir/shape.h"
+
+namespace hilo {
+namespace eval {
+
+// True for the element types the interpreter computes with: pred, s8, s16,
+// s32, s64, u8, u16, u32, u64, f16, bf16, f32, f64.
+bool IsSupportedElementType(PrimitiveType type);
+absl::Status CheckSupportedElementType(PrimitiveType type);
+
+// Rounds a double to the nearest value of a floating-point element type
+// (f64 unchanged; f32 by cast; bf16 and f16 via f32 then to nearest even,
+// which is what XLA's evaluator does when it computes them in f32).
+double RoundToFloatType(PrimitiveType type, double value);
+// Wraps an integer to an integer element type (two's complement), or makes
+// pred 0/1.
+int64_t WrapToIntType(PrimitiveType type, int64_t value);
+
+class Array {
+ public:
+  Array() = default;
+  // Zero-filled. The type must be supported (see IsSupportedElementType).
+  Array(PrimitiveType type, std::vector<int64_t> dims);
+
+  PrimitiveType type() const { return type_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
+  int64_t size() const { return size_; }
+  bool is_float() const { return is_float_; }
+  bool is_unsigned() const;
+
+  // Storage: f() for floating-point types, i() otherwise.
+  std::vector<double>& f() { return f_; }
+  const std::vector<double>& f() const { return f_; }
+  std::vector<int64_t>& i() { return i_; }
+  const std::vector<int64_t>& i() const { return i_; }
+
+  // Element `index` as a double (u64 read unsigned).
+  double GetDouble(int64_t index) const;
+  // Element as an int64 (floats truncated toward zero, saturating; NaN -> 0).
+  int64_t GetInt(int64_t index) const;
+  // Stores with rounding / wrapping to the element type.
+  void SetDouble(int64_t index, double value);
+  void SetInt(int64_t index, int64_t value);
+
+  // Same type, same dimensions, same stored values (NaNs compare equal).
+  bool IdenticalTo(const Array& other) const;
+
+  // `f32[2,2] {{1, 2}, {3, 4}}` (XLA-like literal text).
+  std::string ToString() const;
+  // The shape as text, e.g. `f32[2,2]`.
+  std::string ShapeString() const;
+
+ private:
+  PrimitiveType type_ = PrimitiveType::F32;
+  std::vector<int64_t> dims_;
+  int64_t size_ = 0;
+  bool is_float_ = true;
+  std::vector<double> f_;
+  std::vector<int64_t> i_;
+};
+
+// An HLO value: an array, a tuple of values, or a token. Arrays are shared
+// and immutable once built, so copying a Value (tuple, get-tuple-element,
+// while-loop state, parameters) never copies element data.
+class Value {
+ public:
+  enum class Kind { kArray, kTuple, kToken };
+
+  Value() : kind_(Kind::kToken) {}
+  static Value Token() { return Value(); }
+  static Value FromArray(Array array);
+  static Value FromShared(std::shared_ptr<const Array> array);
+  static Value Tuple(std::vector<Value> elements);
+
+  Kind kind() const { return kind_; }
+  bool is_array() const { return kind_ == Kind::kArray; }
+  bool is_tuple() const { return kind_ == Kind::kTuple; }
+  bool is_token() const { return kind_ == Kind::kToken; }
+
+  const Array& array() const { return *array_; }
+  const std::shared_ptr<const Array>& shared_array() const { return array_; }
+  const std::vector<Value>& elements() const { return elements_; }
+  std::vector<Value>* mutable_elements() { return &elements_; }
+
+  // Checks that the value has `shape` (element types, dimensions, tuple
+  // structure; layouts ignored).
+  absl::Status CheckShape(const Shape& shape) const;
+
+  // Array leaves in order (tuples flattened depth-first).
+  void CollectLeaves(std::vector<const Array*>* out) const;
+
+  std::string ToString() const;
+
+ private:
+  Kind kind_;
+  std::shared_ptr<const Array> array_;
+  std::vector<Value> elements_;
+};
+
+// A zero-filled value of `shape` (tokens for token leaves).
+absl::StatusOr<Value> ZeroValue(const Shape& shape);
+
+// Row-major strides of `dims`.
+std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims);
+
+}  // namespace eval
+}  // namespace hilo
+
+#endif  // HILO_EVAL_VALUE_H_

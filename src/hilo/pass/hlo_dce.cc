@@ -1,0 +1,80 @@
+#include "hilo/pass/hlo_dce.h"
+
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "hilo/ir/hlo_computation.h"
+
+namespace hilo {
+namespace {
+
+bool IsDead(const HloInstruction* inst) {
+  const HloComputation* computation = inst->parent();
+  return computation != nullptr && inst->user_count() == 0 &&
+         inst != computation->root_instruction() && !HloComputation::HasSideEffect(inst) &&
+         inst->control_predecessors().empty() && inst->control_successors().empty();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
+  removed_instructions_ = 0;
+  removed_computations_ = 0;
+
+  for (HloComputation* computation : module->computations()) {
+    std::vector<HloInstruction*> worklist;
+    for (HloInstruction* inst : computation->instructions()) {
+      if (IsDead(inst)) worklist.push_back(inst);
+    }
+    while (!worklist.empty()) {
+      HloInstruction* inst = worklist.back();
+      worklist.pop_back();
+      // Listed twice (an operand of several removed users) or already gone.
+      if (inst->parent() != computation || !IsDead(inst)) continue;
+      std::vector<HloInstruction*> operands = inst->operands();
+      absl::Status status = computation->RemoveInstruction(inst);
+      if (!status.ok()) {
+        return absl::InternalError(absl::StrCat("removing ", inst->name(), " from ",
+                                                computation->name(), ": ", status.message()));
+      }
+      ++removed_instructions_;
+      for (HloInstruction* operand : operands) {
+        if (IsDead(operand)) worklist.push_back(operand);
+      }
+    }
+  }
+
+  HloComputation* entry = module->entry_computation();
+  if (entry != nullptr) {
+    absl::flat_hash_set<const HloComputation*> reachable = {entry};
+    std::vector<const HloComputation*> stack = {entry};
+    while (!stack.empty()) {
+      const HloComputation* computation = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* inst : computation->instructions()) {
+        for (const HloComputation* called : inst->called_computations()) {
+          if (called != nullptr && reachable.insert(called).second) stack.push_back(called);
+        }
+      }
+    }
+    // Unreachable computations may call each other; removing them all at
+    // once leaves no dangling caller behind.
+    for (HloComputation* computation : module->computations()) {
+      if (!reachable.contains(computation)) {
+        module->RemoveComputation(computation);
+        ++removed_computations_;
+      }
+    }
+  }
+  return removed_instructions_ > 0 || removed_computations_ > 0;
+}
+
+nlohmann::json HloDCE::ReportDetails() const {
+  nlohmann::json details = nlohmann::json::object();
+  details["removed_instructions"] = removed_instructions_;
+  details["removed_computations"] = removed_computations_;
+  return details;
+}
+
+}  // namespace hilo

@@ -1,0 +1,89 @@
+#include "hilo/pass/hlo_pass_pipeline.h"
+
+#include "absl/strings/str_cat.h"
+#include "hilo/analysis/hlo_verifier.h"
+
+namespace hilo {
+
+HloPassInterface* HloPassPipeline::AddPass(std::unique_ptr<HloPassInterface> pass,
+                                           SkipCondition skip_condition) {
+  HloPassInterface* raw = pass.get();
+  passes_.push_back(Entry{std::move(pass), std::move(skip_condition)});
+  return raw;
+}
+
+nlohmann::json HloPassPipeline::MakeReportEntry(const HloPassInterface& pass, bool changed) {
+  nlohmann::json entry = nlohmann::json::object();
+  nlohmann::json details = pass.ReportDetails();
+  if (details.is_object()) {
+    for (auto it = details.begin(); it != details.end(); ++it) entry[it.key()] = it.value();
+  } else if (!details.is_null()) {
+    entry["details"] = std::move(details);
+  }
+  // The driver's keys win over a pass that happens to use the same ones.
+  entry["name"] = std::string(pass.name());
+  entry["changed"] = changed;
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const std::string& warning : pass.Warnings()) warnings.push_back(warning);
+  entry["warnings"] = std::move(warnings);
+  return entry;
+}
+
+absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
+  bool changed = false;
+  for (Entry& item : passes_) {
+    HloPassInterface& pass = *item.pass;
+    if (item.skip_condition) {
+      std::optional<std::string> reason = item.skip_condition(*module);
+      if (reason.has_value()) {
+        nlohmann::json entry = nlohmann::json::object();
+        entry["name"] = std::string(pass.name());
+        entry["changed"] = false;
+        entry["skipped"] = *reason;
+        entry["warnings"] = nlohmann::json::array();
+        explanations_.push_back(absl::StrCat(pass.name(), ": skipped: ", *reason));
+        entries_.push_back(entry);
+        if (observer_) observer_(pass, entry);
+        continue;
+      }
+    }
+    absl::StatusOr<bool> pass_changed = pass.Run(module);
+    if (!pass_changed.ok()) {
+      return absl::Status(pass_changed.status().code(),
+                          absl::StrCat("pass '", pass.name(), "': ",
+                                       pass_changed.status().message()));
+    }
+    changed |= *pass_changed;
+    nlohmann::json entry = MakeReportEntry(pass, *pass_changed);
+    for (const std::string& warning : pass.Warnings()) {
+      warnings_.push_back(absl::StrCat(pass.name(), ": ", warning));
+    }
+    for (const std::string& line : pass.Explanations()) {
+      explanations_.push_back(absl::StrCat(pass.name(), ": ", line));
+    }
+    entries_.push_back(entry);
+    if (observer_) observer_(pass, entry);
+    if (verify_after_each_pass_) {
+      absl::Status verified = VerifyHloModule(*module);
+      if (!verified.ok()) {
+        return absl::InternalError(absl::StrCat("module is invalid after pass '", pass.name(),
+                                                "': ", verified.message()));
+      }
+    }
+  }
+  return changed;
+}
+
+nlohmann::json HloPassPipeline::ReportDetails() const {
+  nlohmann::json passes = nlohmann::json::array();
+  for (const nlohmann::json& entry : entries_) passes.push_back(entry);
+  nlohmann::json details = nlohmann::json::object();
+  details["passes"] = std::move(passes);
+  return details;
+}
+
+std::vector<std::string> HloPassPipeline::Warnings() const { return warnings_; }
+
+std::vector<std::string> HloPassPipeline::Explanations() const { return explanations_; }
+
+}  // namespace hilo

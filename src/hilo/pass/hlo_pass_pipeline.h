@@ -1,0 +1,106 @@
+// HloPassPipeline: an ordered list of passes run one after the other on a
+// module, as XLA's HloPassPipeline does.
+//
+// After each pass that ran, the module is verified (VerifyHloModule; on by
+// default) so that a pass that breaks the module is caught at the pass that
+// broke it, not by whoever reads the module next. Each pass run leaves one
+// report entry
+//   {"name": ..., "changed": bool, <the pass's ReportDetails()>, "warnings": [...]}
+// (a pass skipped by its run condition also gets "skipped": "<reason>").
+// Entries accumulate over every Run of the pipeline until ClearReport().
+//
+// Errors: a pass's own error keeps its status code and gets the pass name
+// in front ("pass 'dce': ..."); a module the verifier rejects after a pass is
+// an Internal error naming that pass (the input was valid, the pass broke
+// it).
+#ifndef HILO_PASS_HLO_PASS_PIPELINE_H_
+#define HILO_PASS_HLO_PASS_PIPELINE_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/pass/hlo_pass_interface.h"
+#include "nlohmann/json.hpp"
+
+namespace hilo {
+
+class HloPassPipeline : public HloPassInterface {
+ public:
+  // Decides, just before a pass would run, whether it is skipped: a reason
+  // to skip it, or nullopt to run it. May look at passes that ran earlier
+  // in the pipeline (their objects live as long as the pipeline).
+  using SkipCondition = std::function<std::optional<std::string>(const HloModule&)>;
+
+  // Called after each pass ran (or was skipped), before the verifier runs,
+  // with the pass and its report entry; hilo-opt prints warnings and
+  // explanations from here so they appear even when the verifier then
+  // rejects the module.
+  using PassObserver =
+      std::function<void(const HloPassInterface& pass, const nlohmann::json& entry)>;
+
+  explicit HloPassPipeline(std::string name = "pipeline") : name_(std::move(name)) {}
+
+  absl::string_view name() const override { return name_; }
+
+  // Appends a pass; returns it so callers can keep a handle (for a later
+  // SkipCondition, or to read its results after Run).
+  HloPassInterface* AddPass(std::unique_ptr<HloPassInterface> pass,
+                            SkipCondition skip_condition = nullptr);
+  template <typename T, typename... Args>
+  T* AddPass(Args&&... args) {
+    auto pass = std::make_unique<T>(std::forward<Args>(args)...);
+    T* raw = pass.get();
+    AddPass(std::move(pass));
+    return raw;
+  }
+
+  int64_t pass_count() const { return static_cast<int64_t>(passes_.size()); }
+  HloPassInterface* pass(int64_t i) const { return passes_[i].pass.get(); }
+
+  void set_verify_after_each_pass(bool verify) { verify_after_each_pass_ = verify; }
+  bool verify_after_each_pass() const { return verify_after_each_pass_; }
+  void set_observer(PassObserver observer) { observer_ = std::move(observer); }
+
+  // Runs every pass in order; true if any changed the module. Stops at the
+  // first error (the entries of the passes that ran are kept).
+  absl::StatusOr<bool> Run(HloModule* module) override;
+
+  // Report entries of every pass run so far, in run order.
+  const std::vector<nlohmann::json>& report_entries() const { return entries_; }
+  void ClearReport() { entries_.clear(); }
+
+  // As a pass inside another pipeline: {"passes": [entries]}.
+  nlohmann::json ReportDetails() const override;
+  // Warnings of every pass run so far, each as "<pass>: <text>".
+  std::vector<std::string> Warnings() const override;
+  // Explanations of every pass run so far, each as "<pass>: <text>".
+  std::vector<std::string> Explanations() const override;
+
+  // Builds one report entry for `pass` after a run.
+  static nlohmann::json MakeReportEntry(const HloPassInterface& pass, bool changed);
+
+ private:
+  struct Entry {
+    std::unique_ptr<HloPassInterface> pass;
+    SkipCondition skip_condition;
+  };
+
+  std::string name_;
+  std::vector<Entry> passes_;
+  bool verify_after_each_pass_ = true;
+  PassObserver observer_;
+  std::vector<nlohmann::json> entries_;
+  std::vector<std::string> warnings_;
+  std::vector<std::string> explanations_;
+};
+
+}  // namespace hilo
+
+#endif  // HILO_PASS_HLO_PASS_PIPELINE_H_

@@ -1,0 +1,185 @@
+#include "hilo/passes/neuron_looped_einsum_replacer.h"
+
+#include <cstdlib>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "hilo/ir/hlo_computation.h"
+
+namespace hilo {
+namespace {
+
+// The value of an environment variable, or nullptr when unset.
+const char* GetEnv(const char* name) { return std::getenv(name); }
+
+}  // namespace
+
+bool LoopedEinsumEnvVarSetToOne(const char* name, std::vector<std::string>* warnings) {
+  const char* value = GetEnv(name);
+  if (value == nullptr) return false;
+  int64_t parsed = 0;
+  if (!absl::SimpleAtoi(value, &parsed)) {
+    if (warnings != nullptr) {
+      warnings->push_back(absl::StrCat(name, "='", value,
+                                       "' is not an integer; it counts as not set (only 1 sets it)"));
+    }
+    return false;
+  }
+  return parsed == 1;
+}
+
+LoopedEinsumSettings ResolveLoopedEinsumSettings(const PassOptions& options,
+                                                 std::vector<std::string>* warnings,
+                                                 std::string* threshold_source) {
+  LoopedEinsumSettings settings;
+  settings.nxd = options.collective_matmul_nxd.has_value()
+                     ? *options.collective_matmul_nxd
+                     : LoopedEinsumEnvVarSetToOne(kCollectiveMatmulNxdEnv, warnings);
+  settings.aggressive = options.collective_permute_aggressive.has_value()
+                            ? *options.collective_permute_aggressive
+                            : LoopedEinsumEnvVarSetToOne(kCollectivePermuteAggressiveEnv, warnings);
+  settings.strict = options.collective_matmul_strict;
+  std::string source = "default";
+  if (options.sb_to_sb_threshold_mb.has_value()) {
+    settings.sb_to_sb_threshold_mb = *options.sb_to_sb_threshold_mb;
+    source = "flag";
+  } else if (const char* value = GetEnv(kSbToSbThresholdEnv); value != nullptr) {
+    int64_t parsed = 0;
+    if (absl::SimpleAtoi(value, &parsed)) {
+      settings.sb_to_sb_threshold_mb = parsed;
+      source = "environment";
+    } else if (warnings != nullptr) {
+      warnings->push_back(absl::StrCat(kSbToSbThresholdEnv, "='", value,
+                                       "' is not an integer; ignored, using the default of ",
+                                       kDefaultSbToSbThresholdMb, " MiB"));
+    }
+  }
+  if (threshold_source != nullptr) *threshold_source = source;
+  return settings;
+}
+
+absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
+  warnings_.clear();
+  candidates_.clear();
+  candidate_index_.clear();
+  settings_ = ResolveLoopedEinsumSettings(options_, &warnings_, &threshold_source_);
+  absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
+  // The pointers are only meaningful during the Run.
+  candidate_index_.clear();
+  return changed;
+}
+
+void NeuronLoopedEinsumReplacer::Record(const HloInstruction& dot, const LoopedEinsumPlan& plan) {
+  Candidate c;
+  c.computation = dot.parent() != nullptr ? dot.parent()->name() : "";
+  c.dot = dot.name();
+  c.fused = plan.fold;
+  c.matcher = std::string(LoopedEinsumMatcherName(plan.matcher));
+  c.reason = plan.reason;
+  if (plan.fold) {
+    c.backend_config = plan.backend_config;
+    c.exact = plan.exact;
+    c.inexact_reasons = plan.inexact_reasons;
+  }
+  c.explanation = ExplainLoopedEinsumPlan(dot, plan);
+  auto [it, inserted] = candidate_index_.try_emplace(&dot, candidates_.size());
+  if (inserted) {
+    candidates_.push_back(std::move(c));
+  } else {
+    candidates_[it->second] = std::move(c);
+  }
+}
+
+bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instruction) {
+  if (instruction->opcode() != HloOpcode::kDot) return false;
+  LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(instruction, settings_);
+  if (!plan.candidate) return false;
+  Record(*instruction, plan);
+  return plan.fold;
+}
+
+absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
+    HloInstruction* dot) {
+  // Decide again: an earlier expansion in this computation may have changed
+  // what this dot sees (the original re-runs its matchers here too).
+  LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(dot, settings_);
+  if (!plan.fold) {
+    Record(*dot, plan);
+    return nullptr;
+  }
+  HloComputation* computation = dot->parent();
+  HloInstruction* reshaped = computation->AddInstruction(
+      HloInstruction::CreateReshape(plan.reshaped_weight_shape, plan.shard));
+  std::unique_ptr<HloInstruction> custom_call = HloInstruction::CreateCustomCall(
+      dot->shape(), {reshaped, plan.activation}, std::string(kCollectiveMatmulTarget),
+      plan.backend_config);
+  custom_call->set_api_version(1);  // API_VERSION_ORIGINAL
+  HloInstruction* added = computation->AddInstruction(std::move(custom_call));
+  Record(*dot, plan);
+  Candidate& c = candidates_[candidate_index_[dot]];
+  c.custom_call = added->name();
+  c.explanation = absl::StrCat(c.explanation, " -> %", added->name());
+  return added;
+}
+
+std::vector<std::string> NeuronLoopedEinsumReplacer::Explanations() const {
+  // Exactly one line per candidate dot; the totals and settings are in the
+  // report (Summary()).
+  std::vector<std::string> lines;
+  lines.reserve(candidates_.size());
+  for (const Candidate& c : candidates_) lines.push_back(c.explanation);
+  return lines;
+}
+
+std::string NeuronLoopedEinsumReplacer::Summary() const {
+  int64_t fused = 0;
+  int64_t exact = 0;
+  for (const Candidate& c : candidates_) {
+    fused += c.fused ? 1 : 0;
+    exact += c.fused && c.exact ? 1 : 0;
+  }
+  return absl::StrCat(candidates_.size(), " candidate dot(s), ", fused, " fused (", exact,
+                      " exact under the kernel contract); nxd=", settings_.nxd ? 1 : 0,
+                      " aggressive=", settings_.aggressive ? 1 : 0,
+                      " sb_to_sb_threshold_mb=", settings_.sb_to_sb_threshold_mb, " (",
+                      threshold_source_, ") strict=", settings_.strict ? 1 : 0);
+}
+
+nlohmann::json NeuronLoopedEinsumReplacer::ReportDetails() const {
+  nlohmann::json settings = {
+      {"nxd", settings_.nxd},
+      {"aggressive", settings_.aggressive},
+      {"sb_to_sb_threshold_mb", settings_.sb_to_sb_threshold_mb},
+      {"sb_to_sb_threshold_source", threshold_source_},
+      {"strict", settings_.strict},
+  };
+  nlohmann::json dots = nlohmann::json::array();
+  int64_t fused = 0;
+  int64_t exact = 0;
+  for (const Candidate& c : candidates_) {
+    nlohmann::json entry = {
+        {"computation", c.computation}, {"dot", c.dot}, {"fused", c.fused}, {"matcher", c.matcher}};
+    if (c.fused) {
+      ++fused;
+      exact += c.exact ? 1 : 0;
+      entry["custom_call"] = c.custom_call;
+      entry["backend_config"] = c.backend_config;
+      entry["exact"] = c.exact;
+      if (!c.exact) entry["inexact_reasons"] = c.inexact_reasons;
+    } else {
+      entry["reason"] = c.reason;
+    }
+    entry["explanation"] = c.explanation;
+    dots.push_back(std::move(entry));
+  }
+  return {{"settings", std::move(settings)},
+          {"summary", Summary()},
+          {"candidates", candidates_.size()},
+          {"fused", fused},
+          {"exact", exact},
+          {"dots", std::move(dots)}};
+}
+
+}  // namespace hilo

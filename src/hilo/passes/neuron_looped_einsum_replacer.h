@@ -1,0 +1,99 @@
+// NeuronLoopedEinsumReplacer (`neuron_looped_einsum_replacer`, seed 000,
+// #63): folds `dot(all-gather(W), X)` (five structural shapes, see
+// analysis/looped_einsum_matchers.h) into one
+//   custom-call(reshape(W), X), custom_call_target="AwsNeuronCollectiveMatmul",
+//   backend_config="rhs_contracting_dim=R,tp_degree=G,num_groups=N,use_sb_to_sb=B"
+// with the dot's shape and api_version 1. The dot and the all-gather chain
+// it leaves dead are removed; metadata and frontend attributes carry over.
+//
+// Gates (a PassOptions flag overrides its environment variable; variables
+// are read at Run time and count as set when their value is the integer 1):
+//   NEURON_COLLECTIVE_MATMUL_NXD / collective_matmul_nxd
+//   NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE / collective_permute_aggressive
+//   NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB / sb_to_sb_threshold_mb
+//   collective_matmul_strict (no variable): refuse folds that are not exact
+//   under the kernel contract.
+// Explanations() has one line per candidate dot (fused or why not); the
+// report lists the same, with the totals and the settings used. See docs/passes/looped-einsum.md.
+#ifndef HILO_PASSES_NEURON_LOOPED_EINSUM_REPLACER_H_
+#define HILO_PASSES_NEURON_LOOPED_EINSUM_REPLACER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "hilo/analysis/looped_einsum_analysis.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/pass/op_expander_pass.h"
+#include "hilo/pass/pass_options.h"
+
+namespace hilo {
+
+inline constexpr char kCollectiveMatmulNxdEnv[] = "NEURON_COLLECTIVE_MATMUL_NXD";
+inline constexpr char kCollectivePermuteAggressiveEnv[] = "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE";
+inline constexpr char kSbToSbThresholdEnv[] = "NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB";
+
+// xla::hlo_utils::EnvVarSetToOne: the variable's value is the integer 1
+// ("1", "+1", "01", surrounding blanks allowed). A set value that is not an
+// integer adds a warning (it counts as not set).
+bool LoopedEinsumEnvVarSetToOne(const char* name, std::vector<std::string>* warnings);
+
+// The gates as the passes see them: flag, else environment, else default.
+// `threshold_source`, if given, receives "flag", "environment" or "default".
+LoopedEinsumSettings ResolveLoopedEinsumSettings(const PassOptions& options,
+                                                 std::vector<std::string>* warnings,
+                                                 std::string* threshold_source = nullptr);
+
+class NeuronLoopedEinsumReplacer : public OpExpanderPass {
+ public:
+  static constexpr absl::string_view kName = "neuron_looped_einsum_replacer";
+
+  NeuronLoopedEinsumReplacer() = default;
+  explicit NeuronLoopedEinsumReplacer(const PassOptions& options) : options_(options) {}
+
+  absl::string_view name() const override { return kName; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+  nlohmann::json ReportDetails() const override;
+  std::vector<std::string> Warnings() const override { return warnings_; }
+  // One line per candidate dot of the last Run, in the order seen.
+  std::vector<std::string> Explanations() const override;
+  // "N candidate dot(s), F fused (E exact ...); nxd=.. aggressive=.. ..." (in the report).
+  std::string Summary() const;
+
+  // One entry per candidate dot of the last Run, in the order seen.
+  struct Candidate {
+    std::string computation;
+    std::string dot;
+    bool fused = false;
+    std::string matcher;         // "LHS", ..., or "none"
+    std::string reason;          // why not fused
+    std::string backend_config;  // when fused
+    std::string custom_call;     // name of the custom-call that replaced the dot
+    bool exact = false;          // when fused
+    std::vector<std::string> inexact_reasons;
+    std::string explanation;     // the --explain line
+  };
+  const std::vector<Candidate>& candidates() const { return candidates_; }
+  const LoopedEinsumSettings& settings() const { return settings_; }
+
+ protected:
+  bool InstructionMatchesPattern(HloInstruction* instruction) override;
+  absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override;
+
+ private:
+  void Record(const HloInstruction& dot, const LoopedEinsumPlan& plan);
+
+  PassOptions options_;
+  // State of the last Run.
+  LoopedEinsumSettings settings_;
+  std::string threshold_source_ = "default";
+  std::vector<Candidate> candidates_;
+  absl::flat_hash_map<const HloInstruction*, size_t> candidate_index_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace hilo
+
+#endif  // HILO_PASSES_NEURON_LOOPED_EINSUM_REPLACER_H_

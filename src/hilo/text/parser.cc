@@ -1,0 +1,1703 @@
+#include "hilo/text/parser.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "hilo/text/literal_text.h"
+#include "hilo/text/printer.h"
+#include "hilo/text/text_flags.h"
+
+namespace hilo {
+namespace {
+
+bool IsIdentChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-' || c == '$';
+}
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
+// An operand reference waiting for the end of its computation, when every
+// name of the computation is known (XLA allows any order).
+struct PendingOperand {
+  HloInstruction* user;
+  absl::string_view name;
+  size_t pos;
+  int64_t declared_shape_index;  // into Parser::declared_shapes_, or -1
+  HloInstruction* direct;        // a nested instruction (`s32[] constant(0)` as an operand)
+  absl::string_view gte_indices; // compact get-tuple-element suffix `#0#1`, or empty
+};
+struct PendingControl {
+  HloInstruction* successor;
+  absl::string_view name;
+  size_t pos;
+};
+struct PendingCall {
+  HloInstruction* inst;
+  std::string attribute;
+  std::vector<std::pair<absl::string_view, size_t>> names;
+  bool braced;
+};
+
+// Lists whose printing or lookup is linear per item (attributes of one
+// instruction, header attributes, frontend attributes, control
+// predecessors) are capped, so hostile input can not make them quadratic.
+// Real modules have a few dozen at most.
+constexpr size_t kMaxListedItems = 1000;
+
+// Each level of inline computation (`to_apply={ ... }`) costs several large
+// parser frames; 512 of them overflow an 8 MB stack under AddressSanitizer,
+// so they have their own, smaller bound. XLA tests nest one or two.
+constexpr int kMaxInlineComputationDepth = 64;
+
+int ShapeDepth(const Shape& shape) {  // bounded: every parsed shape is
+  int depth = 0;
+  for (const Shape& s : shape.tuple_shapes()) depth = std::max(depth, ShapeDepth(s));
+  return shape.IsTuple() ? depth + 1 : 0;
+}
+
+// Number of shapes in `shape` (itself included), counting stops past `cap`.
+int64_t ShapeNodes(const Shape& shape, int64_t cap) {
+  int64_t n = 1;
+  for (const Shape& s : shape.tuple_shapes()) {
+    n += ShapeNodes(s, cap - n);
+    if (n > cap) break;
+  }
+  return n;
+}
+
+// Comparison opcodes of 2018 XLA, before `compare(...), direction=`: the
+// only legacy opcode names that still mean something. Empty if not one.
+absl::string_view LegacyCompareDirection(absl::string_view opcode) {
+  if (opcode == "equal-to") return "EQ";
+  if (opcode == "not-equal-to") return "NE";
+  if (opcode == "greater-than") return "GT";
+  if (opcode == "greater-than-or-equal-to") return "GE";
+  if (opcode == "less-than") return "LT";
+  if (opcode == "less-than-or-equal-to") return "LE";
+  return "";
+}
+
+// Attributes whose value names computations.
+bool IsComputationAttribute(absl::string_view name) {
+  return name == "to_apply" || name == "condition" || name == "body" || name == "calls" ||
+         name == "branch_computations" || name == "true_computation" ||
+         name == "false_computation" || name == "called_computations" || name == "select" ||
+         name == "scatter";
+}
+
+class Parser {
+ public:
+  Parser(absl::string_view text, absl::string_view filename) : text_(text), filename_(filename) {}
+
+  absl::StatusOr<std::unique_ptr<HloModule>> Run();
+
+ private:
+  // --- Errors ---------------------------------------------------------------
+  bool Fail(size_t pos, absl::string_view message);
+  bool ok() const { return error_.ok(); }
+
+  // --- Lexing ---------------------------------------------------------------
+  bool SkipSpace();  // whitespace and comments; false on an unterminated comment
+  bool AtEnd() const { return pos_ >= text_.size(); }
+  char Cur() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  bool Consume(char c) {
+    if (!SkipSpace()) return false;
+    if (Cur() != c) return false;
+    ++pos_;
+    return true;
+  }
+  bool Expect(char c, absl::string_view what);
+  absl::string_view LexIdent();
+  bool LexName(absl::string_view* name, bool* percent, absl::string_view what);
+  bool LexInt64(int64_t* value, absl::string_view what);
+  // Scans an attribute value: balanced brackets and strings, up to a
+  // top-level ',', whitespace or unmatched closer. Returns [start, end).
+  bool ScanValue(absl::string_view* value);
+  // Scans from an opening bracket at pos_ to just after its matching closer.
+  bool ScanBalanced(size_t* end);
+
+  // --- Grammar ----------------------------------------------------------------
+  bool ParseHeader();
+  bool ParseStackFrames();
+  bool ParseComputation();
+  bool ParseInstruction(HloComputation* computation, bool* is_root, HloInstruction** out);
+  // Shape (optional), opcode and operands of an instruction; adds it to
+  // `comp`. Nested instructions in the operand list recurse, bounded.
+  bool ParseInstructionBody(HloComputation* comp, absl::string_view name, size_t name_pos,
+                            uint32_t flags, Shape* preparsed_shape, int depth,
+                            HloInstruction** out);
+  bool ParseShape(Shape* shape, int depth, bool space_before_layout = true);
+  bool InferShape(HloInstruction* inst, size_t pos);
+  bool NeedsShape(const HloInstruction* inst) const {
+    return !needs_shape_.empty() && inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0;
+  }
+  bool ParseAttribute(HloInstruction* inst, uint32_t* flags);
+  bool ResolveComputation(HloComputation* computation, size_t open_pos);
+  bool ResolveCalls();
+
+  // Typed attribute values, each parsed from the scanned value text.
+  bool ParseIntList(absl::string_view v, size_t base, std::vector<int64_t>* out);
+  bool ParseIntListList(absl::string_view v, size_t base, std::vector<std::vector<int64_t>>* out);
+  bool ParseReplicaGroups(absl::string_view v, size_t base, ReplicaGroups* out);
+  bool ParseBool(absl::string_view v, size_t base, bool* out);
+  bool ParseString(absl::string_view v, size_t base, std::string* out);
+  bool ParseFrontendAttributes(absl::string_view v, size_t base, FrontendAttributes* out);
+
+  absl::string_view text_;
+  absl::string_view filename_;
+  size_t pos_ = 0;
+  absl::Status error_;
+  std::unique_ptr<HloModule> module_;
+
+  absl::flat_hash_map<absl::string_view, HloInstruction*> names_;  // current computation
+  std::vector<PendingOperand> pending_operands_;
+  std::vector<PendingControl> pending_control_;
+  std::vector<Shape> declared_shapes_;
+  std::vector<std::pair<HloInstruction*, size_t>> needs_shape_;  // shape omitted in the text
+  std::vector<PendingCall> pending_calls_;
+  bool seen_entry_ = false;
+  bool quiet_ = false;  // Fail() records nothing (trying an optional form)
+  int inline_depth_ = 0;
+  bool style_set_ = false;
+  int64_t last_operand_count_ = 0;  // of the instruction parsed last
+  bool operand_style_set_ = false;
+  bool index_style_set_ = false;
+  bool calls_style_set_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+bool Parser::Fail(size_t pos, absl::string_view message) {
+  if (quiet_ || !error_.ok()) return false;  // the first error wins
+  if (pos > text_.size()) pos = text_.size();
+  size_t line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < pos; ++i) {
+    if (text_[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  size_t line_end = text_.find('\n', line_start);
+  if (line_end == absl::string_view::npos) line_end = text_.size();
+  size_t col = pos - line_start + 1;
+  // Show at most a window of a very long line, keeping the caret aligned.
+  constexpr size_t kWindow = 100;
+  size_t show_start = line_start;
+  std::string prefix;
+  if (pos - line_start > kWindow) {
+    show_start = pos - kWindow / 2;
+    prefix = "...";
+  }
+  size_t show_end = std::min(line_end, show_start + 2 * kWindow);
+  std::string shown = absl::StrCat(prefix, text_.substr(show_start, show_end - show_start));
+  if (show_end < line_end) shown += "...";
+  for (char& c : shown) {
+    if (c == '\t' || c == '\r') c = ' ';
+  }
+  std::string caret(prefix.size() + (pos - show_start), ' ');
+  caret += '^';
+  // Messages quote names and values from the input; a 100 MB name must not
+  // make a 100 MB message.
+  constexpr size_t kMaxMessage = 1024;
+  std::string capped(message.substr(0, kMaxMessage));
+  if (message.size() > kMaxMessage) capped += "...";
+  error_ = absl::InvalidArgumentError(
+      absl::StrCat(filename_, ":", line, ":", col, ": error: ", capped, "\n", shown, "\n", caret));
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Lexing
+// ---------------------------------------------------------------------------
+
+bool Parser::SkipSpace() {
+  while (pos_ < text_.size()) {
+    char c = text_[pos_];
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      ++pos_;
+    } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
+      size_t end = text_.find('\n', pos_);
+      pos_ = end == absl::string_view::npos ? text_.size() : end + 1;
+    } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '*') {
+      size_t end = text_.find("*/", pos_ + 2);
+      if (end == absl::string_view::npos) return Fail(pos_, "unterminated /* comment");
+      pos_ = end + 2;
+    } else {
+      break;
+    }
+  }
+  return ok();
+}
+
+bool Parser::Expect(char c, absl::string_view what) {
+  if (!SkipSpace()) return false;
+  if (Cur() != c) {
+    if (AtEnd()) {
+      return Fail(pos_, absl::StrCat("unexpected end of input: expected '", std::string(1, c),
+                                     "' ", what));
+    }
+    return Fail(pos_, absl::StrCat("expected '", std::string(1, c), "' ", what));
+  }
+  ++pos_;
+  return true;
+}
+
+absl::string_view Parser::LexIdent() {
+  size_t start = pos_;
+  while (pos_ < text_.size() && IsIdentChar(text_[pos_])) ++pos_;
+  return text_.substr(start, pos_ - start);
+}
+
+bool Parser::LexName(absl::string_view* name, bool* percent, absl::string_view what) {
+  if (!SkipSpace()) return false;
+  *percent = Cur() == '%';
+  if (*percent) ++pos_;
+  size_t start = pos_;
+  *name = LexIdent();
+  if (name->empty()) {
+    if (AtEnd()) return Fail(start, absl::StrCat("unexpected end of input: expected ", what));
+    return Fail(start, absl::StrCat("expected ", what));
+  }
+  return true;
+}
+
+bool Parser::LexInt64(int64_t* value, absl::string_view what) {
+  if (!SkipSpace()) return false;
+  size_t start = pos_;
+  if (Cur() == '-') ++pos_;
+  while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+  absl::string_view tok = text_.substr(start, pos_ - start);
+  auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), *value);
+  if (tok.empty() || ec == std::errc::invalid_argument || ptr != tok.data() + tok.size()) {
+    return Fail(start, absl::StrCat("expected an integer ", what));
+  }
+  if (ec == std::errc::result_out_of_range) {
+    return Fail(start, absl::StrCat("integer overflow: ", tok, " does not fit in 64 bits"));
+  }
+  return true;
+}
+
+bool Parser::ScanBalanced(size_t* end) {
+  std::vector<char> closers;
+  size_t i = pos_;
+  while (i < text_.size()) {
+    char c = text_[i];
+    if (c == '"') {
+      size_t j = i + 1;
+      while (j < text_.size() && text_[j] != '"') j += text_[j] == '\\' ? 2 : 1;
+      if (j >= text_.size()) return Fail(i, "unterminated string");
+      i = j + 1;
+      continue;
+    }
+    if (c == '{' || c == '[' || c == '(') {
+      if (closers.size() >= static_cast<size_t>(kMaxNestingDepth)) {
+        return Fail(i, absl::StrCat("brackets nested more than ", kMaxNestingDepth, " deep"));
+      }
+      closers.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
+    } else if (c == '}' || c == ']' || c == ')') {
+      if (closers.empty() || closers.back() != c) {
+        return Fail(i, absl::StrCat("unbalanced brackets: unexpected '", std::string(1, c), "'"));
+      }
+      closers.pop_back();
+      if (closers.empty()) {
+        *end = i + 1;
+        return true;
+      }
+    }
+    ++i;
+  }
+  return Fail(pos_, absl::StrCat("unbalanced brackets: '", std::string(1, text_[pos_]),
+                                 "' is never closed"));
+}
+
+bool Parser::ScanValue(absl::string_view* value) {
+  if (!SkipSpace()) return false;
+  size_t start = pos_;
+  while (pos_ < text_.size()) {
+    char c = text_[pos_];
+    if (c == '{' || c == '[' || c == '(' || c == '"') {
+      size_t end;
+      if (c == '"') {
+        size_t j = pos_ + 1;
+        while (j < text_.size() && text_[j] != '"') j += text_[j] == '\\' ? 2 : 1;
+        if (j >= text_.size()) return Fail(pos_, "unterminated string");
+        end = j + 1;
+      } else if (!ScanBalanced(&end)) {
+        return false;
+      }
+      pos_ = end;
+      continue;
+    }
+    if (c == ' ' && pos_ > start) {
+      // A value may continue after spaces with a '{' on the same line:
+      // `replica_groups=mesh[a=2] {a}`, `literal=s32[2]{0} {1, 2}`.
+      size_t look = pos_;
+      while (look < text_.size() && text_[look] == ' ') ++look;
+      if (look < text_.size() && text_[look] == '{') {
+        pos_ = look;
+        continue;
+      }
+    }
+    if (c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '}' || c == ']' ||
+        c == ')') {
+      break;
+    }
+    ++pos_;
+  }
+  *value = text_.substr(start, pos_ - start);
+  if (value->empty()) {
+    if (AtEnd()) return Fail(pos_, "unexpected end of input: expected an attribute value");
+    return Fail(pos_, "expected an attribute value");
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Module
+// ---------------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
+  // NUL bytes and invalid UTF-8 are rejected up front, so that no later
+  // stage has to think about them.
+  for (size_t i = 0; i < text_.size();) {
+    unsigned char c = static_cast<unsigned char>(text_[i]);
+    if (c < 0x80) {
+      if (c == 0) {
+        Fail(i, "NUL byte in input");
+        return error_;
+      }
+      ++i;
+      continue;
+    }
+    int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool valid = len != 0 && c != 0xC0 && c != 0xC1 && c <= 0xF4 && i + len <= text_.size();
+    for (int k = 1; valid && k < len; ++k) {
+      valid = (static_cast<unsigned char>(text_[i + k]) & 0xC0) == 0x80;
+    }
+    if (!valid) {
+      Fail(i, "invalid UTF-8 in input");
+      return error_;
+    }
+    i += len;
+  }
+
+  module_ = std::make_unique<HloModule>("");
+  if (!SkipSpace()) return error_;
+  {
+    size_t save = pos_;
+    absl::string_view word = LexIdent();
+    pos_ = save;
+    if (word == "HloModule") {
+      if (!ParseHeader()) return error_;
+    } else {
+      module_->set_has_header(false);
+    }
+  }
+  if (!ParseStackFrames()) return error_;
+  while (true) {
+    if (!SkipSpace()) return error_;
+    if (AtEnd()) break;
+    if (!ParseComputation()) return error_;
+  }
+  if (module_->computation_count() == 0) {
+    Fail(pos_, "unexpected end of input: the module has no computation");
+    return error_;
+  }
+  if (!ResolveCalls()) return error_;
+  if (module_->entry_computation() == nullptr) {
+    // XLA's rule: without ENTRY, the last computation is the entry.
+    std::vector<HloComputation*> comps = module_->computations();
+    module_->set_entry_computation(comps.back());
+  }
+  if (!module_->has_header()) module_->set_name(module_->entry_computation()->name());
+  return std::move(module_);
+}
+
+bool Parser::ParseHeader() {
+  LexIdent();  // HloModule
+  absl::string_view name;
+  bool percent;
+  if (!LexName(&name, &percent, "a module name after 'HloModule'")) return false;
+  module_->set_name(std::string(name));
+  // Old dumps end the name with ':' (`HloModule m:`).
+  if (Cur() == ':') {
+    ++pos_;
+    module_->mutable_text_info()->flags |= kTextHeaderColon;
+  }
+  while (true) {
+    size_t save = pos_;
+    if (!SkipSpace()) return false;
+    if (Cur() != ',') {
+      pos_ = save;
+      break;
+    }
+    ++pos_;
+    if (!SkipSpace()) return false;
+    size_t attr_pos = pos_;
+    absl::string_view attr = LexIdent();
+    if (attr.empty()) return Fail(attr_pos, "expected a header attribute name");
+    if (!Expect('=', absl::StrCat("after header attribute '", attr, "'"))) return false;
+    if (module_->header_order().size() >= kMaxListedItems) {
+      return Fail(attr_pos, absl::StrCat("more than ", kMaxListedItems, " header attributes"));
+    }
+    if (!SkipSpace()) return false;
+    size_t value_pos = pos_;
+    absl::string_view value;
+    if (attr == "replica_count" || attr == "num_partitions") {
+      int64_t n;
+      if (!LexInt64(&n, absl::StrCat("for ", attr))) return false;
+      if (n < 0) return Fail(value_pos, absl::StrCat(attr, " must not be negative"));
+      if (attr == "replica_count") {
+        module_->set_replica_count(n);
+      } else {
+        module_->set_num_partitions(n);
+      }
+    } else {
+      if (!ScanValue(&value)) return false;
+      if (module_->header_attribute(attr) != nullptr) {
+        return Fail(attr_pos, absl::StrCat("duplicate header attribute '", attr, "'"));
+      }
+      module_->mutable_header_attributes()->push_back({std::string(attr), std::string(value)});
+    }
+    for (const std::string& seen : module_->header_order()) {
+      if (seen == attr) return Fail(attr_pos, absl::StrCat("duplicate header attribute '", attr, "'"));
+    }
+    module_->mutable_header_order()->push_back(std::string(attr));
+  }
+  return true;
+}
+
+// XLA's stack-frame index (`FileNames`, `FunctionNames`, `FileLocations`,
+// `StackFrames` sections of `N "string"` / `N {...}` lines), kept verbatim.
+bool Parser::ParseStackFrames() {
+  if (!SkipSpace()) return false;
+  size_t start = pos_;
+  size_t end = pos_;
+  while (true) {
+    if (!SkipSpace()) return false;
+    size_t save = pos_;
+    absl::string_view word = LexIdent();
+    if (word != "FileNames" && word != "FunctionNames" && word != "FileLocations" &&
+        word != "StackFrames") {
+      pos_ = save;
+      break;
+    }
+    end = pos_;
+    while (true) {
+      if (!SkipSpace()) return false;
+      if (!IsDigit(Cur())) break;
+      int64_t id;
+      if (!LexInt64(&id, "in the stack-frame index")) return false;
+      if (!SkipSpace()) return false;
+      if (Cur() == '"' || Cur() == '{') {
+        absl::string_view value;
+        if (!ScanValue(&value)) return false;
+      } else {
+        return Fail(pos_, "expected a string or '{...}' entry in the stack-frame index");
+      }
+      end = pos_;
+    }
+  }
+  if (end > start) module_->mutable_text_info()->stack_frames = std::string(text_.substr(start, end - start));
+  pos_ = end;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Computations
+// ---------------------------------------------------------------------------
+
+bool Parser::ParseComputation() {
+  size_t start = pos_;
+  bool is_entry = false;
+  {
+    size_t save = pos_;
+    absl::string_view word = LexIdent();
+    if (word == "ENTRY") {
+      is_entry = true;
+      if (seen_entry_) return Fail(start, "more than one ENTRY computation");
+      seen_entry_ = true;
+    } else {
+      pos_ = save;
+    }
+  }
+  absl::string_view name;
+  bool percent;
+  if (!SkipSpace()) return false;
+  size_t name_pos = pos_;
+  if (!AtEnd() && !IsIdentChar(Cur()) && Cur() != '%') {
+    return Fail(pos_, "expected a computation (a name, or 'ENTRY')");
+  }
+  if (!LexName(&name, &percent, "a computation name")) return false;
+  if (module_->GetComputationWithName(name) != nullptr) {
+    return Fail(name_pos, absl::StrCat("duplicate computation name '", name, "'"));
+  }
+  auto computation = std::make_unique<HloComputation>(std::string(name));
+  HloComputation::TextInfo* info = computation->mutable_text_info();
+  info->flags = kTextFlagsSet | (percent ? kTextPercentName : 0);
+  if (!SkipSpace()) return false;
+  size_t sig_result_pos = 0;
+  Shape sig_result;
+  if (Cur() == '(') {
+    size_t sig_start = pos_;
+    size_t end;
+    if (!ScanBalanced(&end)) return false;
+    pos_ = end;
+    if (!SkipSpace()) return false;
+    if (text_.substr(pos_, 2) != "->") return Fail(pos_, "expected '->' in the computation signature");
+    pos_ += 2;
+    if (!SkipSpace()) return false;
+    sig_result_pos = pos_;
+    if (!ParseShape(&sig_result, 0, /*space_before_layout=*/false)) return false;
+    info->has_signature = true;
+    info->signature = std::string(text_.substr(sig_start, pos_ - sig_start));
+  }
+  if (!SkipSpace()) return false;
+  size_t open_pos = pos_;
+  if (!Expect('{', absl::StrCat("to open computation '", name, "'"))) return false;
+  HloComputation* comp = module_->AddComputation(std::move(computation), is_entry);
+  if (comp->name() != name) {
+    return Fail(name_pos, absl::StrCat("duplicate computation name '", name, "'"));
+  }
+  if (!ResolveComputation(comp, open_pos)) return false;
+  if (info->has_signature && comp->root_instruction() != nullptr &&
+      !sig_result.Compatible(comp->root_instruction()->shape())) {
+    return Fail(sig_result_pos,
+                absl::StrCat("the computation's declared result shape ", sig_result.ToString(),
+                             " does not match its root's shape ",
+                             comp->root_instruction()->shape().ToString()));
+  }
+  if (info->has_signature) info->canonical_signature = ComputationSignature(*comp);
+  {
+    size_t look = pos_;
+    while (look < text_.size() && text_[look] == ' ') ++look;
+    if (text_.substr(look, 3) == "// " && text_.substr(look + 3, comp->name().size()) == comp->name()) {
+      size_t after = look + 3 + comp->name().size();
+      if (after >= text_.size() || text_[after] == '\n' || text_[after] == '\r') {
+        info->flags |= kTextClosingNameComment;
+      }
+    }
+  }
+  // `}, execution_thread="..."`
+  size_t save = pos_;
+  if (!SkipSpace()) return false;
+  if (Cur() == ',') {
+    ++pos_;
+    if (!SkipSpace()) return false;
+    size_t attr_pos = pos_;
+    absl::string_view attr = LexIdent();
+    if (attr != "execution_thread") {
+      return Fail(attr_pos, "expected 'execution_thread' after a computation's closing '}'");
+    }
+    if (!Expect('=', "after execution_thread")) return false;
+    absl::string_view value;
+    if (!ScanValue(&value)) return false;
+    std::string thread;
+    if (!ParseString(value, pos_ - value.size(), &thread)) return false;
+    comp->set_execution_thread(std::move(thread));
+  } else {
+    pos_ = save;
+  }
+  return true;
+}
+
+// Parses the instructions of `comp` up to its closing '}', then resolves
+// operand names and control predecessors.
+bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
+  names_.clear();
+  pending_operands_.clear();
+  pending_control_.clear();
+  declared_shapes_.clear();
+  needs_shape_.clear();
+  HloInstruction* root = nullptr;
+  HloInstruction* last = nullptr;
+  while (true) {
+    if (!SkipSpace()) return false;
+    if (AtEnd()) {
+      return Fail(open_pos, absl::StrCat("unexpected end of input: computation '", comp->name(),
+                                         "' is never closed with '}'"));
+    }
+    if (Cur() == '}') {
+      ++pos_;
+      break;
+    }
+    size_t inst_pos = pos_;
+    bool is_root = false;
+    HloInstruction* inst = nullptr;
+    if (!ParseInstruction(comp, &is_root, &inst)) return false;
+    if (is_root) {
+      if (root != nullptr) return Fail(inst_pos, "a computation can have only one ROOT");
+      root = inst;
+    }
+    last = inst;
+  }
+  if (last == nullptr) {
+    return Fail(open_pos, absl::StrCat("computation '", comp->name(), "' has no instructions"));
+  }
+  comp->set_root_instruction(root != nullptr ? root : last);
+  for (const PendingOperand& p : pending_operands_) {
+    HloInstruction* operand = p.direct;
+    if (operand == nullptr) {
+      auto it = names_.find(p.name);
+      if (it == names_.end()) {
+        return Fail(p.pos, absl::StrCat("undefined operand '", p.name, "' (no instruction of ",
+                                        "computation '", comp->name(), "' has that name)"));
+      }
+      operand = it->second;
+      if (operand == p.user) {
+        return Fail(p.pos, absl::StrCat("instruction '", p.name, "' uses itself as an operand"));
+      }
+    }
+    // Compact get-tuple-element `%t#1#0`: explicit get-tuple-element
+    // instructions, one per index.
+    absl::string_view rest = p.gte_indices;
+    while (!rest.empty()) {
+      rest.remove_prefix(1);  // '#'
+      size_t n = 0;
+      while (n < rest.size() && IsDigit(rest[n])) ++n;
+      int64_t index = -1;
+      std::from_chars(rest.data(), rest.data() + n, index);
+      rest.remove_prefix(n);
+      // NeedsShape first: scanning needs_shape_ for every compact operand
+      // would be quadratic (100,000 of each took 3.5 s, 200,000 12.7 s).
+      if (NeedsShape(operand)) {
+        for (const auto& [pending, pos] : needs_shape_) {
+          if (pending == operand) {
+            return Fail(p.pos, "a compact get-tuple-element needs its operand's shape written");
+          }
+        }
+      }
+      if (!operand->shape().IsTuple()) {
+        return Fail(p.pos, absl::StrCat("compact get-tuple-element on '", operand->name(),
+                                        "', which is not a tuple"));
+      }
+      if (index < 0 || index >= operand->shape().tuple_shapes_size()) {
+        return Fail(p.pos, absl::StrCat("compact get-tuple-element index ", index,
+                                        " is out of range for ", operand->shape().ToString()));
+      }
+      auto gte = HloInstruction::CreateGetTupleElement(operand->shape().tuple_shapes(index),
+                                                       operand, index);
+      gte->mutable_attribute_order()->push_back("index");  // as it prints
+      operand = comp->AddInstruction(std::move(gte));
+    }
+    p.user->AppendOperand(operand);
+  }
+  if (!needs_shape_.empty()) {
+    absl::flat_hash_map<const HloInstruction*, size_t> pending;
+    for (const auto& [inst, pos] : needs_shape_) pending[inst] = pos;
+    for (HloInstruction* inst : comp->MakeInstructionPostOrder()) {
+      auto it = pending.find(inst);
+      if (it == pending.end()) continue;
+      for (const HloInstruction* operand : inst->operands()) {
+        if (pending.contains(operand)) {
+          return Fail(it->second, "the shapes of these instructions depend on each other in a cycle");
+        }
+      }
+      if (!InferShape(inst, it->second)) return false;
+      pending.erase(it);
+    }
+    needs_shape_.clear();
+  }
+  for (const PendingOperand& p : pending_operands_) {
+    if (p.declared_shape_index < 0 || !p.gte_indices.empty()) continue;
+    const HloInstruction* operand = p.direct;
+    if (operand == nullptr) operand = names_.find(p.name)->second;
+    const Shape& declared = declared_shapes_[p.declared_shape_index];
+    if (!declared.Compatible(operand->shape())) {
+      return Fail(p.pos, absl::StrCat("the declared operand shape ", declared.ToString(),
+                                      " does not match the shape of operand '", operand->name(),
+                                      "': ", operand->shape().ToString()));
+    }
+  }
+  for (const PendingControl& p : pending_control_) {
+    auto it = names_.find(p.name);
+    if (it == names_.end()) {
+      return Fail(p.pos, absl::StrCat("undefined control predecessor '", p.name, "'"));
+    }
+    it->second->AddControlDependencyTo(p.successor);
+  }
+  return true;
+}
+
+// XLA lets a test omit the shape of some instructions and infers it.
+bool Parser::InferShape(HloInstruction* inst, size_t pos) {
+  auto operand_shape = [&](int64_t i) -> const Shape* {
+    return i < inst->operand_count() ? &inst->operand(i)->shape() : nullptr;
+  };
+  auto fail = [&](absl::string_view why) {
+    return Fail(pos, absl::StrCat("the shape of this ", HloOpcodeString(inst->opcode()),
+                                  " is omitted and can not be inferred: ", why));
+  };
+  Shape result;
+  switch (inst->opcode()) {
+    case HloOpcode::kTuple: {
+      // Inferred tuples copy their operands' shapes; a chain of them could
+      // grow exponentially, so the size is capped.
+      int64_t nodes = 0;
+      for (const HloInstruction* operand : inst->operands()) {
+        nodes += ShapeNodes(operand->shape(), int64_t{1} << 20);
+        if (nodes > (int64_t{1} << 20)) return fail("the tuple shape would be too large");
+      }
+      std::vector<Shape> elements;
+      for (const HloInstruction* operand : inst->operands()) elements.push_back(operand->shape());
+      result = Shape::MakeTuple(std::move(elements));
+      if (ShapeDepth(result) > kMaxNestingDepth) {
+        return fail(absl::StrCat("the tuple would nest more than ", kMaxNestingDepth, " deep"));
+      }
+      break;
+    }
+    case HloOpcode::kGetTupleElement: {
+      const Shape* t = operand_shape(0);
+      if (t == nullptr || !t->IsTuple()) return fail("its operand is not a tuple");
+      if (inst->tuple_index() < 0 || inst->tuple_index() >= t->tuple_shapes_size()) {
+        return fail("index out of range");
+      }
+      result = t->tuple_shapes(inst->tuple_index());
+      break;
+    }
+    case HloOpcode::kAfterAll:
+      result = Shape::MakeToken();
+      break;
+    case HloOpcode::kCompare:
+    case HloOpcode::kIsFinite: {
+      const Shape* a = operand_shape(0);
+      if (a == nullptr || !a->IsArray()) return fail("it needs an array operand");
+      result = *a;
+      result.set_element_type(PrimitiveType::PRED);
+      break;
+    }
+    case HloOpcode::kSelect:
+    case HloOpcode::kClamp: {
+      const Shape* a = operand_shape(1);
+      if (a == nullptr) return fail("it needs three operands");
+      result = *a;
+      break;
+    }
+    case HloOpcode::kDot: {
+      const Shape* lhs = operand_shape(0);
+      const Shape* rhs = operand_shape(1);
+      if (lhs == nullptr || rhs == nullptr || !lhs->IsArray() || !rhs->IsArray()) {
+        return fail("it needs two array operands");
+      }
+      const DotDimensionNumbers& dn = inst->dot_dimension_numbers();
+      auto in = [](const std::vector<int64_t>& v, int64_t d) {
+        return std::find(v.begin(), v.end(), d) != v.end();
+      };
+      std::vector<int64_t> dims;
+      for (int64_t d : dn.lhs_batch_dimensions) {
+        if (d < 0 || d >= lhs->rank()) return fail("batch dimension out of range");
+        dims.push_back(lhs->dimensions(d));
+      }
+      for (int64_t d = 0; d < lhs->rank(); ++d) {
+        if (!in(dn.lhs_batch_dimensions, d) && !in(dn.lhs_contracting_dimensions, d)) {
+          dims.push_back(lhs->dimensions(d));
+        }
+      }
+      for (int64_t d = 0; d < rhs->rank(); ++d) {
+        if (!in(dn.rhs_batch_dimensions, d) && !in(dn.rhs_contracting_dimensions, d)) {
+          dims.push_back(rhs->dimensions(d));
+        }
+      }
+      result = Shape::MakeArray(lhs->element_type(), std::move(dims));
+      break;
+    }
+    default: {
+      // Elementwise and layout-preserving ops: the shape of operand 0.
+      switch (inst->opcode()) {
+#define HILO_ELEMENTWISE(op) case HloOpcode::op:
+        HILO_ELEMENTWISE(kAbs) HILO_ELEMENTWISE(kAdd) HILO_ELEMENTWISE(kAnd)
+        HILO_ELEMENTWISE(kAtan2) HILO_ELEMENTWISE(kCbrt) HILO_ELEMENTWISE(kCeil)
+        HILO_ELEMENTWISE(kClz) HILO_ELEMENTWISE(kCopy) HILO_ELEMENTWISE(kCos)
+        HILO_ELEMENTWISE(kDivide) HILO_ELEMENTWISE(kErf) HILO_ELEMENTWISE(kExp)
+        HILO_ELEMENTWISE(kExpm1) HILO_ELEMENTWISE(kFloor) HILO_ELEMENTWISE(kLog)
+        HILO_ELEMENTWISE(kLog1p) HILO_ELEMENTWISE(kLogistic) HILO_ELEMENTWISE(kMaximum)
+        HILO_ELEMENTWISE(kMinimum) HILO_ELEMENTWISE(kMultiply) HILO_ELEMENTWISE(kNegate)
+        HILO_ELEMENTWISE(kNot) HILO_ELEMENTWISE(kOr) HILO_ELEMENTWISE(kPopulationCount)
+        HILO_ELEMENTWISE(kPower) HILO_ELEMENTWISE(kRemainder) HILO_ELEMENTWISE(kRoundNearestAfz)
+        HILO_ELEMENTWISE(kRoundNearestEven) HILO_ELEMENTWISE(kRsqrt) HILO_ELEMENTWISE(kShiftLeft)
+        HILO_ELEMENTWISE(kShiftRightArithmetic) HILO_ELEMENTWISE(kShiftRightLogical)
+        HILO_ELEMENTWISE(kSign) HILO_ELEMENTWISE(kSin) HILO_ELEMENTWISE(kSqrt)
+        HILO_ELEMENTWISE(kSubtract) HILO_ELEMENTWISE(kTan) HILO_ELEMENTWISE(kTanh)
+        HILO_ELEMENTWISE(kXor) HILO_ELEMENTWISE(kOptimizationBarrier)
+        HILO_ELEMENTWISE(kAllReduce) HILO_ELEMENTWISE(kCollectivePermute)
+#undef HILO_ELEMENTWISE
+        {
+          const Shape* a = operand_shape(0);
+          if (a == nullptr) return fail("it has no operand");
+          result = *a;
+          break;
+        }
+        default:
+          return fail("write the shape");
+      }
+    }
+  }
+  *inst->mutable_shape() = std::move(result);
+  return true;
+}
+
+// Recursive over tuple nesting, which is bounded by kMaxNestingDepth.
+bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
+  if (!SkipSpace()) return false;
+  if (depth > kMaxNestingDepth) {
+    return Fail(pos_, absl::StrCat("shape nested more than ", kMaxNestingDepth, " deep"));
+  }
+  if (Cur() == '(') {
+    ++pos_;
+    std::vector<Shape> elements;
+    if (!SkipSpace()) return false;
+    if (Cur() != ')') {
+      while (true) {
+        elements.emplace_back();
+        if (!ParseShape(&elements.back(), depth + 1)) return false;
+        if (!SkipSpace()) return false;
+        if (Cur() == ',') {
+          ++pos_;
+          continue;
+        }
+        break;
+      }
+    }
+    if (!Expect(')', "to close a tuple shape")) return false;
+    *shape = Shape::MakeTuple(std::move(elements));
+    return true;
+  }
+  size_t type_pos = pos_;
+  absl::string_view type_name = LexIdent();
+  if (type_name == "b" && Cur() == '(') {  // XLA's buffer type `b(f32[4])`
+    ++pos_;
+    Shape contents;
+    if (!ParseShape(&contents, depth + 1)) return false;
+    if (!SkipSpace()) return false;
+    if (!Expect(')', "to close a buffer shape")) return false;
+    if (!contents.IsArray()) return Fail(type_pos, "a buffer shape must hold an array shape");
+    *shape = Shape::MakeBuffer(std::move(contents));
+    return true;
+  }
+  if (type_name.empty()) {
+    if (AtEnd()) return Fail(pos_, "unexpected end of input: expected a shape");
+    return Fail(pos_, "expected a shape");
+  }
+  std::optional<PrimitiveType> type = StringToPrimitiveType(type_name);
+  if (!type.has_value()) {
+    return Fail(type_pos, absl::StrCat("unknown element type '", type_name, "'"));
+  }
+  if (*type == PrimitiveType::TOKEN) {
+    *shape = Shape::MakeToken();
+  } else if (*type == PrimitiveType::OPAQUE_TYPE) {
+    *shape = Shape::MakeOpaque();
+  } else {
+    *shape = Shape::MakeArray(*type, {});
+  }
+  if (Cur() != '[') return Fail(pos_, absl::StrCat("expected '[' after element type '", type_name, "'"));
+  ++pos_;
+  if (!SkipSpace()) return false;
+  if (Cur() != ']') {
+    while (true) {
+      if (!SkipSpace()) return false;
+      if (Cur() == '?') {
+        ++pos_;
+        shape->add_dimension(kUnboundedSize, true);
+      } else {
+        bool dynamic = false;
+        if (Cur() == '<' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '=') {
+          dynamic = true;
+          pos_ += 2;
+        }
+        size_t dim_pos = pos_;
+        int64_t d;
+        if (!LexInt64(&d, "as a dimension size")) return false;
+        if (d < 0) return Fail(dim_pos, "a dimension size must not be negative");
+        shape->add_dimension(d, dynamic);
+      }
+      if (!SkipSpace()) return false;
+      if (Cur() == ',') {
+        ++pos_;
+        continue;
+      }
+      break;
+    }
+  }
+  if (!Expect(']', "to close the dimensions")) return false;
+  if (!shape->IsArray() && shape->rank() != 0) {
+    return Fail(type_pos, absl::StrCat("a ", type_name, " shape has no dimensions"));
+  }
+  // Layout: `{1,0}` or `{1,0:T(8,128)}`, normally right after the `]`; a
+  // space before it is accepted except where a '{' opens a body (the
+  // result shape of a computation signature).
+  if (space_before_layout && Cur() == ' ') {
+    size_t look = pos_;
+    while (look < text_.size() && text_[look] == ' ') ++look;
+    if (look < text_.size() && text_[look] == '{') pos_ = look;
+  }
+  // Where a '{' may open a body, it is a layout only if a layout starts
+  // inside it (`-> f32[2]{0} {` vs `-> f32[2]{`).
+  bool is_layout = Cur() == '{';
+  if (is_layout && !space_before_layout) {
+    char next = pos_ + 1 < text_.size() ? text_[pos_ + 1] : '\0';
+    is_layout = IsDigit(next) || next == ':';
+  }
+  if (is_layout) {
+    size_t open = pos_;
+    ++pos_;
+    Layout layout;
+    if (!SkipSpace()) return false;
+    while (Cur() != '}' && Cur() != ':') {
+      int64_t d;
+      if (!LexInt64(&d, "in the layout")) return false;
+      layout.minor_to_major.push_back(d);
+      if (!SkipSpace()) return false;
+      if (Cur() == ',') {
+        ++pos_;
+        if (!SkipSpace()) return false;
+      } else if (Cur() != '}' && Cur() != ':') {
+        if (AtEnd()) return Fail(open, "unexpected end of input in a layout");
+        return Fail(pos_, "expected ',', ':' or '}' in the layout");
+      }
+    }
+    if (Cur() == ':') {
+      ++pos_;
+      size_t tail_start = pos_;
+      // The tail may hold shapes with layouts of their own (`P((s32[10]{0:T(100)}))`).
+      int parens = 0;
+      int braces = 0;
+      while (pos_ < text_.size() && !(text_[pos_] == '}' && parens == 0 && braces == 0)) {
+        char c = text_[pos_];
+        if (c == '(') ++parens;
+        if (c == ')' && --parens < 0) return Fail(pos_, "unbalanced ')' in a layout");
+        if (c == '{') ++braces;
+        if (c == '}') --braces;
+        if (c == '\n' || parens > kMaxNestingDepth || braces > kMaxNestingDepth) {
+          return Fail(pos_, "unterminated layout");
+        }
+        ++pos_;
+      }
+      if (AtEnd()) return Fail(open, "unexpected end of input in a layout");
+      layout.tail = std::string(text_.substr(tail_start, pos_ - tail_start));
+    }
+    ++pos_;  // '}'
+    shape->set_layout(std::move(layout));
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Instructions
+// ---------------------------------------------------------------------------
+
+bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstruction** out) {
+  if (!SkipSpace()) return false;
+  size_t save = pos_;
+  if (LexIdent() == "ROOT") {
+    *is_root = true;
+  } else {
+    pos_ = save;
+  }
+  absl::string_view name;
+  bool percent;
+  if (!SkipSpace()) return false;
+  size_t name_pos = pos_;
+  if (!LexName(&name, &percent, "an instruction name")) return false;
+  if (!Expect('=', absl::StrCat("after instruction name '", name, "'"))) return false;
+  uint32_t flags = kTextFlagsSet | (percent ? kTextPercentName : 0);
+  HloInstruction* inst = nullptr;
+  last_operand_count_ = 0;
+  if (!ParseInstructionBody(comp, name, name_pos, flags, nullptr, 0, &inst)) return false;
+  flags = inst->text_flags();
+  // Attributes.
+  while (true) {
+    size_t before = pos_;
+    if (!SkipSpace()) return false;
+    if (Cur() != ',') {
+      pos_ = before;
+      break;
+    }
+    ++pos_;
+    if (!ParseAttribute(inst, &flags)) return false;
+  }
+  inst->set_text_flags(flags);
+  // The module's style (used for instructions a pass adds) is that of the
+  // first instruction, the first with operands, and the first with more than
+  // five operands, each for the bits it shows.
+  uint32_t& style = module_->mutable_text_info()->flags;
+  if (!style_set_) {
+    style_set_ = true;
+    style |= kTextFlagsSet | (flags & kTextPercentName);
+  }
+  if (!operand_style_set_ && last_operand_count_ > 0) {
+    operand_style_set_ = true;
+    style |= flags & (kTextOperandShapes | kTextPercentOperands);
+    if (flags & kTextOperandShapes) style |= kTextOperandIndexComments;
+  }
+  if (!index_style_set_ && last_operand_count_ > 5) {
+    index_style_set_ = true;
+    style = (style & ~kTextOperandIndexComments) | (flags & kTextOperandIndexComments);
+  }
+  if (!calls_style_set_ && !inst->called_computation_attributes().empty()) {
+    calls_style_set_ = true;
+    style |= flags & kTextPercentCalls;
+  }
+  *out = inst;
+  return true;
+}
+
+bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, size_t name_pos,
+                                  uint32_t flags, Shape* preparsed_shape, int depth,
+                                  HloInstruction** out) {
+  if (depth > kMaxNestingDepth) {
+    return Fail(name_pos, absl::StrCat("instructions nested more than ", kMaxNestingDepth, " deep"));
+  }
+  if (!SkipSpace()) return false;
+  Shape shape;
+  bool shape_omitted = false;
+  size_t shape_pos = pos_;
+  if (preparsed_shape != nullptr) {
+    shape = std::move(*preparsed_shape);
+  } else {
+    // The shape may be omitted (`t = tuple(a, b)`): an identifier directly
+    // followed by '(' is the opcode.
+    // `b(` opens XLA's buffer shape, not an opcode.
+    size_t s = pos_;
+    absl::string_view ident = LexIdent();
+    shape_omitted = Cur() == '(' && pos_ > s && ident != "b";
+    pos_ = s;
+    if (!shape_omitted && !ParseShape(&shape, 0)) return false;
+  }
+  if (!SkipSpace()) return false;
+  size_t opcode_pos = pos_;
+  absl::string_view opcode_name = LexIdent();
+  if (opcode_name.empty()) {
+    if (AtEnd()) return Fail(pos_, "unexpected end of input: expected an opcode");
+    return Fail(pos_, "expected an opcode");
+  }
+  std::optional<HloOpcode> opcode = StringToHloOpcode(opcode_name);
+  absl::string_view legacy_direction;
+  if (!opcode.has_value()) {
+    // XLA's async syntax sugar: `custom-call-start` = async-start wrapping a custom-call.
+    for (auto [suffix, async_op] : {std::pair{absl::string_view("-start"), HloOpcode::kAsyncStart},
+                                    std::pair{absl::string_view("-update"), HloOpcode::kAsyncUpdate},
+                                    std::pair{absl::string_view("-done"), HloOpcode::kAsyncDone}}) {
+      if (opcode_name.size() > suffix.size() &&
+          opcode_name.substr(opcode_name.size() - suffix.size()) == suffix) {
+        std::optional<HloOpcode> wrapped =
+            StringToHloOpcode(opcode_name.substr(0, opcode_name.size() - suffix.size()));
+        if (wrapped.has_value()) {
+          opcode = async_op;
+          flags |= kTextAsyncSugar |
+                   (static_cast<uint32_t>(HloOpcodeByte(*wrapped)) << kTextSugarOpcodeShift);
+        }
+        break;
+      }
+    }
+    if (!opcode.has_value()) {
+      legacy_direction = LegacyCompareDirection(opcode_name);
+      if (!legacy_direction.empty()) opcode = HloOpcode::kCompare;
+    }
+    if (!opcode.has_value() && opcode_name == "sparse" && Cur() == '{') {
+      return Fail(opcode_pos, "the 2018 sparse layout syntax `f32[...]sparse{N}` is no longer "
+                              "part of HLO");
+    }
+    if (!opcode.has_value()) {
+      return Fail(opcode_pos, absl::StrCat("unknown opcode '", opcode_name, "'"));
+    }
+  }
+  if (shape_omitted && (*opcode == HloOpcode::kParameter || *opcode == HloOpcode::kConstant)) {
+    return Fail(shape_pos, absl::StrCat("expected a shape before '", opcode_name, "'"));
+  }
+  if (!Expect('(', absl::StrCat("after opcode '", opcode_name, "'"))) return false;
+
+  auto inst_owner = HloInstruction::Create(*opcode, std::move(shape), {}, std::string(name));
+  HloInstruction* inst = inst_owner.get();
+  if (*opcode == HloOpcode::kParameter) {
+    int64_t n;
+    size_t n_pos = pos_;
+    if (!LexInt64(&n, "as the parameter number")) return false;
+    if (n < 0) return Fail(n_pos, "a parameter number must not be negative");
+    inst->set_parameter_number(n);
+    if (comp->parameter_instruction(n) != nullptr) {
+      return Fail(n_pos, absl::StrCat("duplicate parameter number ", n));
+    }
+    if (!Expect(')', "after the parameter number")) return false;
+  } else if (*opcode == HloOpcode::kConstant) {
+    // The literal is kept verbatim; it runs to the ')' matching `constant(`.
+    size_t lit_start = pos_;
+    pos_ = lit_start - 1;
+    size_t end;
+    if (!ScanBalanced(&end)) return false;
+    absl::string_view literal = text_.substr(lit_start, end - 1 - lit_start);
+    auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+    while (!literal.empty() && is_space(literal.front())) literal.remove_prefix(1);
+    while (!literal.empty() && is_space(literal.back())) literal.remove_suffix(1);
+    pos_ = end;
+    if (literal.find("...") == absl::string_view::npos) {
+      absl::Status valid = ValidateLiteralText(inst->shape(), literal);
+      if (!valid.ok()) {
+        return Fail(lit_start, absl::StrCat("bad literal for shape ", inst->shape().ToString(),
+                                            ": ", valid.message()));
+      }
+    }
+    inst->set_literal_text(std::string(literal));
+  } else {
+    const size_t list_start = pos_;
+    int64_t operand_count = 0;
+    if (!SkipSpace()) return false;
+    if (Cur() != ')') {
+      bool first = true;
+      while (true) {
+        if (!SkipSpace()) return false;
+        int64_t declared = -1;
+        size_t operand_pos = pos_;
+        bool has_shape = false;
+        if (Cur() == '(') {
+          has_shape = true;
+        } else {
+          size_t s = pos_;
+          absl::string_view word = LexIdent();
+          has_shape = Cur() == '[' && StringToPrimitiveType(word).has_value();
+          pos_ = s;
+        }
+        HloInstruction* nested = nullptr;
+        if (!has_shape && Cur() != '%') {
+          // `add(x, multiply(y, z))`: a nested instruction whose shape is inferred.
+          size_t s = pos_;
+          LexIdent();
+          bool is_nested = Cur() == '(' && pos_ > s;
+          pos_ = s;
+          if (is_nested) {
+            uint32_t nested_flags = kTextFlagsSet | (flags & (kTextPercentName | kTextOperandShapes |
+                                                              kTextPercentOperands));
+            if (!ParseInstructionBody(comp, "", operand_pos, nested_flags, nullptr, depth + 1,
+                                      &nested)) {
+              return false;
+            }
+          }
+        }
+        if (has_shape) {
+          Shape operand_shape;
+          if (!ParseShape(&operand_shape, 0)) return false;
+          if (first) flags |= kTextOperandShapes;
+          // `s32[] constant(0)`: a nested instruction instead of a name.
+          if (!SkipSpace()) return false;
+          size_t s = pos_;
+          LexIdent();
+          bool is_nested = Cur() == '(' && pos_ > s;
+          pos_ = s;
+          if (is_nested) {
+            uint32_t nested_flags = kTextFlagsSet | (flags & (kTextPercentName | kTextOperandShapes |
+                                                              kTextPercentOperands));
+            if (!ParseInstructionBody(comp, "", operand_pos, nested_flags, &operand_shape,
+                                      depth + 1, &nested)) {
+              return false;
+            }
+          } else {
+            // Usually the operand is already defined: check its shape now
+            // instead of keeping the declared one for the end of the computation.
+            if (!SkipSpace()) return false;
+            size_t s2 = pos_;
+            absl::string_view ref;
+            bool ref_percent;
+            if (!LexName(&ref, &ref_percent, "an operand name")) return false;
+            const bool compact_gte = Cur() == '#';
+            pos_ = s2;
+            auto it = names_.find(ref);
+            if (it != names_.end() && !compact_gte && !NeedsShape(it->second)) {
+              if (!operand_shape.Compatible(it->second->shape())) {
+                return Fail(s2, absl::StrCat("the declared operand shape ", operand_shape.ToString(),
+                                             " does not match the shape of operand '", ref, "': ",
+                                             it->second->shape().ToString()));
+              }
+            } else {
+              declared_shapes_.push_back(std::move(operand_shape));
+              declared = static_cast<int64_t>(declared_shapes_.size()) - 1;
+            }
+          }
+        }
+        if (nested != nullptr) {
+          pending_operands_.push_back({inst, "", operand_pos, -1, nested, ""});
+        } else {
+          absl::string_view operand;
+          bool operand_percent;
+          if (!SkipSpace()) return false;
+          operand_pos = pos_;
+          if (!LexName(&operand, &operand_percent, "an operand name")) return false;
+          if (first && operand_percent) flags |= kTextPercentOperands;
+          // Compact get-tuple-element: `%t#0`, `%t#1#0`.
+          size_t gte_start = pos_;
+          while (Cur() == '#') {
+            ++pos_;
+            size_t digits = pos_;
+            while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+            if (pos_ == digits || pos_ - digits > 9) {
+              return Fail(digits, "expected a tuple index after '#'");
+            }
+          }
+          pending_operands_.push_back({inst, operand, operand_pos, declared, nullptr,
+                                       text_.substr(gte_start, pos_ - gte_start)});
+        }
+        first = false;
+        ++operand_count;
+        if (!SkipSpace()) return false;
+        if (Cur() == ',') {
+          ++pos_;
+          continue;
+        }
+        break;
+      }
+    }
+    if (!Expect(')', "to close the operand list")) return false;
+    last_operand_count_ = operand_count;
+    if (operand_count > 5 &&
+        text_.substr(list_start, pos_ - list_start).find("/*index=5*/") != absl::string_view::npos) {
+      flags |= kTextOperandIndexComments;
+    }
+  }
+  if (!name.empty() && !names_.emplace(name, inst).second) {
+    return Fail(name_pos, absl::StrCat("duplicate instruction name '", name, "'"));
+  }
+  if (!legacy_direction.empty()) {
+    inst->mutable_raw_attributes()->push_back({"direction", std::string(legacy_direction)});
+    inst->mutable_attribute_order()->push_back("direction");
+  }
+  inst->set_text_flags(flags);
+  comp->AddInstruction(std::move(inst_owner));
+  if (shape_omitted) needs_shape_.emplace_back(inst, shape_pos);
+  *out = inst;
+  return true;
+}
+
+bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
+  if (!SkipSpace()) return false;
+  size_t attr_pos = pos_;
+  absl::string_view attr = LexIdent();
+  if (attr.empty()) {
+    if (AtEnd()) return Fail(pos_, "unexpected end of input: expected an attribute name");
+    return Fail(pos_, "expected an attribute name");
+  }
+  if (!Expect('=', absl::StrCat("after attribute '", attr, "'"))) return false;
+  if (inst->attribute_order().size() >= kMaxListedItems) {
+    return Fail(attr_pos, absl::StrCat("more than ", kMaxListedItems,
+                                       " attributes on one instruction"));
+  }
+  for (const std::string& seen : inst->attribute_order()) {
+    if (seen == attr) return Fail(attr_pos, absl::StrCat("duplicate attribute '", attr, "'"));
+  }
+  if (!SkipSpace()) return false;
+  size_t value_pos = pos_;
+  absl::string_view value;
+  if (attr == "literal") {
+    // custom-call `literal=s32[2]{0} {1, 2}`: a shape, a space, a literal.
+    // A tuple is `( s32[2]{0} {1, 2}, pred[] 0 )`.
+    if (Cur() == '(') {
+      size_t end;
+      if (!ScanBalanced(&end)) return false;
+      pos_ = end;
+    } else {
+      Shape literal_shape;
+      if (!ParseShape(&literal_shape, 0)) return false;
+      absl::string_view rest;
+      if (!ScanValue(&rest)) return false;
+    }
+    value = text_.substr(value_pos, pos_ - value_pos);
+    inst->mutable_raw_attributes()->push_back({std::string(attr), std::string(value)});
+    inst->mutable_attribute_order()->push_back(std::string(attr));
+    return true;
+  }
+  if (IsComputationAttribute(attr) && Cur() == '{') {
+    // An inline computation: `to_apply={ p = f32[] parameter(0) ... }`.
+    size_t save = pos_;
+    ++pos_;
+    absl::string_view first_name;
+    bool pct;
+    bool inline_body = false;
+    if (SkipSpace() && (IsIdentChar(Cur()) || Cur() == '%')) {
+      quiet_ = true;
+      if (LexName(&first_name, &pct, "") && SkipSpace()) {
+        if (first_name == "ROOT") inline_body = true;
+        inline_body = inline_body || Cur() == '=';
+      }
+      quiet_ = false;
+    }
+    pos_ = save;
+    if (inline_body) {
+      if (inline_depth_ >= kMaxInlineComputationDepth) {
+        return Fail(value_pos, absl::StrCat("inline computations nested more than ",
+                                            kMaxInlineComputationDepth, " deep"));
+      }
+      std::string comp_name = absl::StrCat(inst->name(), ".", attr);
+      auto computation = std::make_unique<HloComputation>(std::move(comp_name));
+      computation->mutable_text_info()->flags = kTextFlagsSet | kTextPercentName;
+      HloComputation* comp = module_->AddComputation(std::move(computation));
+      // The enclosing computation's resolution state is set aside.
+      auto names = std::move(names_);
+      auto operands = std::move(pending_operands_);
+      auto control = std::move(pending_control_);
+      auto declared = std::move(declared_shapes_);
+      auto shapes = std::move(needs_shape_);
+      names_.clear();
+      ++inline_depth_;
+      ++pos_;  // '{'
+      bool ok_body = ResolveComputation(comp, value_pos);
+      --inline_depth_;
+      names_ = std::move(names);
+      pending_operands_ = std::move(operands);
+      pending_control_ = std::move(control);
+      declared_shapes_ = std::move(declared);
+      needs_shape_ = std::move(shapes);
+      if (!ok_body) return false;
+      inst->SetCalledComputations(attr, {comp}, false);
+      inst->mutable_attribute_order()->push_back(std::string(attr));
+      return true;
+    }
+  }
+  if (!ScanValue(&value)) return false;
+  auto bad = [&](absl::string_view expected) {
+    return Fail(value_pos, absl::StrCat("bad value for attribute '", attr, "': expected ", expected));
+  };
+  const HloOpcode op = inst->opcode();
+  bool typed = true;
+  if (attr == "index" && op == HloOpcode::kGetTupleElement) {
+    int64_t n;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) {
+      return bad("a non-negative integer");
+    }
+    inst->set_tuple_index(n);
+  } else if (attr == "dimensions") {
+    std::vector<int64_t> dims;
+    if (!ParseIntList(value, value_pos, &dims)) return false;
+    inst->set_dimensions(std::move(dims));
+  } else if (attr == "lhs_batch_dims" || attr == "rhs_batch_dims" ||
+             attr == "lhs_contracting_dims" || attr == "rhs_contracting_dims") {
+    std::vector<int64_t> dims;
+    if (!ParseIntList(value, value_pos, &dims)) return false;
+    DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
+    (attr == "lhs_batch_dims"         ? dn->lhs_batch_dimensions
+     : attr == "rhs_batch_dims"       ? dn->rhs_batch_dimensions
+     : attr == "lhs_contracting_dims" ? dn->lhs_contracting_dimensions
+                                      : dn->rhs_contracting_dimensions) = std::move(dims);
+  } else if (attr == "replica_groups") {
+    ReplicaGroups groups;
+    if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
+    inst->set_replica_groups(std::move(groups));
+  } else if (attr == "channel_id") {
+    int64_t n;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || ptr != value.data() + value.size()) return bad("an integer");
+    inst->set_channel_id(n);
+  } else if (attr == "use_global_device_ids" || attr == "constrain_layout") {
+    bool b = false;
+    if (!ParseBool(value, value_pos, &b)) return false;
+    if (attr == "use_global_device_ids") {
+      inst->set_use_global_device_ids(b);
+    } else {
+      inst->set_constrain_layout(b);
+    }
+  } else if (attr == "source_target_pairs") {
+    std::vector<std::vector<int64_t>> lists;
+    if (!ParseIntListList(value, value_pos, &lists)) return false;
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    pairs.reserve(lists.size());
+    for (const auto& l : lists) {
+      if (l.size() != 2) return bad("pairs {{source,target},...}");
+      pairs.emplace_back(l[0], l[1]);
+    }
+    inst->set_source_target_pairs(std::move(pairs));
+  } else if (attr == "custom_call_target") {
+    std::string target;
+    if (!ParseString(value, value_pos, &target)) return false;
+    inst->set_custom_call_target(std::move(target));
+  } else if (attr == "api_version") {
+    std::optional<int> v = HloInstruction::ApiVersionFromName(value);
+    if (!v.has_value()) {
+      return Fail(value_pos, absl::StrCat("unknown api_version '", value, "'"));
+    }
+    inst->set_api_version(*v);
+  } else if (attr == "backend_config" && (value.front() == '"' || value.front() == '{')) {
+    if (value.front() == '"') {
+      std::string config;
+      if (!ParseString(value, value_pos, &config)) return false;
+      inst->set_backend_config(std::move(config), false);
+    } else {
+      inst->set_backend_config(std::string(value), true);
+    }
+  } else if (attr == "frontend_attributes") {
+    // Values that are not strings (`k={n = 1 : i32}`) are not a key->value
+    // map this project can hold: the attribute is then kept raw, verbatim.
+    FrontendAttributes fa;
+    quiet_ = true;  // a failure here is not an error
+    const bool parsed = ParseFrontendAttributes(value, value_pos, &fa);
+    quiet_ = false;
+    if (parsed) {
+      inst->set_frontend_attributes(std::move(fa));
+    } else if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
+      typed = false;
+    } else {
+      return bad("{key=\"value\",...}");
+    }
+  } else if (attr == "metadata") {
+    if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{...}");
+    inst->set_metadata(std::string(value.substr(1, value.size() - 2)));
+  } else if (attr == "sharding") {
+    inst->set_sharding(std::string(value));
+  } else if (attr == "control-predecessors") {
+    if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{%a, %b, ...}");
+    size_t i = 1;
+    bool first = true;
+    size_t control_count = 0;
+    while (i + 1 < value.size()) {
+      while (i + 1 < value.size() && (value[i] == ' ' || value[i] == ',' || value[i] == '\n')) ++i;
+      if (i + 1 >= value.size()) break;
+      bool pct = value[i] == '%';
+      if (pct) ++i;
+      size_t s = i;
+      while (i + 1 < value.size() && IsIdentChar(value[i])) ++i;
+      if (i == s) return Fail(value_pos + i, "expected an instruction name in control-predecessors");
+      if (first && pct) *flags |= kTextPercentControl;
+      first = false;
+      if (++control_count > kMaxListedItems) {
+        return Fail(value_pos + s, absl::StrCat("more than ", kMaxListedItems,
+                                                " control predecessors on one instruction"));
+      }
+      pending_control_.push_back({inst, value.substr(s, i - s), value_pos + s});
+    }
+  } else if (IsComputationAttribute(attr)) {
+    PendingCall call{inst, std::string(attr), {}, false};
+    absl::string_view list = value;
+    size_t base = value_pos;
+    if (list.front() == '{') {
+      if (list.back() != '}') return bad("{%a, %b, ...}");
+      call.braced = true;
+      list = list.substr(1, list.size() - 2);
+      base += 1;
+    }
+    size_t i = 0;
+    bool first = true;
+    while (i < list.size()) {
+      while (i < list.size() && (list[i] == ' ' || list[i] == ',' || list[i] == '\n')) ++i;
+      if (i >= list.size()) break;
+      bool pct = list[i] == '%';
+      if (pct) ++i;
+      size_t s = i;
+      while (i < list.size() && IsIdentChar(list[i])) ++i;
+      if (i == s) return Fail(base + i, absl::StrCat("expected a computation name in '", attr, "'"));
+      if (first && pct) *flags |= kTextPercentCalls;
+      first = false;
+      call.names.emplace_back(list.substr(s, i - s), base + s);
+    }
+    if (!call.braced && call.names.size() != 1) return bad("one computation name");
+    pending_calls_.push_back(std::move(call));
+  } else {
+    typed = false;
+  }
+  if (!typed) inst->mutable_raw_attributes()->push_back({std::string(attr), std::string(value)});
+  inst->mutable_attribute_order()->push_back(std::string(attr));
+  return true;
+}
+
+bool Parser::ResolveCalls() {
+  for (PendingCall& call : pending_calls_) {
+    std::vector<HloComputation*> comps;
+    comps.reserve(call.names.size());
+    for (auto [name, pos] : call.names) {
+      HloComputation* c = module_->GetComputationWithName(name);
+      if (c == nullptr) {
+        return Fail(pos, absl::StrCat("unknown computation '", name, "'"));
+      }
+      comps.push_back(c);
+    }
+    call.inst->SetCalledComputations(call.attribute, std::move(comps), call.braced);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Typed attribute values
+// ---------------------------------------------------------------------------
+
+// `{1,2,3}` or `{}`.
+bool Parser::ParseIntList(absl::string_view v, size_t base, std::vector<int64_t>* out) {
+  if (v.size() < 2 || v.front() != '{' || v.back() != '}') {
+    return Fail(base, "expected a list of integers {a,b,...}");
+  }
+  size_t i = 1;
+  const size_t end = v.size() - 1;
+  while (true) {
+    while (i < end && IsSpace(v[i])) ++i;
+    if (i >= end) break;
+    size_t s = i;
+    if (v[i] == '-') ++i;
+    while (i < end && IsDigit(v[i])) ++i;
+    int64_t n;
+    auto [ptr, ec] = std::from_chars(v.data() + s, v.data() + i, n);
+    if (ec == std::errc::result_out_of_range) {
+      return Fail(base + s, "integer overflow: the value does not fit in 64 bits");
+    }
+    if (ec != std::errc() || ptr != v.data() + i) return Fail(base + s, "expected an integer");
+    out->push_back(n);
+    while (i < end && IsSpace(v[i])) ++i;
+    if (i >= end) break;
+    if (v[i] != ',') return Fail(base + i, "expected ',' in a list of integers");
+    ++i;
+  }
+  return true;
+}
+
+// `{{0,1},{2,3}}` or `{}`.
+bool Parser::ParseIntListList(absl::string_view v, size_t base,
+                              std::vector<std::vector<int64_t>>* out) {
+  if (v.size() < 2 || v.front() != '{' || v.back() != '}') {
+    return Fail(base, "expected a list of integer lists {{a,b},...}");
+  }
+  size_t i = 1;
+  const size_t end = v.size() - 1;
+  while (true) {
+    while (i < end && (IsSpace(v[i]) || v[i] == ',')) ++i;
+    if (i >= end) break;
+    if (v[i] != '{') return Fail(base + i, "expected '{' starting a list of integers");
+    size_t close = v.find('}', i);
+    if (close == absl::string_view::npos || close > end) return Fail(base + i, "unbalanced '{'");
+    out->emplace_back();
+    if (!ParseIntList(v.substr(i, close - i + 1), base + i, &out->back())) return false;
+    i = close + 1;
+  }
+  return true;
+}
+
+bool Parser::ParseReplicaGroups(absl::string_view v, size_t base, ReplicaGroups* out) {
+  if (v.front() == '{') {
+    std::vector<std::vector<int64_t>> groups;
+    if (!ParseIntListList(v, base, &groups)) return false;
+    *out = ReplicaGroups::Explicit(std::move(groups));
+    return true;
+  }
+  if (v.front() != '[') {
+    *out = ReplicaGroups::Raw(std::string(v));  // e.g. `mesh[...]`
+    return true;
+  }
+  // `[G,S]<=[d0,d1,...]` with an optional `T(p0,p1,...)`.
+  auto bracket_list = [&](size_t* i, char open, char close, std::vector<int64_t>* list) {
+    if (*i >= v.size() || v[*i] != open) {
+      return Fail(base + *i, absl::StrCat("expected '", std::string(1, open),
+                                          "' in iota replica groups"));
+    }
+    size_t c = v.find(close, *i);
+    if (c == absl::string_view::npos) return Fail(base + *i, "unbalanced iota replica groups");
+    std::string braced = absl::StrCat("{", v.substr(*i + 1, c - *i - 1), "}");
+    // ParseIntList reports offsets relative to the braced copy; they line up
+    // with the original because '{' replaces the opening bracket.
+    if (!ParseIntList(braced, base + *i, list)) return false;
+    *i = c + 1;
+    return true;
+  };
+  size_t i = 0;
+  std::vector<int64_t> head;
+  IotaReplicaGroupList iota;
+  if (!bracket_list(&i, '[', ']', &head)) return false;
+  if (head.size() != 2) return Fail(base, "iota replica groups need [num_groups,group_size]");
+  iota.num_groups = head[0];
+  iota.group_size = head[1];
+  if (v.substr(i, 2) != "<=") return Fail(base + i, "expected '<=' in iota replica groups");
+  i += 2;
+  if (!bracket_list(&i, '[', ']', &iota.reshape_dims)) return false;
+  if (i < v.size() && v[i] == 'T') {
+    ++i;
+    if (!bracket_list(&i, '(', ')', &iota.transpose_perm)) return false;
+  }
+  if (i != v.size()) return Fail(base + i, "unexpected text after iota replica groups");
+  *out = ReplicaGroups::Iota(std::move(iota));
+  return true;
+}
+
+bool Parser::ParseBool(absl::string_view v, size_t base, bool* out) {
+  if (v == "true") {
+    *out = true;
+  } else if (v == "false") {
+    *out = false;
+  } else {
+    return Fail(base, "expected true or false");
+  }
+  return true;
+}
+
+bool Parser::ParseString(absl::string_view v, size_t base, std::string* out) {
+  if (v.size() < 2 || v.front() != '"' || v.back() != '"') {
+    return Fail(base, "expected a quoted string");
+  }
+  absl::string_view body = v.substr(1, v.size() - 2);
+  if (body.find('\\') == absl::string_view::npos) {
+    *out = std::string(body);
+    return true;
+  }
+  std::string error;
+  if (!absl::CUnescape(body, out, &error)) {
+    return Fail(base, absl::StrCat("bad escape in string: ", error));
+  }
+  return true;
+}
+
+// `{key="value",key2="value2"}`; values unescaped, order kept.
+bool Parser::ParseFrontendAttributes(absl::string_view v, size_t base, FrontendAttributes* out) {
+  if (v.size() < 2 || v.front() != '{' || v.back() != '}') {
+    return Fail(base, "expected frontend_attributes={key=\"value\",...}");
+  }
+  size_t i = 1;
+  const size_t end = v.size() - 1;
+  while (true) {
+    while (i < end && IsSpace(v[i])) ++i;
+    if (i >= end) break;
+    size_t ks = i;
+    std::string key;
+    if (v[i] == '"') {
+      size_t j = i + 1;
+      while (j < end && v[j] != '"') j += v[j] == '\\' ? 2 : 1;
+      if (j >= end) return Fail(base + i, "unterminated string");
+      if (!ParseString(v.substr(i, j + 1 - i), base + i, &key)) return false;
+      i = j + 1;
+    } else {
+      while (i < end && IsIdentChar(v[i])) ++i;
+      key = std::string(v.substr(ks, i - ks));
+    }
+    if (key.empty() && i == ks) return Fail(base + i, "expected a frontend attribute key");
+    if (i >= end || v[i] != '=') return Fail(base + i, "expected '=' after a frontend attribute key");
+    ++i;
+    if (i >= end || v[i] != '"') return Fail(base + i, "expected a quoted frontend attribute value");
+    size_t j = i + 1;
+    while (j < end && v[j] != '"') j += v[j] == '\\' ? 2 : 1;
+    if (j >= end) return Fail(base + i, "unterminated string");
+    std::string value;
+    if (!ParseString(v.substr(i, j + 1 - i), base + i, &value)) return false;
+    if (out->size() >= kMaxListedItems) {
+      return Fail(base + ks, absl::StrCat("more than ", kMaxListedItems, " frontend attributes"));
+    }
+    if (out->Contains(key)) return Fail(base + ks, absl::StrCat("duplicate frontend attribute '", key, "'"));
+    out->Append(key, value);
+    i = j + 1;
+    while (i < end && IsSpace(v[i])) ++i;
+    if (i >= end) break;
+    if (v[i] != ',') return Fail(base + i, "expected ',' between frontend attributes");
+    ++i;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text,
+                                                          absl::string_view filename) {
+  Parser parser(text, filename);
+  return parser.Run();
+}
+
+}  // namespace hilo

@@ -1,0 +1,37 @@
+# lit configuration of hilo's FileCheck tests.
+#
+# Run through CTest (the `lit` test of any build directory), or by hand:
+#   python3 /usr/lib/llvm-14/build/utils/lit/lit.py -v <build>/tests/lit
+# which loads <build>/tests/lit/lit.site.cfg.py (written by CMake) and then
+# this file. Running lit on this source directory directly also works: the
+# tools are then taken from $HILO_BIN_DIR, else <source>/build/bin.
+import os
+
+import lit.formats
+
+config.name = "hilo"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".hlo", ".test"]
+# Inputs/ holds files that tests read; they are not tests themselves.
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "README.md"]
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+
+source_root = os.path.dirname(os.path.dirname(config.test_source_root))
+hilo_bin_dir = getattr(config, "hilo_bin_dir", None) or os.environ.get(
+    "HILO_BIN_DIR", os.path.join(source_root, "build", "bin"))
+llvm_bin_dir = getattr(config, "llvm_bin_dir", None) or "/usr/lib/llvm-14/bin"
+if getattr(config, "hilo_obj_root", None):
+    config.test_exec_root = os.path.join(config.hilo_obj_root, "tests", "lit")
+
+# hilo tools first, then FileCheck / not / split-file, then the usual PATH.
+config.environment["PATH"] = os.pathsep.join(
+    [hilo_bin_dir, llvm_bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+# Passes read these; a developer's shell must not change test results.
+for var in ["NEURON_COLLECTIVE_MATMUL_NXD", "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE",
+            "NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB"]:
+    config.environment.pop(var, None)
+
+# %shared: the specification, opcode table and corpus (../shared).
+config.substitutions.append(("%shared", os.path.join(os.path.dirname(source_root), "shared")))
+# %examples: the bundled example modules.
+config.substitutions.append(("%examples", os.path.join(source_root, "examples")))

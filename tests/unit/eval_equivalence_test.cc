@@ -1,0 +1,323 @@
+// CheckEquivalence: exact folds into AwsNeuronCollectiveMatmul pass, inexact
+// ones fail on random inputs (the check can fail), and the looped-einsum
+// pass's own exact/inexact classification agrees with the numbers.
+#include "hilo/eval/equivalence.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hilo/passes/collective_stream_id_checker.h"
+#include "hilo/passes/neuron_collective_stream_id_injector.h"
+#include "hilo/passes/neuron_looped_einsum_replacer.h"
+#include "hilo/passes/neuron_unique_channel_id_enforcer.h"
+#include "hilo/pass/pass_registry.h"
+#include "hilo/passes/register_passes.h"
+#include "hilo/text/parser.h"
+
+namespace hilo {
+namespace eval {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::unique_ptr<HloModule> Parse(const std::string& text) {
+  auto m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+EquivalenceReport Check(const std::string& before, const std::string& after, uint64_t seed = 1) {
+  auto b = Parse(before);
+  auto a = Parse(after);
+  EquivalenceOptions options;
+  options.interpreter.seed = seed;
+  auto r = CheckEquivalence(*b, *a, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : EquivalenceReport{};
+}
+
+// dot(all-gather(W), X) on 4 devices: W [2,4] gathered by rows into [8,4].
+std::string GatherDot(absl::string_view groups, int64_t gather_dim) {
+  const std::string w_shape = gather_dim == 0 ? "f32[2,4]" : "f32[8,1]";
+  const std::string ag_shape = gather_dim == 0 ? "f32[8,4]" : "f32[8,4]";
+  return absl::StrCat(R"(
+HloModule before, replica_count=4
+ENTRY e {
+  w = )", w_shape, R"( parameter(0)
+  x = f32[4,3] parameter(1)
+  ag = )", ag_shape, " all-gather(w), dimensions={", gather_dim, "}, replica_groups=", groups, R"(
+  ROOT d = f32[8,3] dot(ag, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+}
+
+std::string Folded(absl::string_view w_shape, absl::string_view config) {
+  return absl::StrCat(R"(
+HloModule after, replica_count=4
+ENTRY e {
+  w = )", w_shape, R"( parameter(0)
+  x = f32[4,3] parameter(1)
+  r = f32[2,4] reshape(w)
+  ROOT cm = f32[8,3] custom-call(r, x), custom_call_target="AwsNeuronCollectiveMatmul", backend_config=")",
+                      config, R"("
+})");
+}
+
+TEST(EvalEquivalence, ExactFoldIsEquivalent) {
+  auto report = Check(GatherDot("{{0,1,2,3}}", 0),
+                      Folded("f32[2,4]", "rhs_contracting_dim=0,tp_degree=4,num_groups=1,use_sb_to_sb=1"));
+  EXPECT_TRUE(report.equivalent) << report.ToString();
+  ASSERT_EQ(report.outputs.size(), 1u);
+  EXPECT_EQ(report.outputs[0].max_abs_error, 0.0);
+  EXPECT_THAT(report.ToString(), HasSubstr("EQUIVALENT"));
+}
+
+TEST(EvalEquivalence, NonContiguousGroupsAreNotEquivalent) {
+  // The gather uses groups {0,2},{1,3}; the kernel gathers {0,1},{2,3}.
+  const std::string before = absl::StrCat(R"(
+HloModule before, replica_count=4
+ENTRY e {
+  w = f32[2,4] parameter(0)
+  x = f32[4,3] parameter(1)
+  ag = f32[4,4] all-gather(w), dimensions={0}, replica_groups={{0,2},{1,3}}
+  ROOT d = f32[4,3] dot(ag, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  const std::string after = R"(
+HloModule after, replica_count=4
+ENTRY e {
+  w = f32[2,4] parameter(0)
+  x = f32[4,3] parameter(1)
+  ROOT cm = f32[4,3] custom-call(w, x), custom_call_target="AwsNeuronCollectiveMatmul", backend_config="rhs_contracting_dim=0,tp_degree=2,num_groups=2,use_sb_to_sb=1"
+})";
+  auto report = Check(before, after);
+  EXPECT_FALSE(report.equivalent);
+  ASSERT_EQ(report.outputs.size(), 1u);
+  const OutputComparison& c = report.outputs[0];
+  EXPECT_FALSE(c.ok);
+  EXPECT_GT(c.mismatches, 0);
+  EXPECT_GE(c.worst_device, 0);
+  EXPECT_EQ(c.worst_index.size(), 2u);
+  EXPECT_NE(c.worst_before, c.worst_after);
+  EXPECT_THAT(report.ToString(), HasSubstr("MISMATCH"));
+  EXPECT_THAT(report.ToString(), HasSubstr("NOT EQUIVALENT"));
+}
+
+TEST(EvalEquivalence, GatherNotOnRowsIsNotEquivalent) {
+  // W [8,1] gathered along dimension 1 into [8,4]: columns, not rows. The
+  // fold reshapes W to [2,4] and the kernel gathers rows.
+  auto report = Check(GatherDot("{{0,1,2,3}}", 1),
+                      Folded("f32[8,1]", "rhs_contracting_dim=0,tp_degree=4,num_groups=1,use_sb_to_sb=1"));
+  EXPECT_FALSE(report.equivalent) << report.ToString();
+}
+
+TEST(EvalEquivalence, ToleranceOverrideAndIntegerExactness) {
+  const std::string before = R"(
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = s32[4] parameter(1)
+  ROOT t = (f32[4], s32[4]) tuple(a, b)
+})";
+  const std::string after = R"(
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  eps = f32[] constant(0.001)
+  e4 = f32[4] broadcast(eps), dimensions={}
+  a2 = f32[4] add(a, e4)
+  b = s32[4] parameter(1)
+  ROOT t = (f32[4], s32[4]) tuple(a2, b)
+})";
+  auto b = Parse(before);
+  auto a = Parse(after);
+  EquivalenceOptions options;
+  auto strict = CheckEquivalence(*b, *a, options);
+  ASSERT_TRUE(strict.ok());
+  EXPECT_FALSE(strict->equivalent);
+  EXPECT_FALSE(strict->outputs[0].ok);
+  EXPECT_TRUE(strict->outputs[1].ok);
+  EXPECT_EQ(strict->outputs[0].output, "output {0}");
+  options.atol = 0.01;
+  auto loose = CheckEquivalence(*b, *a, options);
+  ASSERT_TRUE(loose.ok());
+  EXPECT_TRUE(loose->equivalent) << loose->ToString();
+  EXPECT_NEAR(loose->outputs[0].max_abs_error, 0.001, 1e-6);
+}
+
+TEST(EvalEquivalence, ShapeChangesAreErrors) {
+  auto b = Parse("HloModule m\nENTRY e {\n  ROOT a = f32[4] parameter(0)\n}\n");
+  auto a = Parse("HloModule m\nENTRY e {\n  ROOT a = f32[5] parameter(0)\n}\n");
+  auto r = CheckEquivalence(*b, *a, EquivalenceOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("parameter 0"));
+}
+
+// --- with the real pass ----------------------------------------------------
+
+struct PassOutcome {
+  bool fused = false;
+  bool exact = false;
+  EquivalenceReport report;
+};
+
+PassOutcome RunReplacerAndCheck(const std::string& text, int64_t devices = 0) {
+  PassOutcome out;
+  auto before = Parse(text);
+  auto after = Parse(text);
+  if (before == nullptr || after == nullptr) return out;
+  PassOptions pass_options;
+  pass_options.collective_matmul_nxd = false;
+  pass_options.collective_permute_aggressive = false;
+  NeuronLoopedEinsumReplacer pass(pass_options);
+  auto changed = pass.Run(after.get());
+  EXPECT_TRUE(changed.ok()) << changed.status();
+  out.exact = true;
+  for (const auto& c : pass.candidates()) {
+    if (c.fused) {
+      out.fused = true;
+      out.exact = out.exact && c.exact;
+    }
+  }
+  EquivalenceOptions options;
+  options.interpreter.seed = 7;
+  if (devices > 0) options.interpreter.devices = devices;
+  auto r = CheckEquivalence(*before, *after, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (r.ok()) out.report = *r;
+  return out;
+}
+
+TEST(EvalEquivalence, ReplacerExactFoldChecksEquivalent) {
+  const std::string text = R"(
+HloModule m, replica_count=4
+ENTRY e {
+  w = bf16[2,3,8] parameter(0)
+  x = bf16[8,5] parameter(1)
+  ag = bf16[8,3,8] all-gather(w), dimensions={0}, replica_groups={{0,1,2,3}}
+  ROOT d = bf16[8,3,5] dot(ag, x), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+})";
+  PassOutcome o = RunReplacerAndCheck(text);
+  ASSERT_TRUE(o.fused);
+  EXPECT_TRUE(o.exact);
+  EXPECT_TRUE(o.report.equivalent) << o.report.ToString();
+}
+
+TEST(EvalEquivalence, ReplacerInexactFoldChecksNotEquivalent) {
+  // Gathered on dimension 1 of a rank-3 weight: the seed folds it (rank 3),
+  // but the kernel gathers whole rows of the reshaped shard.
+  const std::string text = R"(
+HloModule m, replica_count=4
+ENTRY e {
+  w = bf16[3,2,8] parameter(0)
+  x = bf16[8,5] parameter(1)
+  ag = bf16[3,8,8] all-gather(w), dimensions={1}, replica_groups={{0,1,2,3}}
+  ROOT d = bf16[3,8,5] dot(ag, x), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+})";
+  PassOutcome o = RunReplacerAndCheck(text);
+  ASSERT_TRUE(o.fused);
+  EXPECT_FALSE(o.exact);
+  EXPECT_FALSE(o.report.equivalent) << o.report.ToString();
+}
+
+// Every hand-written looped-einsum lit module: folds the pass classifies
+// exact check equivalent, inexact ones do not.
+TEST(EvalEquivalence, LitLoopedEinsumModulesAgreeWithTheirClassification) {
+  const std::filesystem::path dir = std::filesystem::path(HILO_SOURCE_DIR) / "tests/lit/passes";
+  int checked = 0;
+  std::vector<std::string> not_run;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!absl::StartsWith(name, "looped-einsum")) continue;
+    std::ifstream in(entry.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    int part = 0;
+    for (absl::string_view text : absl::StrSplit(ss.str(), "// -----")) {
+      ++part;
+      auto module = ParseHloModule(text);
+      if (!module.ok()) continue;  // a negative parser case, not a module
+      auto before = ParseHloModule(text);
+      NeuronLoopedEinsumReplacer pass(PassOptions{});
+      auto changed = pass.Run(module->get());
+      if (!changed.ok() || !*changed) continue;
+      bool exact = true;
+      for (const auto& c : pass.candidates()) {
+        if (c.fused) exact = exact && c.exact;
+      }
+      EquivalenceOptions options;
+      options.interpreter.seed = 3;
+      auto r = CheckEquivalence(**before, **module, options);
+      const std::string where = absl::StrCat(name, " part ", part);
+      if (!r.ok()) {
+        ADD_FAILURE() << where << ": " << r.status();
+        continue;
+      }
+      if (!r->after_error.empty()) {
+        // A fold whose operands do not even fit the kernel contract fails
+        // the check with an error naming the custom-call: consistent with
+        // an inexact classification, wrong for an exact one.
+        EXPECT_FALSE(exact) << where << " (classified exact): " << r->after_error;
+        EXPECT_THAT(r->after_error, HasSubstr("custom-call"));
+        not_run.push_back(absl::StrCat(where, ": ", r->after_error));
+      }
+      ++checked;
+      if (exact) {
+        EXPECT_TRUE(r->equivalent) << where << " (classified exact)\n" << r->ToString();
+      } else {
+        EXPECT_FALSE(r->equivalent) << where << " (classified inexact)\n" << r->ToString();
+      }
+    }
+  }
+  for (const std::string& s : not_run) std::cerr << "after failed to run: " << s << "\n";
+  std::cerr << checked << " folded lit modules checked\n";
+  EXPECT_GT(checked, 0);
+}
+
+// The stream-id and channel-id passes never change results.
+TEST(EvalEquivalence, StreamAndChannelIdPassesKeepResults) {
+  const std::string text = R"(
+HloModule m, replica_count=4
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4,2] parameter(0)
+  ag = f32[16,2] all-gather(p), channel_id=1, dimensions={0}, replica_groups={{0,1,2,3}}, use_global_device_ids=true
+  ar = f32[4,2] all-reduce(p), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=add
+  rs = f32[2,2] reduce-scatter(ar), channel_id=2, replica_groups={{0,1},{2,3}}, dimensions={0}, use_global_device_ids=true, to_apply=add
+  ROOT t = (f32[16,2], f32[4,2], f32[2,2]) tuple(ag, ar, rs)
+})";
+  PassRegistry registry;
+  RegisterBuiltinPasses(registry);
+  for (absl::string_view pass_name :
+       {CollectiveStreamIdChecker::kName, NeuronCollectiveStreamIdInjector::kName,
+        NeuronUniqueChannelIdEnforcer::kName}) {
+    auto before = Parse(text);
+    auto after = Parse(text);
+    auto pass = registry.CreatePass(pass_name, PassOptions{});
+    if (!pass.ok()) {
+      ADD_FAILURE() << pass_name << ": " << pass.status();
+      continue;
+    }
+    auto changed = (*pass)->Run(after.get());
+    ASSERT_TRUE(changed.ok()) << pass_name << ": " << changed.status();
+    auto r = CheckEquivalence(*before, *after, EquivalenceOptions{});
+    ASSERT_TRUE(r.ok()) << pass_name << ": " << r.status();
+    EXPECT_TRUE(r->equivalent) << pass_name << "\n" << r->ToString();
+  }
+}
+
+}  // namespace
+}  // namespace eval
+}  // namespace hilo

@@ -1,0 +1,1055 @@
+// Tests of VerifyHloModule: every check, with a module that passes and one
+// that fails it. Modules are built with the IR API so that states the text
+// format can not express (detached users, foreign operands) are covered too.
+#include "hilo/analysis/hlo_verifier.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/text/parser.h"
+
+namespace hilo {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// "f32[2,<=3]" -> Shape (arrays, token[] only; tuples via MakeTuple).
+Shape Sh(absl::string_view text) {
+  size_t open = text.find('[');
+  auto type = StringToPrimitiveType(text.substr(0, open));
+  EXPECT_TRUE(type.has_value()) << text;
+  Shape shape = Shape::MakeArray(type.value_or(PrimitiveType::F32), {});
+  if (*type == PrimitiveType::TOKEN) return Shape::MakeToken();
+  absl::string_view dims = text.substr(open + 1, text.size() - open - 2);
+  if (dims.empty()) return shape;
+  for (absl::string_view d : absl::StrSplit(dims, ',')) {
+    bool dynamic = absl::ConsumePrefix(&d, "<=");
+    if (d == "?") {
+      shape.add_dimension(kUnboundedSize, true);
+      continue;
+    }
+    int64_t size = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(d, &size)) << text;
+    shape.add_dimension(size, dynamic);
+  }
+  return shape;
+}
+Shape Tup(std::vector<Shape> elements) { return Shape::MakeTuple(std::move(elements)); }
+
+struct TestModule {
+  std::unique_ptr<HloModule> module = std::make_unique<HloModule>("m");
+  HloComputation* main =
+      module->AddComputation(std::make_unique<HloComputation>("main"), /*is_entry=*/true);
+
+  HloComputation* Comp(const std::string& name) {
+    return module->AddComputation(std::make_unique<HloComputation>(name));
+  }
+  HloInstruction* Param(int64_t n, Shape shape, HloComputation* c = nullptr,
+                        std::string name = "") {
+    if (name.empty()) name = "p" + std::to_string(n);
+    return (c ? c : main)->AddInstruction(
+        HloInstruction::CreateParameter(n, std::move(shape), std::move(name)));
+  }
+  HloInstruction* Op(HloOpcode op, Shape shape, std::vector<HloInstruction*> operands,
+                     std::string name = "", HloComputation* c = nullptr) {
+    return (c ? c : main)->AddInstruction(
+        HloInstruction::Create(op, std::move(shape), operands, std::move(name)));
+  }
+  // Makes `inst` the root of its computation.
+  HloInstruction* Root(HloInstruction* inst) {
+    inst->parent()->set_root_instruction(inst);
+    return inst;
+  }
+  absl::Status Verify() const { return VerifyHloModule(*module); }
+};
+
+void ExpectOk(const TestModule& m) {
+  absl::Status s = m.Verify();
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+// The error names the computation and instruction and contains `what`.
+void ExpectError(const TestModule& m, absl::string_view comp, absl::string_view inst,
+                 absl::string_view what) {
+  absl::Status s = m.Verify();
+  ASSERT_FALSE(s.ok()) << "expected an error containing: " << what;
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()),
+              StartsWith(absl::StrCat("in computation %", comp, ", instruction %", inst, ": ")));
+  EXPECT_THAT(std::string(s.message()), HasSubstr(std::string(what)));
+}
+
+// A scalar add computation for to_apply.
+HloComputation* AddComputation(TestModule& m, const std::string& name = "sum") {
+  HloComputation* c = m.Comp(name);
+  HloInstruction* a = m.Param(0, Sh("f32[]"), c, name + ".a");
+  HloInstruction* b = m.Param(1, Sh("f32[]"), c, name + ".b");
+  m.Root(m.Op(HloOpcode::kAdd, Sh("f32[]"), {a, b}, name + ".add", c));
+  return c;
+}
+
+// ---------------------------------------------------------------------------
+// Structure
+
+TEST(VerifierStructureTest, SimpleModulePasses) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[2]"));
+  HloInstruction* q = m.Param(1, Sh("f32[2]"));
+  m.Root(m.Op(HloOpcode::kAdd, Sh("f32[2]"), {p, q}));
+  ExpectOk(m);
+}
+
+TEST(VerifierStructureTest, NoEntryComputation) {
+  HloModule module("m");
+  module.AddComputation(std::make_unique<HloComputation>("c"));
+  absl::Status s = VerifyHloModule(module);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("no entry computation"));
+}
+
+TEST(VerifierStructureTest, EntryComputationNotInModule) {
+  TestModule m;
+  m.Root(m.Param(0, Sh("f32[]")));
+  HloComputation foreign("foreign");
+  m.module->set_entry_computation(&foreign);
+  absl::Status s = m.Verify();
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("not one of its computations"));
+}
+
+TEST(VerifierStructureTest, EmptyComputationAndMissingRoot) {
+  {
+    TestModule m;
+    absl::Status s = m.Verify();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), "in computation %main: computation has no instructions");
+  }
+  {
+    TestModule m;
+    m.Param(0, Sh("f32[]"));
+    absl::Status s = m.Verify();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), "in computation %main: computation has no root instruction");
+  }
+  {
+    TestModule m;
+    m.Param(0, Sh("f32[]"));
+    HloComputation* other = m.Comp("other");
+    HloInstruction* o = m.Root(m.Param(0, Sh("f32[]"), other, "o"));
+    m.main->set_root_instruction(o);
+    absl::Status s = m.Verify();
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(std::string(s.message()), HasSubstr("root instruction %o is not in this"));
+  }
+}
+
+TEST(VerifierStructureTest, DetachedUserIsReported) {
+  TestModule m;
+  HloInstruction* p = m.Root(m.Param(0, Sh("f32[]")));
+  // A pass created a user and never added it to the computation.
+  std::unique_ptr<HloInstruction> stray =
+      HloInstruction::Create(HloOpcode::kNegate, Sh("f32[]"), {p}, "stray");
+  ExpectError(m, "main", "p0", "%stray is listed as a user but does not use it");
+  stray->DetachFromOperands();
+  ExpectOk(m);
+}
+
+TEST(VerifierStructureTest, OperandFromAnotherComputation) {
+  TestModule m;
+  HloComputation* other = m.Comp("other");
+  HloInstruction* o = m.Root(m.Param(0, Sh("f32[]"), other, "o"));
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  m.Root(m.Op(HloOpcode::kAdd, Sh("f32[]"), {p, o}, "bad"));
+  ExpectError(m, "main", "bad", "operand 1 %o is in computation %other, not in %main");
+}
+
+TEST(VerifierStructureTest, ControlSuccessorInAnotherComputation) {
+  TestModule m;
+  HloComputation* other = m.Comp("other");
+  HloInstruction* o = m.Root(m.Param(0, Sh("f32[]"), other, "o"));
+  HloInstruction* p = m.Root(m.Param(0, Sh("f32[]")));
+  p->AddControlDependencyTo(o);
+  ExpectError(m, "main", "p0", "control successor %o is not in the same computation");
+}
+
+TEST(VerifierStructureTest, NamesUniqueInModule) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  HloComputation* other = m.Comp("other");
+  HloInstruction* o = m.Root(m.Param(0, Sh("f32[]"), other, "o"));
+  m.Root(p);
+  ExpectOk(m);
+  o->SetNameUnchecked("p0");
+  ExpectError(m, "other", "p0", "instruction name is used more than once in the module");
+}
+
+TEST(VerifierStructureTest, ParameterNumbers) {
+  {
+    TestModule m;
+    m.Param(1, Sh("f32[]"));
+    m.Root(m.Param(0, Sh("f32[]")));
+    ExpectOk(m);
+  }
+  {
+    TestModule m;
+    m.Root(m.Param(1, Sh("f32[]")));
+    ExpectError(m, "main", "p1", "parameter number 1 is out of range: the computation has 1");
+  }
+  {
+    TestModule m;
+    m.Param(0, Sh("f32[]"), nullptr, "a");
+    m.Param(2, Sh("f32[]"), nullptr, "gap");
+    m.Root(m.Param(3, Sh("f32[]"), nullptr, "c"));
+    ExpectError(m, "main", "c",
+                "parameter number 3 is out of range: the computation has 3 parameter(s), "
+                "numbered 0..2 (number 1 is missing)");
+  }
+  {
+    TestModule m;
+    m.Param(0, Sh("f32[]"), nullptr, "a");
+    m.Root(m.Param(0, Sh("f32[]"), nullptr, "b"));
+    ExpectError(m, "main", "b", "parameter number 0 is also used by %a");
+  }
+  {
+    TestModule m;
+    m.Root(m.Param(-1, Sh("f32[]"), nullptr, "neg"));
+    ExpectError(m, "main", "neg", "parameter number -1 is negative");
+  }
+}
+
+TEST(VerifierStructureTest, Arity) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  m.Root(m.Op(HloOpcode::kAdd, Sh("f32[]"), {p}, "add1"));
+  ExpectError(m, "main", "add1", "add takes 2 operand(s) but has 1");
+}
+
+TEST(VerifierStructureTest, AsyncUpdateLateBindingOperands) {
+  TestModule m;
+  HloInstruction* a = m.Param(0, Sh("f32[4]"));
+  HloInstruction* b = m.Param(1, Sh("f32[4]"));
+  Shape state = Tup({Tup({Sh("f32[4]")}), Sh("f32[4]"), Sh("s32[]")});
+  HloInstruction* start = m.Op(HloOpcode::kAsyncStart, state, {a}, "start");
+  HloInstruction* update = m.Op(HloOpcode::kAsyncUpdate, state, {start, b}, "update");
+  m.Root(m.Op(HloOpcode::kAsyncDone, Sh("f32[4]"), {update}, "done"));
+  ExpectOk(m);
+  update->DetachFromOperands();
+  ExpectError(m, "main", "update", "async-update needs the async value as its first operand");
+}
+
+TEST(VerifierStructureTest, CalledComputationsMustBelongToTheModule) {
+  TestModule m;
+  HloComputation* sum = AddComputation(m);
+  HloInstruction* p = m.Param(0, Sh("f32[8]"));
+  HloInstruction* ar = m.Root(m.Op(HloOpcode::kAllReduce, Sh("f32[8]"), {p}, "ar"));
+  ar->SetCalledComputations("to_apply", {sum});
+  ExpectOk(m);
+  HloComputation foreign("foreign");
+  ar->SetCalledComputations("to_apply", {&foreign});
+  ExpectError(m, "main", "ar", "to_apply=%foreign is not a computation of this module");
+  ar->SetCalledComputations("to_apply", {nullptr});
+  ExpectError(m, "main", "ar", "to_apply names a computation that does not exist");
+  ar->SetCalledComputations("to_apply", {m.main});
+  ExpectError(m, "main", "ar", "to_apply calls its own computation %main");
+}
+
+TEST(VerifierStructureTest, OperandCycle) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  HloInstruction* a = m.Op(HloOpcode::kAdd, Sh("f32[]"), {p}, "a");
+  HloInstruction* c = m.Op(HloOpcode::kNegate, Sh("f32[]"), {a}, "c");
+  a->AppendOperand(c);
+  m.Root(m.Op(HloOpcode::kCopy, Sh("f32[]"), {c}, "r"));
+  absl::Status s = m.Verify();
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("is on a cycle (through operands"));
+}
+
+TEST(VerifierStructureTest, ControlCycle) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  HloInstruction* a = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "a");
+  HloInstruction* b = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "b");
+  m.Root(m.Op(HloOpcode::kAdd, Sh("f32[]"), {a, b}, "r"));
+  a->AddControlDependencyTo(b);
+  ExpectOk(m);
+  b->AddControlDependencyTo(a);
+  absl::Status s = m.Verify();
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("is on a cycle (through a control edge"));
+}
+
+TEST(VerifierStructureTest, DeepChainAndWideFanoutVerify) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  HloInstruction* prev = p;
+  for (int i = 0; i < 100000; ++i) prev = m.Op(HloOpcode::kNegate, Sh("f32[]"), {prev});
+  std::vector<HloInstruction*> fan;
+  for (int i = 0; i < 20000; ++i) fan.push_back(m.Op(HloOpcode::kAbs, Sh("f32[]"), {p}));
+  HloInstruction* t = m.Op(HloOpcode::kTuple, Tup({}), {});
+  for (HloInstruction* f : fan) t->AppendOperand(f);
+  t->mutable_shape()->mutable_tuple_shapes()->assign(fan.size(), Sh("f32[]"));
+  m.Root(m.Op(HloOpcode::kTuple, Tup({Sh("f32[]"), t->shape()}), {prev, t}));
+  ExpectOk(m);
+}
+
+// ---------------------------------------------------------------------------
+// While, conditional, call
+
+struct WhileModule : TestModule {
+  HloComputation* cond = Comp("cond");
+  HloComputation* body = Comp("body");
+  HloInstruction* init = nullptr;
+  HloInstruction* loop = nullptr;
+  HloInstruction* cond_root = nullptr;
+  HloInstruction* body_root = nullptr;
+  HloInstruction* body_param = nullptr;
+  HloInstruction* cond_param = nullptr;
+
+  WhileModule() {
+    Shape s = Tup({Sh("s32[]"), Sh("f32[4]")});
+    cond_param = Param(0, s, cond, "cp");
+    HloInstruction* i = Op(HloOpcode::kGetTupleElement, Sh("s32[]"), {cond_param}, "ci", cond);
+    i->set_tuple_index(0);
+    cond_root = Root(Op(HloOpcode::kCompare, Sh("pred[]"), {i, i}, "lt", cond));
+    body_param = Param(0, s, body, "bp");
+    body_root = Root(Op(HloOpcode::kCopy, s, {body_param}, "next", body));
+    init = Param(0, s, main, "init");
+    loop = Root(Op(HloOpcode::kWhile, s, {init}, "loop"));
+    loop->SetCalledComputations("condition", {cond});
+    loop->SetCalledComputations("body", {body});
+  }
+};
+
+TEST(VerifierWhileTest, ValidLoop) {
+  WhileModule m;
+  ExpectOk(m);
+}
+
+TEST(VerifierWhileTest, BodyParameterDiffers) {
+  WhileModule m;
+  *m.body_param->mutable_shape() = Tup({Sh("s32[]"), Sh("f32[5]")});
+  *m.body_root->mutable_shape() = Tup({Sh("s32[]"), Sh("f32[5]")});
+  ExpectError(m, "main", "loop", "body %body parameter 0 has shape (s32[], f32[5]) but is passed "
+                                 "(s32[], f32[4])");
+}
+
+TEST(VerifierWhileTest, BodyRootDiffers) {
+  WhileModule m;
+  HloInstruction* other = m.Root(m.Op(HloOpcode::kTuple, Tup({Sh("s32[]")}), {}, "t", m.body));
+  HloInstruction* i = m.Op(HloOpcode::kGetTupleElement, Sh("s32[]"), {m.body_param}, "bi", m.body);
+  i->set_tuple_index(0);
+  other->AppendOperand(i);
+  ExpectError(m, "main", "loop", "body %body returns (s32[]) but (s32[], f32[4]) is expected");
+}
+
+TEST(VerifierWhileTest, ConditionMustReturnPred) {
+  WhileModule m;
+  *m.cond_root->mutable_shape() = Sh("pred[1]");
+  ExpectError(m, "main", "loop", "condition %cond must return pred[], returns pred[1]");
+}
+
+TEST(VerifierWhileTest, ConditionParameterAndWhileShape) {
+  {
+    WhileModule m;
+    *m.cond_param->mutable_shape() = Tup({Sh("s32[]")});
+    ExpectError(m, "main", "loop", "condition %cond parameter 0 has shape (s32[])");
+  }
+  {
+    WhileModule m;
+    *m.loop->mutable_shape() = Tup({Sh("s32[]"), Sh("f32[3]")});
+    ExpectError(m, "main", "loop", "while returns (s32[], f32[3]) but its initial value is");
+  }
+  {
+    WhileModule m;
+    m.loop->SetCalledComputations("body", {});
+    ExpectError(m, "main", "loop", "while needs exactly one condition and one body");
+  }
+}
+
+struct ConditionalModule : TestModule {
+  HloComputation* b0 = Comp("b0");
+  HloComputation* b1 = Comp("b1");
+  HloInstruction* sel = nullptr;
+  HloInstruction* cond = nullptr;
+  HloInstruction* b1_root = nullptr;
+
+  ConditionalModule() {
+    Root(Param(0, Sh("f32[2]"), b0, "x0"));
+    HloInstruction* y = Param(0, Sh("s32[3]"), b1, "y1");
+    b1_root = Root(Op(HloOpcode::kConvert, Sh("f32[3]"), {y}, "c1", b1));
+    b1_root->mutable_shape()->set_dimensions(0, 2);
+    sel = Param(0, Sh("s32[]"), main, "sel");
+    HloInstruction* a = Param(1, Sh("f32[2]"), main, "a");
+    HloInstruction* b = Param(2, Sh("s32[3]"), main, "b");
+    cond = Root(Op(HloOpcode::kConditional, Sh("f32[2]"), {sel, a, b}, "cond"));
+    cond->SetCalledComputations("branch_computations", {b0, b1}, /*braced=*/true);
+  }
+};
+
+TEST(VerifierConditionalTest, Signatures) {
+  {
+    ConditionalModule m;
+    // b1's root converts s32[3] to f32[2]: a convert error, found first.
+    ExpectError(m, "b1", "c1", "convert must keep the dimensions");
+    *m.b1_root->mutable_shape() = Sh("f32[3]");
+    ExpectError(m, "main", "cond", "branch 1 %b1 returns f32[3] but f32[2] is expected");
+  }
+  {
+    ConditionalModule m;
+    HloInstruction* y = m.b1->parameter_instruction(0);
+    *y->mutable_shape() = Sh("s32[2]");
+    *m.b1_root->mutable_shape() = Sh("f32[2]");
+    ExpectError(m, "main", "cond", "branch 1 %b1 parameter 0 has shape s32[2] but is passed "
+                                   "s32[3]");
+  }
+  {
+    ConditionalModule m;
+    HloInstruction* y = m.b1->parameter_instruction(0);
+    *y->mutable_shape() = Sh("s32[2]");
+    *m.b1_root->mutable_shape() = Sh("f32[2]");
+    *m.cond->mutable_operand(2)->mutable_shape() = Sh("s32[2]");
+    ExpectOk(m);
+    *m.sel->mutable_shape() = Sh("pred[]");
+    ExpectError(m, "main", "cond", "branch selector must be s32[], got pred[]");
+    // pred selector with true/false computations.
+    m.cond->mutable_called_computation_attributes()->clear();
+    m.cond->SetCalledComputations("true_computation", {m.b0});
+    m.cond->SetCalledComputations("false_computation", {m.b1});
+    ExpectOk(m);
+    m.cond->SetCalledComputations("false_computation", {});
+    ExpectError(m, "main", "cond", "needs both true_computation and false_computation");
+  }
+  {
+    ConditionalModule m;
+    m.cond->SetCalledComputations("branch_computations", {m.b0}, true);
+    ExpectError(m, "main", "cond", "conditional with 1 branches needs 2 operands, has 3");
+  }
+}
+
+TEST(VerifierCallTest, Signature) {
+  TestModule m;
+  HloComputation* callee = m.Comp("callee");
+  HloInstruction* x = m.Param(0, Sh("f32[2]"), callee, "x");
+  m.Root(m.Op(HloOpcode::kNegate, Sh("f32[2]"), {x}, "nx", callee));
+  HloInstruction* a = m.Param(0, Sh("f32[2]"));
+  HloInstruction* call = m.Root(m.Op(HloOpcode::kCall, Sh("f32[2]"), {a}, "call"));
+  call->SetCalledComputations("to_apply", {callee});
+  ExpectOk(m);
+  call->AppendOperand(a);
+  ExpectError(m, "main", "call", "to_apply %callee takes 1 parameter(s) but is passed 2");
+}
+
+// ---------------------------------------------------------------------------
+// Tuples and get-tuple-element
+
+TEST(VerifierTupleTest, GetTupleElement) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Tup({Sh("f32[2]"), Sh("s32[]")}));
+  HloInstruction* g = m.Root(m.Op(HloOpcode::kGetTupleElement, Sh("s32[]"), {p}, "g"));
+  g->set_tuple_index(1);
+  ExpectOk(m);
+  g->set_tuple_index(2);
+  ExpectError(m, "main", "g", "tuple index 2 is out of range for (f32[2], s32[]) (2 element(s))");
+  g->set_tuple_index(-1);
+  ExpectError(m, "main", "g", "tuple index -1 is out of range");
+  g->set_tuple_index(0);
+  ExpectError(m, "main", "g", "shape s32[] is not element 0 of (f32[2], s32[]), which is f32[2]");
+  // Layouts do not matter.
+  *g->mutable_shape() = Shape::MakeArrayWithLayout(PrimitiveType::F32, {2}, {0});
+  ExpectOk(m);
+}
+
+TEST(VerifierTupleTest, GetTupleElementOfNonTuple) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[2]"));
+  HloInstruction* g = m.Root(m.Op(HloOpcode::kGetTupleElement, Sh("f32[2]"), {p}, "g"));
+  g->set_tuple_index(0);
+  ExpectError(m, "main", "g", "operand %p0 is not a tuple: f32[2]");
+}
+
+TEST(VerifierTupleTest, Tuple) {
+  TestModule m;
+  HloInstruction* a = m.Param(0, Sh("f32[2]"));
+  HloInstruction* b = m.Param(1, Sh("token[]"));
+  HloInstruction* t = m.Root(m.Op(HloOpcode::kTuple, Tup({Sh("f32[2]"), Sh("token[]")}), {a, b}, "t"));
+  ExpectOk(m);
+  *t->mutable_shape() = Tup({Sh("f32[2]"), Sh("f32[]")});
+  ExpectError(m, "main", "t", "element 1 has shape f32[] but operand %p1 has shape token[]");
+  *t->mutable_shape() = Tup({Sh("f32[2]")});
+  ExpectError(m, "main", "t", "a tuple of 2 operand(s) must have a tuple shape");
+  *t->mutable_shape() = Tup({});
+  t->DetachFromOperands();
+  ExpectOk(m);  // the empty tuple
+}
+
+// ---------------------------------------------------------------------------
+// Dot
+
+struct DotModule : TestModule {
+  HloInstruction* dot = nullptr;
+  DotModule(absl::string_view lhs, absl::string_view rhs, absl::string_view out,
+            std::vector<int64_t> lb, std::vector<int64_t> rb, std::vector<int64_t> lc,
+            std::vector<int64_t> rc) {
+    HloInstruction* l = Param(0, Sh(lhs));
+    HloInstruction* r = Param(1, Sh(rhs));
+    dot = Root(Op(HloOpcode::kDot, Sh(out), {l, r}, "dot.3"));
+    *dot->mutable_dot_dimension_numbers() = {lb, rb, lc, rc};
+  }
+};
+
+TEST(VerifierDotTest, Valid) {
+  ExpectOk(DotModule("f32[2,128]", "f32[128,64]", "f32[2,64]", {}, {}, {1}, {0}));
+  ExpectOk(DotModule("bf16[4,2,8]", "bf16[4,8,3]", "f32[4,2,3]", {0}, {0}, {2}, {1}));
+  // Batch dimension not leading in the operands; free dims keep their order.
+  ExpectOk(DotModule("f32[5,4,6]", "f32[6,7,4]", "f32[4,5,7]", {1}, {2}, {2}, {0}));
+  // Outer product (no contraction) and vector dot.
+  ExpectOk(DotModule("f32[3]", "f32[4]", "f32[3,4]", {}, {}, {}, {}));
+  ExpectOk(DotModule("f32[3]", "f32[3]", "f32[]", {}, {}, {0}, {0}));
+  // Dynamic dims are not compared.
+  ExpectOk(DotModule("f32[<=8,128]", "f32[128,64]", "f32[8,64]", {}, {}, {1}, {0}));
+}
+
+TEST(VerifierDotTest, ContractingSizesDisagree) {
+  DotModule m("f32[2,128]", "f32[64,32]", "f32[2,32]", {}, {}, {1}, {0});
+  absl::Status s = m.Verify();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "in computation %main, instruction %dot.3: lhs contracting dimension 1 has size 128 "
+            "but rhs contracting dimension 0 has size 64");
+}
+
+TEST(VerifierDotTest, Errors) {
+  ExpectError(DotModule("f32[4,2,8]", "f32[3,8,3]", "f32[4,2,3]", {0}, {0}, {2}, {1}), "main",
+              "dot.3", "lhs batch dimension 0 has size 4 but rhs batch dimension 0 has size 3");
+  ExpectError(DotModule("f32[2,8]", "f32[8,3]", "f32[2,3]", {}, {}, {2}, {0}), "main", "dot.3",
+              "lhs contracting dimension 2 is out of range for rank 2");
+  ExpectError(DotModule("f32[2,8]", "f32[8,3]", "f32[2,3]", {}, {}, {1}, {-1}), "main", "dot.3",
+              "rhs contracting dimension -1 is out of range");
+  ExpectError(DotModule("f32[8,8]", "f32[8,8]", "f32[8]", {0}, {0}, {0}, {1}), "main", "dot.3",
+              "lhs dimension 0 is named more than once");
+  ExpectError(DotModule("f32[4,2,8]", "f32[4,8,3]", "f32[4,2,3]", {0}, {}, {2}, {1}), "main",
+              "dot.3", "lhs has 1 batch dimension(s) but rhs has 0");
+  ExpectError(DotModule("f32[2,8]", "f32[8,3]", "f32[2,3]", {}, {}, {1}, {}), "main", "dot.3",
+              "lhs has 1 contracting dimension(s) but rhs has 0");
+  ExpectError(DotModule("f32[2,8]", "f32[8,3]", "f32[2,3,1]", {}, {}, {1}, {0}), "main", "dot.3",
+              "result f32[2,3,1] has rank 3 but");
+  ExpectError(DotModule("f32[2,8]", "f32[8,3]", "f32[3,2]", {}, {}, {1}, {0}), "main", "dot.3",
+              "result dimension 0 has size 3 but lhs dimension 0 has size 2");
+  ExpectError(DotModule("f32[4,2,8]", "f32[4,8,3]", "f32[4,2,5]", {0}, {0}, {2}, {1}), "main",
+              "dot.3", "result dimension 2 has size 5 but rhs dimension 2 has size 3");
+}
+
+TEST(VerifierDotTest, TupleOperand) {
+  TestModule m;
+  HloInstruction* l = m.Param(0, Tup({Sh("f32[2]")}));
+  HloInstruction* r = m.Param(1, Sh("f32[2]"));
+  m.Root(m.Op(HloOpcode::kDot, Sh("f32[]"), {l, r}, "d"));
+  ExpectError(m, "main", "d", "lhs operand must be an array, got (f32[2])");
+}
+
+// ---------------------------------------------------------------------------
+// Reshape, convert, broadcast, transpose
+
+TEST(VerifierShapeOpsTest, Reshape) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[4,6]"));
+  HloInstruction* r = m.Root(m.Op(HloOpcode::kReshape, Sh("f32[2,12]"), {p}, "r"));
+  ExpectOk(m);
+  *r->mutable_shape() = Sh("f32[5,5]");
+  ExpectError(m, "main", "r", "reshape of f32[4,6] (24 elements) to f32[5,5] (25 elements)");
+  *r->mutable_shape() = Sh("s32[24]");
+  ExpectError(m, "main", "r", "reshape changes the element type from f32 to s32");
+  // With a dynamic dimension the element count is not certain.
+  *r->mutable_shape() = Sh("f32[<=30]");
+  ExpectOk(m);
+  *r->mutable_shape() = Tup({});
+  ExpectError(m, "main", "r", "result must be an array");
+}
+
+TEST(VerifierShapeOpsTest, Convert) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[4,6]"));
+  HloInstruction* c = m.Root(m.Op(HloOpcode::kConvert, Sh("bf16[4,6]"), {p}, "c"));
+  ExpectOk(m);
+  *c->mutable_shape() = Sh("bf16[6,4]");
+  ExpectError(m, "main", "c", "convert must keep the dimensions: operand f32[4,6], result "
+                              "bf16[6,4]");
+  *c->mutable_shape() = Sh("bf16[4]");
+  ExpectError(m, "main", "c", "convert must keep the dimensions");
+}
+
+TEST(VerifierShapeOpsTest, Broadcast) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[3]"));
+  HloInstruction* b = m.Root(m.Op(HloOpcode::kBroadcast, Sh("f32[2,3]"), {p}, "b"));
+  b->set_dimensions({1});
+  ExpectOk(m);
+  b->set_dimensions({0});
+  ExpectError(m, "main", "b", "operand dimension 0 has size 3 but result dimension 0 it maps to "
+                              "has size 2");
+  b->set_dimensions({2});
+  ExpectError(m, "main", "b", "dimensions[0]=2 is out of range for result f32[2,3]");
+  b->set_dimensions({0, 1});
+  ExpectError(m, "main", "b", "dimensions={0,1} has 2 entries but the operand f32[3] has rank 1");
+  b->set_dimensions({1});
+  *b->mutable_shape() = Sh("s32[2,3]");
+  ExpectError(m, "main", "b", "broadcast changes the element type from f32 to s32");
+}
+
+TEST(VerifierShapeOpsTest, MixedPrecisionOption) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f64[3]"));
+  HloInstruction* b = m.Root(m.Op(HloOpcode::kBroadcast, Sh("f32[2,3]"), {p}, "b"));
+  b->set_dimensions({1});
+  ExpectOk(m);  // floating-point precision may differ by default
+  HloVerifierOptions exact;
+  exact.allow_mixed_precision = false;
+  absl::Status s = VerifyHloModule(*m.module, exact);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("broadcast changes the element type from f64 to f32"));
+  // Integer and floating point never mix.
+  *b->mutable_shape() = Sh("s64[2,3]");
+  ExpectError(m, "main", "b", "broadcast changes the element type from f64 to s64");
+  // The same rule inside tuples.
+  TestModule t;
+  HloInstruction* x = t.Param(0, Sh("bf16[2]"));
+  HloInstruction* tup = t.Root(t.Op(HloOpcode::kTuple, Tup({Sh("f32[2]")}), {x}, "tup"));
+  ExpectOk(t);
+  EXPECT_FALSE(VerifyHloModule(*t.module, exact).ok());
+  *tup->mutable_shape() = Tup({Sh("s16[2]")});
+  ExpectError(t, "main", "tup", "element 0 has shape s16[2] but operand %p0 has shape bf16[2]");
+}
+
+TEST(VerifierShapeOpsTest, BroadcastOfScalarWithoutDimensions) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  m.Root(m.Op(HloOpcode::kBroadcast, Sh("f32[2,3]"), {p}, "b"));
+  ExpectOk(m);
+}
+
+TEST(VerifierShapeOpsTest, Transpose) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[2,3,4]"));
+  HloInstruction* t = m.Root(m.Op(HloOpcode::kTranspose, Sh("f32[4,2,3]"), {p}, "t"));
+  t->set_dimensions({2, 0, 1});
+  ExpectOk(m);
+  t->set_dimensions({2, 0, 0});
+  ExpectError(m, "main", "t", "dimensions={2,0,0} is not a permutation");
+  t->set_dimensions({2, 0});
+  ExpectError(m, "main", "t", "must be a permutation of the operand's 3 dimensions");
+  t->set_dimensions({0, 1, 2});
+  ExpectError(m, "main", "t", "result dimension 0 has size 4 but operand dimension 0 has size 2");
+  t->set_dimensions({2, 0, 3});
+  ExpectError(m, "main", "t", "is not a permutation");
+}
+
+// ---------------------------------------------------------------------------
+// Collectives
+
+struct CollectiveModule : TestModule {
+  HloInstruction* op = nullptr;
+  CollectiveModule(HloOpcode opcode, std::vector<Shape> operands, Shape out) {
+    std::vector<HloInstruction*> params;
+    for (size_t i = 0; i < operands.size(); ++i) params.push_back(Param(i, operands[i]));
+    op = Root(Op(opcode, std::move(out), params, "coll"));
+    if (opcode == HloOpcode::kAllReduce) op->SetCalledComputations("to_apply", {AddComputation(*this)});
+    if (opcode != HloOpcode::kAllReduce) op->set_dimensions({0});
+  }
+};
+
+TEST(VerifierAllGatherTest, ExplicitAndIotaGroups) {
+  CollectiveModule m(HloOpcode::kAllGather, {Sh("f32[8,16]")}, Sh("f32[32,16]"));
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  ExpectOk(m);
+  *m.op->mutable_shape() = Sh("f32[16,16]");
+  ExpectError(m, "main", "coll", "result 0 f32[16,16] should have size 8 * 4 (group size) in "
+                                 "dimension 0, as operand 0 is f32[8,16]");
+  m.op->set_replica_groups(ReplicaGroups::Iota({4, 2, {8}, {}}));
+  ExpectOk(m);
+  m.op->set_replica_groups(ReplicaGroups::Iota({2, 4, {4, 2}, {1, 0}}));
+  ExpectError(m, "main", "coll", "8 * 4 (group size)");
+  m.op->set_replica_groups(ReplicaGroups::Iota({2, 3, {8}, {}}));
+  ExpectError(m, "main", "coll", "is not a valid iota replica group list");
+  // A dimension that is not gathered must not change.
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+  *m.op->mutable_shape() = Sh("f32[16,8]");
+  ExpectError(m, "main", "coll", "differs from operand 0 f32[8,16] in dimension 1");
+  m.op->set_dimensions({2});
+  *m.op->mutable_shape() = Sh("f32[8,16]");
+  ExpectError(m, "main", "coll", "all-gather dimension 2 is out of range for operand 0");
+  m.op->set_dimensions({});
+  ExpectError(m, "main", "coll", "needs dimensions={d} with exactly one dimension");
+}
+
+TEST(VerifierAllGatherTest, ReplicaGroupRules) {
+  CollectiveModule m(HloOpcode::kAllGather, {Sh("f32[8]")}, Sh("f32[16]"));
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}, {2, 3, 4}}));
+  ExpectError(m, "main", "coll", "replica groups must all have the same size: group 0 has 2 ids "
+                                 "but group 1 has 3");
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}, {1, 2}}));
+  ExpectError(m, "main", "coll", "replica id 1 appears in more than one replica group");
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, -1}}));
+  ExpectError(m, "main", "coll", "replica id -1 is negative");
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{}}));
+  ExpectError(m, "main", "coll", "replica group 0 is empty");
+  // A form we can not interpret skips the size check.
+  m.op->set_replica_groups(ReplicaGroups::Raw("mesh[a=2]"));
+  *m.op->mutable_shape() = Sh("f32[24]");
+  ExpectOk(m);
+}
+
+TEST(VerifierAllGatherTest, EmptyGroupsUseTheHeader) {
+  CollectiveModule m(HloOpcode::kAllGather, {Sh("f32[8]")}, Sh("f32[24]"));
+  m.op->set_replica_groups(ReplicaGroups());
+  // No replica_count in the header: unknown, so not checked.
+  ExpectOk(m);
+  m.module->set_replica_count(3);
+  ExpectOk(m);
+  m.module->set_replica_count(4);
+  ExpectError(m, "main", "coll", "8 * 4 (group size)");
+  // Without replica_groups at all, the same rule.
+  m.op->set_replica_groups(std::nullopt);
+  ExpectError(m, "main", "coll", "8 * 4 (group size)");
+  m.module->set_replica_count(3);
+  ExpectOk(m);
+}
+
+TEST(VerifierAllGatherTest, ChannelIdModes) {
+  CollectiveModule m(HloOpcode::kAllGather, {Sh("f32[8]")}, Sh("f32[48]"));
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+  m.op->set_channel_id(1);
+  // Cross-replica-and-partition: 2 replicas x num_partitions; unknown partitions skip.
+  ExpectOk(m);
+  m.module->set_num_partitions(3);
+  ExpectOk(m);  // 8 * 2 * 3 = 48
+  m.module->set_num_partitions(2);
+  ExpectError(m, "main", "coll", "8 * 4 (group size)");
+  m.op->set_use_global_device_ids(false);
+  ExpectError(m, "main", "coll", "8 * 4 (group size)");
+  // Flattened ids: the group size as written.
+  m.op->set_use_global_device_ids(true);
+  ExpectError(m, "main", "coll", "8 * 2 (group size)");
+  *m.op->mutable_shape() = Sh("f32[16]");
+  ExpectOk(m);
+  m.op->set_replica_groups(ReplicaGroups());
+  ExpectError(m, "main", "coll", "use_global_device_ids=true needs explicit replica_groups");
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+  m.op->set_channel_id(std::nullopt);
+  ExpectError(m, "main", "coll", "use_global_device_ids=true is only valid with a channel_id");
+  // Empty groups with a channel: replica_count * num_partitions.
+  m.op->set_use_global_device_ids(std::nullopt);
+  m.op->set_channel_id(5);
+  m.op->set_replica_groups(ReplicaGroups());
+  *m.op->mutable_shape() = Sh("f32[48]");
+  ExpectOk(m);  // replica_count unknown
+  m.module->set_replica_count(3);
+  ExpectOk(m);  // 8 * 3 * 2
+  m.module->set_replica_count(2);
+  ExpectError(m, "main", "coll", "8 * 4 (group size)");
+}
+
+TEST(VerifierAllGatherTest, NeuronTokenThreadedForm) {
+  CollectiveModule m(HloOpcode::kAllGather, {Sh("bf16[1024,8192]"), Sh("bf16[]")},
+                     Tup({Sh("bf16[4096,8192]"), Sh("bf16[]")}));
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1, 2, 3}}));
+  ExpectOk(m);
+  *m.op->mutable_shape() = Tup({Sh("bf16[4096,8192]"), Sh("bf16[4]")});
+  ExpectError(m, "main", "coll", "rank-0 operand 1 must pass through unchanged, but bf16[] "
+                                 "becomes bf16[4]");
+  *m.op->mutable_shape() = Tup({Sh("bf16[2048,8192]"), Sh("bf16[]")});
+  ExpectError(m, "main", "coll", "should have size 1024 * 4 (group size)");
+  *m.op->mutable_shape() = Sh("bf16[4096,8192]");
+  ExpectError(m, "main", "coll", "with 2 operand(s) the result must be a tuple of 2 shapes");
+  *m.op->mutable_shape() = Tup({Sh("bf16[4096,8192]")});
+  ExpectError(m, "main", "coll", "with 2 operand(s) the result must be a tuple of 2 shapes");
+}
+
+TEST(VerifierAllGatherTest, OperandMustBeArrayAndDynamicIsPermissive) {
+  {
+    CollectiveModule m(HloOpcode::kAllGather, {Tup({Sh("f32[8]")})}, Sh("f32[16]"));
+    m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+    ExpectError(m, "main", "coll", "operand 0 must be an array, got (f32[8])");
+  }
+  {
+    CollectiveModule m(HloOpcode::kAllGather, {Tup({Sh("f32[8]")})}, Tup({Sh("f32[16]")}));
+    m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+    ExpectError(m, "main", "coll", "operand 0 must be an array, got (f32[8])");
+  }
+  {
+    CollectiveModule m(HloOpcode::kAllGather, {Sh("f32[<=8]")}, Sh("f32[<=20]"));
+    m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+    ExpectOk(m);
+  }
+}
+
+TEST(VerifierReduceScatterTest, Sizes) {
+  CollectiveModule m(HloOpcode::kReduceScatter, {Sh("f32[32,16]")}, Sh("f32[8,16]"));
+  m.op->SetCalledComputations("to_apply", {AddComputation(m)});
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1, 2, 3}}));
+  ExpectOk(m);
+  *m.op->mutable_shape() = Sh("f32[16,16]");
+  ExpectError(m, "main", "coll", "result 0 f32[16,16] should have size 32 / 4 (group size) in "
+                                 "dimension 0");
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1, 2}}));
+  ExpectError(m, "main", "coll", "operand 0 f32[32,16] dimension 0 of size 32 is not divisible "
+                                 "by the group size 3");
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}, {2}}));
+  ExpectError(m, "main", "coll", "replica groups must all have the same size");
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+  ExpectOk(m);
+}
+
+TEST(VerifierReduceScatterTest, Variadic) {
+  CollectiveModule m(HloOpcode::kReduceScatter, {Sh("f32[8]"), Sh("bf16[4,2]")},
+                     Tup({Sh("f32[4]"), Sh("bf16[2,2]")}));
+  m.op->SetCalledComputations("to_apply", {AddComputation(m)});
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+  ExpectOk(m);
+  *m.op->mutable_shape() = Tup({Sh("f32[4]"), Sh("bf16[4,1]")});
+  ExpectError(m, "main", "coll", "result 1 bf16[4,1] differs from operand 1 bf16[4,2] in "
+                                 "dimension 1");
+}
+
+TEST(VerifierAllReduceTest, Shapes) {
+  CollectiveModule m(HloOpcode::kAllReduce, {Sh("f32[8]"), Sh("f32[2,2]")},
+                     Tup({Sh("f32[8]"), Sh("f32[2,2]")}));
+  m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}, {2}}));  // need not be uniform
+  ExpectOk(m);
+  *m.op->mutable_shape() = Tup({Sh("f32[8]"), Sh("f32[4]")});
+  ExpectError(m, "main", "coll", "result 1 f32[4] must have the shape of operand 1 f32[2,2]");
+  *m.op->mutable_shape() = Tup({Sh("f32[8]"), Sh("f32[2,2]")});
+  m.op->mutable_called_computation_attributes()->clear();
+  ExpectError(m, "main", "coll", "all-reduce needs a to_apply computation");
+}
+
+TEST(VerifierAllReduceTest, SingleOperand) {
+  CollectiveModule m(HloOpcode::kAllReduce, {Sh("f32[8]")}, Sh("f32[8]"));
+  ExpectOk(m);
+  *m.op->mutable_shape() = Sh("f32[4]");
+  ExpectError(m, "main", "coll", "result 0 f32[4] must have the shape of operand 0 f32[8]");
+}
+
+// ---------------------------------------------------------------------------
+// Send / recv
+
+struct SendRecvModule : TestModule {
+  HloInstruction* send = nullptr;
+  HloInstruction* send_done = nullptr;
+  HloInstruction* recv = nullptr;
+  HloInstruction* recv_done = nullptr;
+  SendRecvModule() {
+    HloInstruction* data = Param(0, Sh("f32[4]"));
+    HloInstruction* tok = Op(HloOpcode::kAfterAll, Sh("token[]"), {}, "tok");
+    send = Op(HloOpcode::kSend, Tup({Sh("f32[4]"), Sh("u32[]"), Sh("token[]")}), {data, tok},
+              "send");
+    send_done = Op(HloOpcode::kSendDone, Sh("token[]"), {send}, "send-done");
+    recv = Op(HloOpcode::kRecv, Tup({Sh("f32[2]"), Sh("u32[]"), Sh("token[]")}), {tok}, "recv");
+    recv_done = Op(HloOpcode::kRecvDone, Tup({Sh("f32[2]"), Sh("token[]")}), {recv}, "recv-done");
+    send->set_channel_id(1);
+    send_done->set_channel_id(1);
+    recv->set_channel_id(2);
+    recv_done->set_channel_id(2);
+    Root(Op(HloOpcode::kTuple, Tup({send_done->shape(), recv_done->shape()}),
+            {send_done, recv_done}, "t"));
+  }
+};
+
+TEST(VerifierSendRecvTest, Valid) {
+  SendRecvModule m;
+  ExpectOk(m);
+}
+
+TEST(VerifierSendRecvTest, ChannelIdsMustMatch) {
+  SendRecvModule m;
+  m.send_done->set_channel_id(7);
+  ExpectError(m, "main", "send-done", "channel_id 7 does not match channel_id 1 of its send %send");
+  m.send_done->set_channel_id(1);
+  m.recv_done->set_channel_id(std::nullopt);
+  ExpectError(m, "main", "recv-done", "channel_id none does not match channel_id 2 of its recv");
+}
+
+TEST(VerifierSendRecvTest, DoneOperandMustBeTheStart) {
+  SendRecvModule m;
+  m.send_done->ReplaceOperandWith(0, m.recv);
+  ExpectError(m, "main", "send-done",
+              "operand %recv must be a send (or a get-tuple-element carrying one through a loop), "
+              "not a recv");
+  m.send_done->ReplaceOperandWith(0, m.send);
+  m.recv_done->ReplaceOperandWith(0, m.send);
+  ExpectError(m, "main", "recv-done", "operand %send must be a recv (or a get-tuple-element");
+  m.recv_done->ReplaceOperandWith(0, m.send->mutable_operand(0));
+  ExpectError(m, "main", "recv-done", "operand %p0 must be a recv (or a get-tuple-element");
+}
+
+// XLA's pipelined send/recv: the done ops of a loop body consume the
+// send/recv values the previous iteration passed in the loop state.
+TEST(VerifierSendRecvTest, PipelinedThroughGetTupleElement) {
+  TestModule m;
+  Shape recv_value = Tup({Sh("u32[2]"), Sh("u32[]"), Sh("token[]")});
+  HloInstruction* state = m.Param(0, Tup({Sh("u32[]"), recv_value}));
+  HloInstruction* carried = m.Op(HloOpcode::kGetTupleElement, recv_value, {state}, "recv.0");
+  carried->set_tuple_index(1);
+  HloInstruction* done =
+      m.Op(HloOpcode::kRecvDone, Tup({Sh("u32[2]"), Sh("token[]")}), {carried}, "recv-done.0");
+  done->set_channel_id(1);  // not compared: the recv is in another iteration
+  m.Root(done);
+  ExpectOk(m);
+  *done->mutable_shape() = Tup({Sh("u32[3]"), Sh("token[]")});
+  ExpectError(m, "main", "recv-done.0", "with the data shape u32[2] of its recv, got");
+  *done->mutable_shape() = Tup({Sh("u32[2]"), Sh("token[]")});
+  *carried->mutable_shape() = Sh("u32[]");
+  state->mutable_shape()->mutable_tuple_shapes()->at(1) = Sh("u32[]");
+  ExpectError(m, "main", "recv-done.0", "operand %recv.0 must be a recv value (data, u32[], "
+                                        "token[]), got u32[]");
+}
+
+TEST(VerifierSendRecvTest, Shapes) {
+  {
+    SendRecvModule m;
+    *m.send->mutable_shape() = Tup({Sh("f32[4]"), Sh("s32[]"), Sh("token[]")});
+    ExpectError(m, "main", "send", "send must return (data, u32[], token[])");
+  }
+  {
+    SendRecvModule m;
+    *m.send->mutable_shape() = Tup({Sh("f32[5]"), Sh("u32[]"), Sh("token[]")});
+    ExpectError(m, "main", "send", "send returns data f32[5] but sends operand f32[4]");
+  }
+  {
+    SendRecvModule m;
+    m.send->ReplaceOperandWith(1, m.send->mutable_operand(0));
+    ExpectError(m, "main", "send", "operand 1 must be a token, got f32[4]");
+  }
+  {
+    SendRecvModule m;
+    *m.recv_done->mutable_shape() = Tup({Sh("f32[3]"), Sh("token[]")});
+    ExpectError(m, "main", "recv-done",
+                "recv-done must return (data, token[]) with the data shape f32[2] of its recv, "
+                "got (f32[3], token[])");
+  }
+  {
+    SendRecvModule m;
+    *m.send_done->mutable_shape() = Sh("f32[]");
+    ExpectError(m, "main", "send-done", "send-done must return token[], got f32[]");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Custom-call: anything goes beyond structure.
+
+TEST(VerifierCustomCallTest, AnyShapes) {
+  TestModule m;
+  HloInstruction* a = m.Param(0, Sh("f32[3]"));
+  HloInstruction* t = m.Param(1, Tup({Sh("s8[]"), Sh("token[]")}));
+  m.Root(m.main->AddInstruction(HloInstruction::CreateCustomCall(Tup({Sh("bf16[7,7]"), Sh("pred[]")}),
+                                                     {a, t, a}, "AwsNeuronCollectiveMatmul")));
+  ExpectOk(m);
+}
+
+// ---------------------------------------------------------------------------
+// From HLO text
+
+absl::Status VerifyText(absl::string_view text) {
+  auto module = ParseHloModule(text);
+  if (!module.ok()) return module.status();
+  return VerifyHloModule(**module);
+}
+
+TEST(VerifierTextTest, NeuronTokenThreadedAllGather) {
+  constexpr absl::string_view kText = R"(
+HloModule neuron, replica_count=4
+
+ENTRY %main (w: bf16[1024,8192], t: (bf16[])) -> bf16[4096,8192] {
+  %w = bf16[1024,8192]{1,0} parameter(0)
+  %t = (bf16[]) parameter(1)
+  %tok = bf16[] get-tuple-element((bf16[]) %t), index=0
+  %ag = (bf16[4096,8192]{1,0}, bf16[]) all-gather(bf16[1024,8192]{1,0} %w, bf16[] %tok), replica_groups={{0,1,2,3}}, dimensions={0}
+  ROOT %r = bf16[4096,8192]{1,0} get-tuple-element(%ag), index=0
+}
+)";
+  absl::Status ok = VerifyText(kText);
+  EXPECT_TRUE(ok.ok()) << ok;
+  std::string bad(kText);
+  bad.replace(bad.find("(bf16[4096,8192]{1,0}, bf16[]) all-gather"), 30,
+              "(bf16[2048,8192]{1,0}, bf16[])");
+  absl::Status s = VerifyText(bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("in computation %main, instruction %ag: result 0 bf16[2048,8192] should "
+                        "have size 1024 * 4 (group size) in dimension 0"));
+}
+
+TEST(VerifierTextTest, DotContractingMismatch) {
+  absl::Status s = VerifyText(R"(
+HloModule m
+ENTRY %main {
+  %a = f32[2,128] parameter(0)
+  %b = f32[64,32] parameter(1)
+  ROOT %dot.3 = f32[2,32] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "in computation %main, instruction %dot.3: lhs contracting dimension 1 has size 128 "
+            "but rhs contracting dimension 0 has size 64");
+}
+
+TEST(VerifierTextTest, WhileAndReduceScatter) {
+  constexpr absl::string_view kText = R"(
+HloModule m, replica_count=2, num_partitions=2
+
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %add = f32[] add(%a, %b)
+}
+
+%cond (p: (s32[], f32[8])) -> pred[] {
+  %p = (s32[], f32[8]) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (p: (s32[], f32[8])) -> (s32[], f32[8]) {
+  %p = (s32[], f32[8]) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %x = f32[8] get-tuple-element(%p), index=1
+  %rs = f32[2] reduce-scatter(%x), channel_id=1, replica_groups={{0,1}}, dimensions={0}, to_apply=%sum
+  %ag = f32[8] all-gather(%rs), channel_id=2, replica_groups={{0,1}}, dimensions={0}
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  ROOT %t = (s32[], f32[8]) tuple(%next, %ag)
+}
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8] parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[8]) tuple(%zero, %x)
+  %loop = (s32[], f32[8]) while(%init), condition=%cond, body=%body
+  ROOT %out = f32[8] get-tuple-element(%loop), index=1
+}
+)";
+  // channel_id without use_global_device_ids: 2 replicas x 2 partitions = 4.
+  absl::Status ok = VerifyText(kText);
+  EXPECT_TRUE(ok.ok()) << ok;
+  std::string no_partitions(kText);
+  no_partitions.replace(no_partitions.find(", num_partitions=2"), 18, ", num_partitions=4");
+  absl::Status s = VerifyText(no_partitions);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("in computation %body, instruction %rs: result 0 f32[2] should have size "
+                        "8 / 8 (group size)"));
+}
+
+}  // namespace
+}  // namespace hilo

@@ -1,0 +1,804 @@
+// Tests of the HLO text parser (ParseHloModule) and of the literal reader
+// (ParseLiteralElements).
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hilo/text/literal_text.h"
+#include "hilo/text/parser.h"
+#include "hilo/text/printer.h"
+#include "hilo/text/text_flags.h"
+
+namespace hilo {
+namespace {
+
+using ::testing::HasSubstr;
+
+// ---------------------------------------------------------------------------
+// Literal elements
+// ---------------------------------------------------------------------------
+
+Shape S(PrimitiveType t, std::vector<int64_t> dims = {}) { return Shape::MakeArray(t, dims); }
+
+TEST(LiteralElementsTest, Scalars) {
+  auto r = ParseLiteralElements(S(PrimitiveType::F32), "1.5");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].real, 1.5);
+
+  r = ParseLiteralElements(S(PrimitiveType::PRED), "true");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].s, 1);
+  r = ParseLiteralElements(S(PrimitiveType::PRED), "false");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0].s, 0);
+
+  r = ParseLiteralElements(S(PrimitiveType::F32), "-inf");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(std::isinf((*r)[0].real));
+  EXPECT_LT((*r)[0].real, 0);
+
+  r = ParseLiteralElements(S(PrimitiveType::BF16), "nan");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(std::isnan((*r)[0].real));
+  r = ParseLiteralElements(S(PrimitiveType::F32), "-nan");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(std::isnan((*r)[0].real));
+
+  r = ParseLiteralElements(S(PrimitiveType::F64), "-1.25e-3");
+  ASSERT_TRUE(r.ok());
+  EXPECT_DOUBLE_EQ((*r)[0].real, -1.25e-3);
+  r = ParseLiteralElements(S(PrimitiveType::F32), "2.");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].real, 2.0);
+  r = ParseLiteralElements(S(PrimitiveType::F32), "1e+10");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].real, 1e10);
+  // Underflow is not an error: it is zero or a denormal.
+  r = ParseLiteralElements(S(PrimitiveType::F64), "1e-400");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].real, 0.0);
+}
+
+TEST(LiteralElementsTest, IntegersExact) {
+  auto r = ParseLiteralElements(S(PrimitiveType::S64), "-9223372036854775808");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].s, INT64_MIN);
+  r = ParseLiteralElements(S(PrimitiveType::U64), "18446744073709551615");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].u, UINT64_MAX);
+  r = ParseLiteralElements(S(PrimitiveType::S32), "-7");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0].s, -7);
+  EXPECT_EQ((*r)[0].real, -7.0);
+  r = ParseLiteralElements(S(PrimitiveType::S4, {3}), "{-2, -3, -8}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[2].s, -8);
+  r = ParseLiteralElements(S(PrimitiveType::U4, {2}), "{5, 15}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[1].u, 15u);
+}
+
+TEST(LiteralElementsTest, OutOfRangeIsAnError) {
+  struct Case { PrimitiveType type; const char* text; };
+  for (const Case& c : {Case{PrimitiveType::S4, "8"}, Case{PrimitiveType::S4, "-9"},
+                        Case{PrimitiveType::U4, "16"}, Case{PrimitiveType::U4, "-1"},
+                        Case{PrimitiveType::U32, "4294967296"},
+                        Case{PrimitiveType::S64, "9223372036854775808"},
+                        Case{PrimitiveType::U64, "18446744073709551616"},
+                        Case{PrimitiveType::S8, "128"}, Case{PrimitiveType::F16, "-65520"},
+                        Case{PrimitiveType::BF16, "1e100"}, Case{PrimitiveType::F32, "1e39"},
+                        Case{PrimitiveType::F64, "1e400"},
+                        Case{PrimitiveType::F8E4M3FN, "500"},
+                        Case{PrimitiveType::PRED, "2"}}) {
+    auto r = ParseLiteralElements(S(c.type), c.text);
+    EXPECT_FALSE(r.ok()) << PrimitiveTypeName(c.type) << " " << c.text;
+  }
+  // The largest finite values are fine.
+  EXPECT_TRUE(ParseLiteralElements(S(PrimitiveType::F16), "65504").ok());
+  EXPECT_TRUE(ParseLiteralElements(S(PrimitiveType::F16), "65519").ok());
+  EXPECT_TRUE(ParseLiteralElements(S(PrimitiveType::S4), "7").ok());
+  EXPECT_TRUE(ParseLiteralElements(S(PrimitiveType::S4), "-8").ok());
+  EXPECT_TRUE(ParseLiteralElements(S(PrimitiveType::F8E4M3FN), "448").ok());
+  auto r = ParseLiteralElements(S(PrimitiveType::S4), "8");
+  EXPECT_THAT(r.status().message(), HasSubstr("out of range for s4"));
+}
+
+TEST(LiteralElementsTest, NanPayload) {
+  auto r = ParseLiteralElements(S(PrimitiveType::BF16, {2}), "{-nan(0x7f), -nan(0x3f)}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(std::isnan((*r)[0].real));
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::BF16, {1}), "{nan(0x3ff)}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F8E4M3FN, {1}), "{nan(0x1)}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F8E4M3B11FNUZ, {1}), "{nan(0x1)}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32), "nan(0xzz)").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32), "nan(0x1").ok());
+}
+
+TEST(LiteralElementsTest, NestedBracesRowMajor) {
+  auto r = ParseLiteralElements(S(PrimitiveType::S32, {2, 2}), "{ {1, 2}, {3, 4} }");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ((*r)[i].s, i + 1);
+  // XLA's index comments.
+  r = ParseLiteralElements(S(PrimitiveType::F32, {1, 1, 2}),
+                           "{ { /*i0=0*/ { /*i1=0*/ {1, 2} } } }");
+  EXPECT_FALSE(r.ok());  // one brace level too many for rank 3
+  r = ParseLiteralElements(S(PrimitiveType::F32, {1, 1, 2}), "{ /*i0=0*/ { /*i1=0*/ {1, 2} } }");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[1].real, 2.0);
+  // Empty dimensions.
+  r = ParseLiteralElements(S(PrimitiveType::F32, {0}), "{}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->empty());
+  r = ParseLiteralElements(S(PrimitiveType::F32, {2, 0}), "{ {}, {} }");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->empty());
+  r = ParseLiteralElements(S(PrimitiveType::PRED, {3}), "{1, 0, true}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[2].s, 1);
+}
+
+TEST(LiteralElementsTest, CountAndNestingMismatch) {
+  // XLA's parser test cases LiteralDimensionsMismatch_1/_2/_3 and LiteralDimensionsError.
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {2}), "{1,{2}}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {2, 3}), "{1, 2, 3, 4, 5, 6}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {2, 3, 2}),
+                                    "{{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {11, 12}}}")
+                   .ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {2, 3}), "}{1, 2, 3}, {4, 5, 6}}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {3}), "{1, 2}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {1}), "{1, 2}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {2}), "{1, }").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {2}), "{1 2}").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {2}), "{1, 2").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {2}), "{1, 2} x").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32), "").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32), "abc").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::S32), "1.5").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {1}), "{ /* unterminated").ok());
+  auto r = ParseLiteralElements(S(PrimitiveType::F32, {3}), "{1, 2}");
+  EXPECT_THAT(r.status().message(), HasSubstr("has 2 elements"));
+  // Bounded-dynamic dimensions hold up to their bound.
+  Shape dyn = S(PrimitiveType::S32, {4});
+  dyn.set_dynamic_dimension(0, true);
+  EXPECT_TRUE(ParseLiteralElements(dyn, "{1, 2}").ok());
+  EXPECT_FALSE(ParseLiteralElements(dyn, "{1, 2, 3, 4, 5}").ok());
+}
+
+TEST(LiteralElementsTest, Complex) {
+  auto r = ParseLiteralElements(S(PrimitiveType::C64), "(1, 2)");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].real, 1.0);
+  EXPECT_EQ((*r)[0].imag, 2.0);
+  r = ParseLiteralElements(S(PrimitiveType::C128, {2}), "{(-1.5, nan), (0, -inf)}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].real, -1.5);
+  EXPECT_TRUE(std::isnan((*r)[0].imag));
+  EXPECT_TRUE(std::isinf((*r)[1].imag));
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::C64), "1").ok());
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::C64), "(1e39, 0)").ok());
+}
+
+TEST(LiteralElementsTest, Tuple) {
+  Shape t = Shape::MakeTuple({S(PrimitiveType::F32, {2, 1}), S(PrimitiveType::F32, {2})});
+  auto r = ParseLiteralElements(t, "( { {1}, {2} }, {2, 42} )");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_EQ((*r)[3].real, 42.0);
+  EXPECT_FALSE(ParseLiteralElements(t, "( { {1}, {2} } )").ok());
+  EXPECT_FALSE(ParseLiteralElements(Shape::MakeToken(), "").ok());
+}
+
+TEST(LiteralElementsTest, ElidedIsAnError) {
+  auto r = ParseLiteralElements(S(PrimitiveType::F32, {1000}), "{...}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("elided"));
+}
+
+TEST(LiteralElementsTest, ScalarForArrayBroadcasts) {
+  auto r = ParseLiteralElements(S(PrimitiveType::F32, {2, 3}), "1.5");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 6u);
+  EXPECT_EQ((*r)[5].real, 1.5);
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::S4, {2}), "9").ok());
+  // Too large to expand into a vector, but valid text.
+  EXPECT_FALSE(ParseLiteralElements(S(PrimitiveType::F32, {100000, 100000}), "0").ok());
+  EXPECT_TRUE(ValidateLiteralText(S(PrimitiveType::F32, {100000, 100000}), "0").ok());
+  EXPECT_FALSE(ValidateLiteralText(S(PrimitiveType::S4, {2}), "{1, 8}").ok());
+}
+
+TEST(LiteralElementsTest, NeverCrashesOnPrefixes) {
+  const std::string text = "{ { (1.5e+3, -nan(0x1)), (2, 3) }, { /*c*/ (inf, 0), (1, 1) } }";
+  Shape shape = S(PrimitiveType::C64, {2, 2});
+  ASSERT_TRUE(ParseLiteralElements(shape, text).ok());
+  for (size_t n = 0; n < text.size(); ++n) {
+    EXPECT_FALSE(ParseLiteralElements(shape, absl::string_view(text).substr(0, n)).ok()) << n;
+  }
+}
+
+
+// ---------------------------------------------------------------------------
+// Parser
+// ---------------------------------------------------------------------------
+
+std::unique_ptr<HloModule> Parse(absl::string_view text) {
+  auto m = ParseHloModule(text, "t.hlo");
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+// The error message of parsing `text`, which must fail.
+std::string ParseError(absl::string_view text) {
+  auto m = ParseHloModule(text, "t.hlo");
+  EXPECT_FALSE(m.ok()) << "parsed:\n" << text;
+  return m.ok() ? "" : std::string(m.status().message());
+}
+
+HloInstruction* Find(const HloModule& m, absl::string_view name) {
+  for (HloComputation* c : m.computations()) {
+    for (HloInstruction* i : c->instructions()) {
+      if (i->name() == name) return i;
+    }
+  }
+  ADD_FAILURE() << "no instruction " << name;
+  return nullptr;
+}
+
+TEST(ParserTest, HeaderTypedAndVerbatimInOrder) {
+  auto m = Parse(R"(HloModule m, is_scheduled=true, replica_count=4, entry_computation_layout={(f32[2]{0})->f32[2]{0}}, num_partitions=2, input_output_alias={ {0}: (0, {}, may-alias) }
+
+ENTRY e {
+  ROOT p = f32[2]{0} parameter(0)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->name(), "m");
+  EXPECT_TRUE(m->has_header());
+  EXPECT_EQ(m->replica_count(), 4);
+  EXPECT_EQ(m->num_partitions(), 2);
+  ASSERT_EQ(m->header_attributes().size(), 3u);
+  EXPECT_EQ(m->header_attributes()[0].name, "is_scheduled");
+  EXPECT_EQ(m->header_attributes()[0].value, "true");
+  EXPECT_EQ(m->header_attributes()[1].value, "{(f32[2]{0})->f32[2]{0}}");
+  EXPECT_EQ(m->header_attributes()[2].value, "{ {0}: (0, {}, may-alias) }");
+  EXPECT_THAT(m->header_order(),
+              ::testing::ElementsAre("is_scheduled", "replica_count", "entry_computation_layout",
+                                     "num_partitions", "input_output_alias"));
+}
+
+TEST(ParserTest, HeaderlessModuleAndDefaults) {
+  auto m = Parse(R"(add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  sum = f32[] add(a, b)
+  unused = f32[] multiply(a, b)
+}
+main {
+  x = f32[] parameter(0)
+  ROOT c = f32[] call(x, x), to_apply=add
+})");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->has_header());
+  // No ENTRY: the last computation is the entry (XLA's rule).
+  EXPECT_EQ(m->entry_computation()->name(), "main");
+  // No ROOT: the last instruction is the root.
+  EXPECT_EQ(m->GetComputationWithName("add")->root_instruction()->name(), "unused");
+  EXPECT_EQ(Find(*m, "c")->to_apply(), m->GetComputationWithName("add"));
+}
+
+TEST(ParserTest, SignatureKeptAndPercentNames) {
+  auto m = Parse(R"(HloModule m
+
+ENTRY %e.1 (p.0: f32[2], q: (s32[], f32[2])) -> f32[2] {
+  %p.0 = f32[2]{0} parameter(0)
+  %q = (s32[], f32[2]{0}) parameter(1)
+  ROOT %n = f32[2]{0} negate(f32[2]{0} %p.0)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloComputation* e = m->entry_computation();
+  EXPECT_TRUE(e->text_info().has_signature);
+  EXPECT_EQ(e->text_info().signature, "(p.0: f32[2], q: (s32[], f32[2])) -> f32[2]");
+  EXPECT_EQ(e->num_parameters(), 2);
+  EXPECT_EQ(e->parameter_instruction(1)->name(), "q");
+  const HloInstruction* n = Find(*m, "n");
+  EXPECT_EQ(n->operand(0)->name(), "p.0");
+  EXPECT_TRUE(n->text_flags() & kTextOperandShapes);
+  EXPECT_TRUE(n->text_flags() & kTextPercentName);
+  EXPECT_EQ(e->root_instruction(), n);
+}
+
+TEST(ParserTest, OperandsDefinedLaterAndComputationsReferencedEarly) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  ROOT r = f32[] call(b), to_apply=later
+  b = f32[] negate(a)
+  a = f32[] parameter(0)
+}
+later {
+  ROOT x = f32[] parameter(0)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "r")->operand(0), Find(*m, "b"));
+  EXPECT_EQ(Find(*m, "b")->operand(0), Find(*m, "a"));
+  EXPECT_EQ(Find(*m, "r")->to_apply()->name(), "later");
+  EXPECT_EQ(m->entry_computation()->name(), "e");
+}
+
+TEST(ParserTest, CommentsAreSkipped) {
+  auto m = Parse(R"(// leading comment
+/* block
+   comment */ HloModule m // trailing
+ENTRY e {
+  a = f32[] parameter(0) /* after */
+  b = f32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  f = f32[] parameter(4)
+  g = f32[] parameter(5)
+  ROOT t = (f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[]) tuple(a, b, c, d, f, /*index=5*/g) // done
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* t = Find(*m, "t");
+  EXPECT_EQ(t->operand_count(), 6);
+  EXPECT_EQ(t->shape().tuple_shapes_size(), 6);
+  EXPECT_TRUE(t->text_flags() & kTextOperandIndexComments);
+}
+
+constexpr absl::string_view kCollectives = R"(HloModule m, replica_count=8
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[8]{0} parameter(0)
+  ar = f32[8]{0} all-reduce(p), channel_id=3, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=add
+  ag = f32[32]{0} all-gather(p), channel_id=4, replica_groups=[2,4]<=[4,2]T(1,0), dimensions={0}, constrain_layout=false
+  rs = f32[2]{0} reduce-scatter(p), replica_groups={}, dimensions={0}, to_apply=add
+  mesh = f32[8]{0} all-reduce(p), replica_groups=mesh[x=2,y=4] {x}, to_apply=add
+  cp = f32[8]{0} collective-permute(p), source_target_pairs={{0,1},{1,2}}, channel_id=5
+  ROOT t = (f32[8]{0}, f32[32]{0}, f32[2]{0}, f32[8]{0}, f32[8]{0}) tuple(ar, ag, rs, mesh, cp)
+}
+)";
+
+TEST(ParserTest, CollectiveAttributesAreTyped) {
+  auto m = Parse(kCollectives);
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* ar = Find(*m, "ar");
+  EXPECT_EQ(ar->channel_id(), 3);
+  ASSERT_TRUE(ar->replica_groups().has_value());
+  EXPECT_EQ(ar->replica_groups()->form(), ReplicaGroups::Form::kExplicit);
+  EXPECT_EQ(ar->replica_groups()->explicit_groups(),
+            (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(ar->use_global_device_ids(), true);
+  EXPECT_EQ(ar->to_apply()->name(), "add");
+  EXPECT_THAT(ar->attribute_order(),
+              ::testing::ElementsAre("channel_id", "replica_groups", "use_global_device_ids",
+                                     "to_apply"));
+  EXPECT_TRUE(ar->raw_attributes().empty());
+
+  const HloInstruction* ag = Find(*m, "ag");
+  ASSERT_TRUE(ag->replica_groups().has_value());
+  EXPECT_EQ(ag->replica_groups()->form(), ReplicaGroups::Form::kIota);
+  EXPECT_EQ(ag->replica_groups()->iota().num_groups, 2);
+  EXPECT_EQ(ag->replica_groups()->iota().group_size, 4);
+  EXPECT_EQ(ag->replica_groups()->iota().reshape_dims, (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(ag->replica_groups()->iota().transpose_perm, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(ag->collective_dimension(), 0);
+  EXPECT_EQ(ag->constrain_layout(), false);
+
+  EXPECT_TRUE(Find(*m, "rs")->replica_groups()->empty());
+  const HloInstruction* mesh = Find(*m, "mesh");
+  EXPECT_EQ(mesh->replica_groups()->form(), ReplicaGroups::Form::kRaw);
+  EXPECT_EQ(mesh->replica_groups()->raw(), "mesh[x=2,y=4] {x}");
+  const HloInstruction* cp = Find(*m, "cp");
+  ASSERT_TRUE(cp->source_target_pairs().has_value());
+  EXPECT_EQ(*cp->source_target_pairs(),
+            (std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 2}}));
+}
+
+TEST(ParserTest, DotGteConstantParameterAndRawAttributes) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4,8]{1,0} parameter(0)
+  b = f32[4,8,16]{2,1,0} parameter(1)
+  d = f32[4,16]{1,0} dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}, operand_precision={high,default}
+  c = s32[2,2] constant({ {1, 2}, {3, 4} })
+  big = f32[1000] constant({...})
+  t = (f32[4,16]{1,0}, s32[2,2]) tuple(d, c)
+  g = s32[2,2] get-tuple-element(t), index=1
+  ROOT s = f32[4,16]{1,0} slice(d), slice={[0:4], [0:16]}, sharding={devices=[2,1]0,1}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* d = Find(*m, "d");
+  EXPECT_EQ(d->dot_dimension_numbers().lhs_batch_dimensions, (std::vector<int64_t>{0}));
+  EXPECT_EQ(d->dot_dimension_numbers().rhs_contracting_dimensions, (std::vector<int64_t>{1}));
+  ASSERT_EQ(d->raw_attributes().size(), 1u);
+  EXPECT_EQ(d->raw_attributes()[0].name, "operand_precision");
+  EXPECT_EQ(d->raw_attributes()[0].value, "{high,default}");
+  EXPECT_EQ(Find(*m, "a")->parameter_number(), 0);
+  EXPECT_EQ(Find(*m, "b")->parameter_number(), 1);
+  EXPECT_EQ(Find(*m, "c")->literal_text(), "{ {1, 2}, {3, 4} }");
+  EXPECT_EQ(Find(*m, "big")->literal_text(), "{...}");
+  EXPECT_EQ(Find(*m, "g")->tuple_index(), 1);
+  const HloInstruction* s = Find(*m, "s");
+  EXPECT_EQ(*s->raw_attribute("slice"), "{[0:4], [0:16]}");
+  EXPECT_EQ(s->sharding(), "{devices=[2,1]0,1}");
+}
+
+TEST(ParserTest, CustomCallBackendConfigFrontendAttributesMetadata) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  c1 = f32[2] custom-call(p), custom_call_target="foo\"bar", api_version=API_VERSION_TYPED_FFI, backend_config="{\"k\": 1}\n", frontend_attributes={zeta="1",alpha="a\"b"}, metadata={op_type="Dot" op_name="jit(f)/dot" source_line=12}
+  ROOT c2 = f32[2] custom-call(c1), custom_call_target="bar", backend_config={"flag": [1, {"x": 2}]}, custom_call_has_side_effect=true
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* c1 = Find(*m, "c1");
+  EXPECT_EQ(c1->custom_call_target(), "foo\"bar");
+  EXPECT_EQ(c1->api_version(), 4);
+  EXPECT_EQ(c1->backend_config(), "{\"k\": 1}\n");
+  EXPECT_FALSE(c1->backend_config_is_dict());
+  ASSERT_EQ(c1->frontend_attributes().size(), 2u);
+  // Written order is kept, values unescaped.
+  EXPECT_EQ(c1->frontend_attributes().entries()[0].first, "zeta");
+  EXPECT_EQ(*c1->frontend_attributes().Find("alpha"), "a\"b");
+  EXPECT_EQ(c1->metadata(), "op_type=\"Dot\" op_name=\"jit(f)/dot\" source_line=12");
+  const HloInstruction* c2 = Find(*m, "c2");
+  EXPECT_TRUE(c2->backend_config_is_dict());
+  EXPECT_EQ(c2->backend_config(), "{\"flag\": [1, {\"x\": 2}]}");
+  EXPECT_EQ(*c2->raw_attribute("custom_call_has_side_effect"), "true");
+}
+
+TEST(ParserTest, ControlFlowAndCalledComputations) {
+  auto m = Parse(R"(HloModule m
+cond {
+  p = (s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  ten = s32[] constant(10)
+  ROOT lt = pred[] compare(i, ten), direction=LT
+}
+body {
+  p = (s32[]) parameter(0)
+  ROOT p2 = (s32[]) copy(p)
+}
+b0 {
+  ROOT x = s32[] parameter(0)
+}
+b1 {
+  ROOT y = s32[] parameter(0)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  t = (s32[]) tuple(z)
+  w = (s32[]) while(t), condition=cond, body=body
+  idx = s32[] constant(1)
+  c = s32[] conditional(idx, z, z), branch_computations={b0, b1}
+  ROOT r = s32[] add(c, z), control-predecessors={w}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* w = Find(*m, "w");
+  EXPECT_EQ(w->while_condition()->name(), "cond");
+  EXPECT_EQ(w->while_body()->name(), "body");
+  const HloInstruction* c = Find(*m, "c");
+  auto branches = c->called_computations("branch_computations");
+  ASSERT_EQ(branches.size(), 2u);
+  EXPECT_EQ(branches[1]->name(), "b1");
+  EXPECT_TRUE(c->called_computation_attributes()[0].braced);
+  const HloInstruction* r = Find(*m, "r");
+  ASSERT_EQ(r->control_predecessors().size(), 1u);
+  EXPECT_EQ(r->control_predecessors()[0], w);
+  // The same instruction name in two computations is fine.
+  EXPECT_EQ(m->GetComputationWithName("cond")->parameter_instruction(0)->name(), "p");
+}
+
+TEST(ParserTest, AsyncOpsWrappedComputationsAndExecutionThread) {
+  auto m = Parse(R"(HloModule m
+wrapped {
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] custom-call(x), custom_call_target="foo"
+}, execution_thread="host"
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=wrapped, async_execution_thread="host"
+  u = ((f32[4]), f32[4], s32[]) async-update(s)
+  d = f32[4] async-done(u)
+  cs = ((f32[4]), f32[4], s32[]) custom-call-start(p), custom_call_target="bar"
+  ROOT cd = f32[4] custom-call-done(cs)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->GetComputationWithName("wrapped")->execution_thread(), "host");
+  const HloInstruction* s = Find(*m, "s");
+  EXPECT_EQ(s->opcode(), HloOpcode::kAsyncStart);
+  EXPECT_EQ(s->called_computation("calls")->name(), "wrapped");
+  EXPECT_EQ(*s->raw_attribute("async_execution_thread"), "\"host\"");
+  EXPECT_EQ(Find(*m, "u")->opcode(), HloOpcode::kAsyncUpdate);
+  EXPECT_EQ(Find(*m, "d")->opcode(), HloOpcode::kAsyncDone);
+  // XLA's sugared form: async ops whose wrapped op is named in the opcode.
+  const HloInstruction* cs = Find(*m, "cs");
+  EXPECT_EQ(cs->opcode(), HloOpcode::kAsyncStart);
+  EXPECT_TRUE(cs->text_flags() & kTextAsyncSugar);
+  EXPECT_EQ(cs->custom_call_target(), "bar");
+  EXPECT_EQ(Find(*m, "cd")->opcode(), HloOpcode::kAsyncDone);
+}
+
+TEST(ParserTest, ShapesLayoutsAndDynamicDims) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[2,<=3,?]{2,1,0:T(8,128)(2,1)S(1)} parameter(0)
+  b = bf16[4,4] {1,0} parameter(1)
+  t = token[] after-all()
+  e = () tuple()
+  ROOT r = (f32[2,<=3,?]{2,1,0:T(8,128)(2,1)S(1)}, (), token[], bf16[4,4]{1,0}) tuple(a, e, t, b)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const Shape& a = Find(*m, "a")->shape();
+  EXPECT_TRUE(a.is_dynamic_dimension(1));
+  EXPECT_EQ(a.dimensions(1), 3);
+  EXPECT_TRUE(a.is_unbounded_dimension(2));
+  EXPECT_EQ(a.layout().tail, "T(8,128)(2,1)S(1)");
+  EXPECT_EQ(a.ToString(), "f32[2,<=3,?]{2,1,0:T(8,128)(2,1)S(1)}");
+  EXPECT_EQ(Find(*m, "b")->shape().ToString(), "bf16[4,4]{1,0}");
+  EXPECT_TRUE(Find(*m, "t")->shape().IsToken());
+  EXPECT_EQ(Find(*m, "e")->shape().tuple_shapes_size(), 0);
+}
+
+TEST(ParserTest, XlaConveniences) {
+  // Omitted shapes, nested instructions, compact get-tuple-element.
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = (f32[10], s32[]) parameter(0)
+  a = f32[10] add(p#0, p#0)
+  n = add(a, multiply(a, f32[10] parameter(1)))
+  ROOT t = tuple(n, p#1)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* t = Find(*m, "t");
+  EXPECT_EQ(t->shape().ToString(), "(f32[10], s32[])");
+  EXPECT_EQ(t->operand(1)->opcode(), HloOpcode::kGetTupleElement);
+  EXPECT_EQ(t->operand(1)->tuple_index(), 1);
+  const HloInstruction* n = Find(*m, "n");
+  EXPECT_EQ(n->shape().ToString(), "f32[10]");
+  EXPECT_EQ(n->operand(1)->opcode(), HloOpcode::kMultiply);
+  EXPECT_EQ(n->operand(1)->operand(1)->opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(m->entry_computation()->num_parameters(), 2);
+}
+
+TEST(ParserTest, LegacyComparisonOpcodesMapToCompare) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[] parameter(0)
+  ROOT g = pred[] greater-than-or-equal-to(a, a)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* g = Find(*m, "g");
+  EXPECT_EQ(g->opcode(), HloOpcode::kCompare);
+  EXPECT_EQ(*g->raw_attribute("direction"), "GE");
+}
+
+// ---------------------------------------------------------------------------
+// Errors: message, position, caret
+// ---------------------------------------------------------------------------
+
+struct ErrorCase {
+  const char* name;
+  const char* text;
+  const char* position;  // "line:col"
+  const char* message;   // substring
+};
+
+class ParserErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ParserErrorTest, ClearMessageWithPosition) {
+  const ErrorCase& c = GetParam();
+  std::string message = ParseError(c.text);
+  EXPECT_THAT(message, ::testing::StartsWith(absl::StrCat("t.hlo:", c.position, ": error: ")))
+      << message;
+  EXPECT_THAT(message, HasSubstr(c.message)) << message;
+  // Source line and caret.
+  std::vector<std::string> lines = absl::StrSplit(message, '\n');
+  ASSERT_EQ(lines.size(), 3u) << message;
+  int col = std::stoi(std::string(c.position).substr(std::string(c.position).find(':') + 1));
+  EXPECT_EQ(lines[2], std::string(col - 1, ' ') + "^") << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ParserErrorTest,
+    ::testing::Values(
+        ErrorCase{"UnknownOpcode", "HloModule m\nENTRY e {\n  ROOT a = f32[] frobnicate()\n}\n",
+                  "3:18", "unknown opcode 'frobnicate'"},
+        ErrorCase{"UndefinedOperand",
+                  "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] negate(c)\n}\n",
+                  "4:25", "undefined operand 'c'"},
+        ErrorCase{"DuplicateName",
+                  "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  a = f32[] parameter(1)\n}\n",
+                  "4:3", "duplicate instruction name 'a'"},
+        ErrorCase{"BadAttributeValue",
+                  "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] broadcast(a), dimensions={x}\n}\n",
+                  "4:45", "expected an integer"},
+        ErrorCase{"BadBool",
+                  "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] all-reduce(a), constrain_layout=maybe\n}\n",
+                  "4:51", "expected true or false"},
+        ErrorCase{"UnbalancedBrackets",
+                  "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] negate(a), metadata={op_name=\"x\"]\n}\n",
+                  "4:51", "unbalanced brackets"},
+        ErrorCase{"OperandShapeDisagrees",
+                  "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[3] negate(f32[3] a)\n}\n",
+                  "4:33", "does not match the shape of operand 'a'"},
+        ErrorCase{"OperandShapeDisagreesLaterDefinition",
+                  "HloModule m\nENTRY e {\n  ROOT b = f32[3] negate(f32[3] a)\n  a = f32[2] parameter(0)\n}\n",
+                  "3:33", "does not match the shape of operand 'a'"},
+        ErrorCase{"UnknownComputation",
+                  "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] call(a), to_apply=nope\n}\n",
+                  "4:36", "unknown computation 'nope'"},
+        ErrorCase{"Truncated", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] negate(a)\n",
+                  "2:9", "never closed"},
+        ErrorCase{"TruncatedInOperands", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] negate(a",
+                  "4:26", "unexpected end of input"},
+        ErrorCase{"InvalidUtf8", "HloModule m\nENTRY e {\n  a = f32[] parameter(0), metadata={op_name=\"\xff\"}\n}\n",
+                  "3:46", "invalid UTF-8"},
+        ErrorCase{"DimOverflow", "HloModule m\nENTRY e {\n  ROOT a = f32[99999999999999999999] parameter(0)\n}\n",
+                  "3:16", "integer overflow"},
+        ErrorCase{"NegativeDim", "HloModule m\nENTRY e {\n  ROOT a = f32[-1] parameter(0)\n}\n",
+                  "3:16", "must not be negative"},
+        ErrorCase{"BadLiteral", "HloModule m\nENTRY e {\n  ROOT a = s4[] constant(8)\n}\n", "3:26",
+                  "out of range for s4"},
+        ErrorCase{"LiteralCount", "HloModule m\nENTRY e {\n  ROOT a = f32[2,3] constant({1, 2, 3, 4, 5, 6})\n}\n",
+                  "3:30", "expected '{' for dimension 1"},
+        ErrorCase{"UnterminatedComment", "HloModule m\nENTRY e {\n  /* never closed\n}\n", "3:3",
+                  "unterminated /* comment"},
+        ErrorCase{"UnknownType", "HloModule m\nENTRY e {\n  ROOT a = g32[] parameter(0)\n}\n", "3:12",
+                  "unknown element type 'g32'"},
+        ErrorCase{"TwoRoots",
+                  "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n",
+                  "4:3", "only one ROOT"},
+        ErrorCase{"TwoEntries",
+                  "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\nENTRY f {\n  ROOT a = f32[] parameter(0)\n}\n",
+                  "5:1", "more than one ENTRY"},
+        ErrorCase{"SelfOperand", "HloModule m\nENTRY e {\n  ROOT a = f32[] negate(a)\n}\n", "3:25",
+                  "uses itself as an operand"},
+        ErrorCase{"SignatureMismatch",
+                  "HloModule m\nENTRY e () -> s32[] {\n  ROOT a = f32[] constant(1)\n}\n", "2:15",
+                  "does not match its root's shape"},
+        ErrorCase{"DuplicateAttribute",
+                  "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] copy(a), metadata={}, metadata={}\n}\n",
+                  "4:41", "duplicate attribute 'metadata'"},
+        ErrorCase{"UndefinedControlPredecessor",
+                  "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), control-predecessors={x}\n}\n",
+                  "3:54", "undefined control predecessor 'x'"},
+        ErrorCase{"CompactGteNotTuple",
+                  "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] negate(a#0)\n}\n",
+                  "4:25", "not a tuple"},
+        ErrorCase{"BadApiVersion",
+                  "HloModule m\nENTRY e {\n  ROOT a = f32[] custom-call(), custom_call_target=\"x\", api_version=API_NOPE\n}\n",
+                  "3:69", "unknown api_version"}),
+    [](const ::testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+
+TEST(ParserErrorTest, NulByte) {
+  const std::string text("HloModule m\nENTRY e {\n  a\0 = f32[] parameter(0)\n}\n", 46);
+  std::string message = ParseError(text);
+  EXPECT_THAT(message, ::testing::StartsWith("t.hlo:3:4: error: NUL byte")) << message;
+}
+
+TEST(ParserErrorTest, NestingLimit) {
+  std::string deep(kMaxNestingDepth + 5, '(');
+  std::string text = absl::StrCat("HloModule m\nENTRY e {\n  ROOT a = ", deep, "f32[]",
+                                  std::string(kMaxNestingDepth + 5, ')'), " parameter(0)\n}\n");
+  std::string message = ParseError(text);
+  EXPECT_THAT(message, HasSubstr("nested more than 512 deep")) << message.substr(0, 200);
+  // Just under the limit parses.
+  std::string ok = absl::StrCat("HloModule m\nENTRY e {\n  ROOT a = ", std::string(100, '('),
+                                "f32[]", std::string(100, ')'), " parameter(0)\n}\n");
+  EXPECT_NE(Parse(ok), nullptr);
+  // Deep attribute braces.
+  std::string braces = absl::StrCat("HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), x=",
+                                    std::string(100000, '{'), "\n}\n");
+  EXPECT_THAT(ParseError(braces), HasSubstr("nested more than"));
+}
+
+TEST(ParserErrorTest, NestedInstructionsAndInlineComputationsAreBounded) {
+  auto nested = [](int n) {
+    std::string s = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = ";
+    for (int i = 0; i < n; ++i) s += "negate(";
+    s += "p";
+    s += std::string(n, ')');
+    return s + "\n}\n";
+  };
+  auto m = Parse(nested(500));
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->entry_computation()->instruction_count(), 501);  // p and 500 negates
+  EXPECT_THAT(ParseError(nested(600)), HasSubstr("instructions nested more than 512 deep"));
+
+  auto inline_calls = [](int n) {
+    std::string body = "ROOT z = f32[] parameter(0)";
+    for (int i = 0; i < n; ++i) {
+      body = absl::StrCat("a = f32[] parameter(0)\n ROOT c = f32[] call(a), to_apply={ ", body, " }");
+    }
+    return absl::StrCat("HloModule m\nENTRY e {\n ", body, "\n}\n");
+  };
+  auto inl = Parse(inline_calls(10));
+  ASSERT_NE(inl, nullptr);
+  EXPECT_EQ(inl->computation_count(), 11);
+  EXPECT_THAT(ParseError(inline_calls(100)), HasSubstr("inline computations nested more than 64"));
+}
+
+TEST(ParserErrorTest, NeverCrashesOnAnyPrefix) {
+  std::string text(kCollectives);
+  for (size_t n = 0; n < text.size(); ++n) {
+    auto m = ParseHloModule(absl::string_view(text).substr(0, n), "cut.hlo");
+    if (!m.ok()) {
+      EXPECT_THAT(std::string(m.status().message()), ::testing::StartsWith("cut.hlo:")) << n;
+    }
+  }
+}
+
+TEST(ParserErrorTest, LongLineErrorShowsAWindow) {
+  std::string text = absl::StrCat("HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), x=\"",
+                                  std::string(100000, 'a'), "\", y=", std::string(1000, 'b'),
+                                  "}\n}\n");
+  std::string message = ParseError(text);
+  std::vector<std::string> lines = absl::StrSplit(message, '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_LT(lines[1].size(), 400u);
+  size_t caret = lines[2].find('^');
+  ASSERT_NE(caret, std::string::npos);
+  EXPECT_EQ(lines[1][caret], '}');
+}
+
+}  // namespace
+}  // namespace hilo
+
+namespace hilo {
+namespace {
+
+TEST(ParserTest, BufferShapesAndNewerOpcodes) {
+  // XLA's buffer type `b(shape)` and opcodes added after the spec table.
+  const char* text = R"(HloModule m
+
+ENTRY main {
+  p = b(s32[4]{0}) parameter(0)
+  x = f32[2]{0} parameter(1)
+  a = f32[2]{0} acos(x)
+  ROOT pin = b(s32[4]{0}) custom-call(p, a), custom_call_target="Pin"
+}
+)";
+  auto module = ParseHloModule(text, "buffer.hlo");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction* p = (*module)->entry_computation()->parameter_instruction(0);
+  ASSERT_TRUE(p->shape().IsBuffer());
+  EXPECT_EQ(p->shape().buffer_contents().ToString(), "s32[4]{0}");
+  EXPECT_EQ(p->shape().ToString(), "b(s32[4]{0})");
+  const std::string printed = PrintHloModule(**module);
+  EXPECT_NE(printed.find("b(s32[4]{0}) parameter(0)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("acos("), std::string::npos) << printed;
+  auto reparsed = ParseHloModule(printed, "printed.hlo");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_EQ(PrintHloModule(**reparsed), printed);
+
+  auto bad = ParseHloModule("HloModule m\nENTRY e {\n  ROOT p = b(token[]) parameter(0)\n}\n",
+                            "bad.hlo");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.hlo:3:12: error: a buffer shape must hold an array"),
+            std::string::npos)
+      << bad.status();
+}
+
+}  // namespace
+}  // namespace hilo

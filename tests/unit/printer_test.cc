@@ -1,0 +1,253 @@
+// Tests of the HLO text printer: XLA's layout, byte-identical round trips of
+// XLA-printed text, idempotence, attribute order for parsed and
+// pass-created attributes, derived signatures.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hilo/text/parser.h"
+#include "hilo/text/printer.h"
+#include "hilo/text/text_flags.h"
+
+namespace hilo {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::unique_ptr<HloModule> Parse(absl::string_view text) {
+  auto m = ParseHloModule(text, "t.hlo");
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+HloInstruction* Find(const HloModule& m, absl::string_view name) {
+  for (HloComputation* c : m.computations()) {
+    for (HloInstruction* i : c->instructions()) {
+      if (i->name() == name) return i;
+    }
+  }
+  ADD_FAILURE() << "no instruction " << name;
+  return nullptr;
+}
+
+// print(parse(x)) == x, and printing is idempotent.
+void ExpectRoundTrip(absl::string_view text) {
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  std::string printed = PrintHloModule(*m);
+  EXPECT_EQ(printed, text);
+  auto again = Parse(printed);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(PrintHloModule(*again), printed);
+}
+
+// As XLA prints a module: `%` names, operand shapes, layouts, signatures,
+// index comments in long tuples and operand lists, metadata, stack frames.
+constexpr absl::string_view kXlaDump = R"hlo(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0}, f32[8]{0})->f32[8]{0}}, replica_count=2, num_partitions=4
+
+FileNames
+1 "/tmp/a.py"
+
+FunctionNames
+1 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=9}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+
+
+%region_0.4 (Arg_0.5: f32[], Arg_1.6: f32[]) -> f32[] {
+  %Arg_0.5 = f32[] parameter(0), metadata={op_name="jit(f)"}
+  %Arg_1.6 = f32[] parameter(1), metadata={op_name="jit(f)"}
+  ROOT %add.7 = f32[] add(f32[] %Arg_0.5, f32[] %Arg_1.6), metadata={op_name="jit(f)/add" stack_frame_id=1}
+} // region_0.4
+
+ENTRY %main.10 (Arg_0.1: f32[8], Arg_1.2: f32[8]) -> f32[8] {
+  %Arg_0.1 = f32[8]{0} parameter(0), sharding={replicated}, frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"x\"}]>"}
+  %Arg_1.2 = f32[8]{0} parameter(1)
+  %all-reduce.3 = f32[8]{0} all-reduce(f32[8]{0} %Arg_0.1), channel_id=1, replica_groups=[2,4]<=[8], use_global_device_ids=true, to_apply=%region_0.4
+  %tuple.8 = (f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, /*index=5*/f32[8]{0}) tuple(f32[8]{0} %all-reduce.3, f32[8]{0} %Arg_1.2, f32[8]{0} %Arg_1.2, f32[8]{0} %Arg_1.2, f32[8]{0} %Arg_1.2, /*index=5*/f32[8]{0} %Arg_1.2)
+  %constant.1 = f32[] constant(-inf)
+  %custom-call.2 = f32[8]{0} custom-call(f32[8]{0} %Arg_1.2), custom_call_target="Sharding", custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI, backend_config={"k":"v"}
+  ROOT %get-tuple-element.9 = f32[8]{0} get-tuple-element((f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, /*index=5*/f32[8]{0}) %tuple.8), index=0, metadata={op_name="jit(f)/gte" source_file="/tmp/a.py" source_line=3}
+}
+)hlo";
+
+TEST(PrinterTest, XlaDumpRoundTripsByteIdentical) { ExpectRoundTrip(kXlaDump); }
+
+// The short style XLA tests use: bare names, no operand shapes, no signature.
+constexpr absl::string_view kShortStyle = R"hlo(HloModule m, replica_count=4
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p0 = f32[4] parameter(0)
+  p1 = f32[4] parameter(1)
+  ar = f32[4] all-reduce(p0), replica_groups={{0,1},{2,3}}, to_apply=add
+  t = (f32[4], f32[4], f32[4], f32[4], f32[4], /*index=5*/f32[4]) tuple(ar, p1, p1, p1, p1, p1)
+  ROOT g = f32[4] get-tuple-element(t), index=5, control-predecessors={ar}
+}
+)hlo";
+
+TEST(PrinterTest, ShortStyleRoundTripsByteIdentical) { ExpectRoundTrip(kShortStyle); }
+
+TEST(PrinterTest, AsyncSugarExecutionThreadAndRawValuesRoundTrip) {
+  ExpectRoundTrip(R"hlo(HloModule m
+
+%wrapped (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  ROOT %y = f32[4]{0} custom-call(f32[4]{0} %x), custom_call_target="foo"
+}, execution_thread="host"
+
+ENTRY %e (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %s = ((f32[4]{0}), f32[4]{0}, s32[]) async-start(f32[4]{0} %p), async_execution_thread="host", calls=%wrapped
+  %d = f32[4]{0} async-done(((f32[4]{0}), f32[4]{0}, s32[]) %s)
+  %cs = ((f32[4]{0}), f32[4]{0}, s32[]) custom-call-start(f32[4]{0} %d), custom_call_target="bar"
+  %cd = f32[4]{0} custom-call-done(((f32[4]{0}), f32[4]{0}, s32[]) %cs)
+  %ag = f32[16]{0} all-gather(f32[4]{0} %cd), replica_groups=mesh[x=2,y=2] {x,y}, dimensions={0}
+  ROOT %c = f32[4]{0} convolution(f32[4]{0} %cd, f32[4]{0} %cd), window={size=1}, dim_labels=b0f_0io->b0f, operand_precision={high,default}
+}
+)hlo");
+}
+
+TEST(PrinterTest, HeaderlessAndLegacyStyleAreIdempotent) {
+  // Written without ENTRY, ROOT, or canonical spacing: printed in XLA's
+  // layout, then stable.
+  auto m = Parse("HloModule old:\nc {\n    a = f32[] parameter(0)\n    b = f32[] negate( a )\n}\n");
+  ASSERT_NE(m, nullptr);
+  std::string printed = PrintHloModule(*m);
+  EXPECT_EQ(printed, "HloModule old:\n\nENTRY c {\n  a = f32[] parameter(0)\n  ROOT b = f32[] negate(a)\n}\n");
+  EXPECT_EQ(PrintHloModule(*Parse(printed)), printed);
+
+  auto headerless = Parse("ENTRY c {\n  ROOT a = f32[] parameter(0)\n}\n");
+  ASSERT_NE(headerless, nullptr);
+  EXPECT_EQ(PrintHloModule(*headerless), "ENTRY c {\n  ROOT a = f32[] parameter(0)\n}\n");
+}
+
+TEST(PrinterTest, ConveniencesPrintExplicitly) {
+  auto m = Parse(R"hlo(HloModule m
+ENTRY e {
+  p = (f32[2], s32[]) parameter(0)
+  ROOT t = tuple(p#0, negate(p#0))
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  std::string printed = PrintHloModule(*m);
+  EXPECT_THAT(printed, HasSubstr("ROOT t = (f32[2], f32[2]) tuple(get-tuple-element, negate)"));
+  EXPECT_THAT(printed, HasSubstr("get-tuple-element = f32[2] get-tuple-element(p), index=0"));
+  EXPECT_EQ(PrintHloModule(*Parse(printed)), printed);
+}
+
+TEST(PrinterTest, AttributesSetByAPassFollowWrittenOnesInXlaOrder) {
+  auto m = Parse(R"hlo(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT ag = f32[16] all-gather(p), dimensions={0}, metadata={op_name="x"}
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  HloInstruction* ag = Find(*m, "ag");
+  ag->set_channel_id(7);
+  ag->set_replica_groups(ReplicaGroups::Explicit({{0, 1, 2, 3}}));
+  ag->mutable_frontend_attributes()->Set("stream_id", "1");
+  ag->set_backend_config(std::string("{\"a\": 1}"));
+  EXPECT_EQ(PrintHloInstruction(*ag),
+            "ag = f32[16] all-gather(p), dimensions={0}, metadata={op_name=\"x\"}, channel_id=7, "
+            "replica_groups={{0,1,2,3}}, frontend_attributes={stream_id=\"1\"}, "
+            "backend_config=\"{\\\"a\\\": 1}\"");
+  // An attribute removed by a pass is no longer printed.
+  ag->set_metadata("");
+  ag->mutable_attribute_order()->erase(ag->mutable_attribute_order()->begin() + 1);
+  EXPECT_THAT(PrintHloInstruction(*ag), ::testing::Not(HasSubstr("metadata")));
+}
+
+TEST(PrinterTest, InstructionsAddedByAPassUseTheModuleStyle) {
+  auto m = Parse(R"hlo(HloModule m
+ENTRY %e (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(f32[4]{0} %p)
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  HloComputation* e = m->entry_computation();
+  HloInstruction* p = Find(*m, "p");
+  HloInstruction* cc = e->AddInstruction(HloInstruction::CreateCustomCall(
+      Shape::MakeArray(PrimitiveType::F32, {4}), {p}, "AwsNeuronCollectiveMatmul", "cfg"));
+  EXPECT_EQ(PrintHloInstruction(*cc),
+            "%custom-call = f32[4] custom-call(f32[4]{0} %p), "
+            "custom_call_target=\"AwsNeuronCollectiveMatmul\", backend_config=\"cfg\"");
+  // A module built without the parser prints in XLA's default style.
+  HloModule fresh("fresh");
+  auto comp = std::make_unique<HloComputation>("main");
+  HloInstruction* x = comp->AddInstruction(
+      HloInstruction::CreateParameter(0, Shape::MakeArray(PrimitiveType::S32, {}), "x"));
+  comp->set_root_instruction(x);
+  fresh.AddComputation(std::move(comp), /*is_entry=*/true);
+  EXPECT_EQ(PrintHloModule(fresh), "HloModule fresh\n\nENTRY %main {\n  ROOT %x = s32[] parameter(0)\n}\n");
+}
+
+TEST(PrinterTest, SignatureIsRegeneratedWhenTheComputationChanges) {
+  auto m = Parse(R"hlo(HloModule m
+ENTRY %e (a: f32[4]{0}) -> s32[4]{0} {
+  %p = f32[4]{0} parameter(0)
+  %n = f32[4]{0} negate(f32[4]{0} %p)
+  ROOT %c = s32[4]{0} convert(f32[4]{0} %n)
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  // Unchanged: the written signature is kept, even though XLA would print it differently.
+  EXPECT_THAT(PrintHloModule(*m), HasSubstr("ENTRY %e (a: f32[4]{0}) -> s32[4]{0} {"));
+  // After a pass changes the root, the signature is derived from the computation.
+  m->entry_computation()->set_root_instruction(Find(*m, "n"));
+  EXPECT_THAT(PrintHloModule(*m), HasSubstr("ENTRY %e (p: f32[4]) -> f32[4] {"));
+  EXPECT_EQ(ComputationSignature(*m->entry_computation()), "(p: f32[4]) -> f32[4]");
+}
+
+TEST(PrinterTest, StringsAreEscaped) {
+  auto m = Parse(R"hlo(HloModule m
+ENTRY e {
+  ROOT c = f32[] custom-call(), custom_call_target="a\"b\\c", backend_config="line1\nline2", frontend_attributes={k="v\"w"}
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  HloInstruction* c = Find(*m, "c");
+  EXPECT_EQ(c->custom_call_target(), "a\"b\\c");
+  EXPECT_EQ(*c->backend_config(), "line1\nline2");
+  std::string printed = PrintHloInstruction(*c);
+  EXPECT_THAT(printed, HasSubstr("custom_call_target=\"a\\\"b\\\\c\""));
+  EXPECT_THAT(printed, HasSubstr("backend_config=\"line1\\nline2\""));
+  EXPECT_THAT(printed, HasSubstr("frontend_attributes={k=\"v\\\"w\"}"));
+  // A key that needs quotes keeps them.
+  c->mutable_frontend_attributes()->Set("a b", "1");
+  EXPECT_THAT(PrintHloInstruction(*c), HasSubstr("{\"a b\"=\"1\",k="));
+  auto again = Parse(PrintHloModule(*m));
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(*Find(*again, "c")->frontend_attributes().Find("a b"), "1");
+}
+
+TEST(PrinterTest, LegacyCompareAndDeepTuplesPrint) {
+  auto m = Parse(R"hlo(HloModule m
+ENTRY e {
+  a = f32[] parameter(0)
+  ROOT g = pred[] less-than(a, a)
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(PrintHloInstruction(*Find(*m, "g")), "g = pred[] compare(a, a), direction=LT");
+
+  std::string deep = absl::StrCat(std::string(300, '('), "f32[]", std::string(300, ')'));
+  auto d = Parse(absl::StrCat("HloModule m\nENTRY e {\n  ROOT a = ", deep, " parameter(0)\n}\n"));
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(PrintHloModule(*d), HasSubstr(deep));
+}
+
+}  // namespace
+}  // namespace hilo

@@ -1,0 +1,421 @@
+// hilo-opt: runs HLO passes on an HLO text module, like XLA's hlo-opt.
+//
+//   hilo-opt [INPUT|-] [-o OUTPUT] [--passes=a,b,...] [--list-passes]
+//            [--split-input-file] [--no-verify] [--report=FILE] [--explain]
+//            [pass flags]
+//
+// Exit status: 0 success, 1 bad input (unreadable, unparsable or invalid
+// module, unknown pass, bad flag, a pass rejecting the module), 2 internal
+// error (a pass failing on its own or leaving an invalid module behind), 3
+// --check-equivalence found the module after the passes not equivalent.
+// Nothing is written to stdout, -o or --report unless every part of the
+// input went through. See docs/hilo-opt.md.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "file_io.h"
+#include "hilo/analysis/hlo_verifier.h"
+#include "hilo/eval/equivalence.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/pass/hlo_pass_pipeline.h"
+#include "hilo/pass/pass_options.h"
+#include "hilo/pass/pass_registry.h"
+#include "hilo/passes/register_passes.h"
+#include "hilo/text/parser.h"
+#include "hilo/text/printer.h"
+#include "nlohmann/json.hpp"
+
+namespace hilo {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitInternal = 2;
+constexpr int kExitNotEquivalent = 3;  // --check-equivalence found a difference
+
+struct DriverOptions {
+  std::string input = "-";
+  std::string output = "-";
+  std::string passes;
+  bool list_passes = false;
+  bool split_input_file = false;
+  bool no_verify = false;
+  bool explain = false;
+  std::string report;
+  PassOptions pass_options;
+  // --- Equivalence checking (issue 6) -----------------------------------
+  // `--check-equivalence [--devices=N] [--seed=S] [--rtol=..] [--atol=..]`
+  // options go here; see ProcessPart for where the check runs.
+  bool check_equivalence = false;
+  eval::EquivalenceOptions equivalence;
+};
+
+// Exit status for a failed step, by status code: what the user can fix in
+// the input is 1, everything else 2.
+int ExitCodeFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kAlreadyExists:
+      return kExitBadInput;
+    default:
+      return kExitInternal;
+  }
+}
+
+// One module of the input: the whole input, or one `// -----` part of it.
+struct InputPart {
+  absl::string_view text;  // points into the input buffer
+  int64_t first_line = 1;  // 1-based line of `text`'s first line in the input
+  int64_t index = 0;
+};
+
+// A line that is exactly `// -----` (trailing blanks and a CR allowed).
+bool IsSplitMarker(absl::string_view line) {
+  return absl::StripTrailingAsciiWhitespace(line) == "// -----";
+}
+
+// True if every line is blank or a `//` comment: a part like that (after a
+// trailing `// -----`, or holding only notes) is skipped, not an error.
+bool IsBlankPart(absl::string_view text) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty() && !absl::StartsWith(line, "//")) return false;
+  }
+  return true;
+}
+
+std::vector<InputPart> SplitInput(absl::string_view text, bool split) {
+  std::vector<InputPart> parts;
+  if (!split) {
+    parts.push_back(InputPart{text, 1, 0});
+    return parts;
+  }
+  size_t part_begin = 0;
+  int64_t part_first_line = 1;
+  int64_t line_number = 1;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    size_t next = end == absl::string_view::npos ? text.size() : end + 1;
+    absl::string_view line = text.substr(pos, (end == absl::string_view::npos ? text.size() : end) - pos);
+    if (IsSplitMarker(line)) {
+      parts.push_back(InputPart{text.substr(part_begin, pos - part_begin), part_first_line,
+                                static_cast<int64_t>(parts.size())});
+      part_begin = next;
+      part_first_line = line_number + 1;
+    }
+    pos = next;
+    ++line_number;
+  }
+  parts.push_back(InputPart{text.substr(part_begin), part_first_line,
+                            static_cast<int64_t>(parts.size())});
+  return parts;
+}
+
+// The parser numbers lines from the start of the text it was given; a part
+// of a split input starts at `first_line` of the file. Rewrites the leading
+// `<display>:<line>:` of a parse error to the file's line.
+std::string ShiftErrorLine(absl::string_view message, absl::string_view display,
+                           int64_t first_line) {
+  if (first_line == 1) return std::string(message);
+  std::string prefix = absl::StrCat(display, ":");
+  if (!absl::StartsWith(message, prefix)) return std::string(message);
+  absl::string_view rest = message.substr(prefix.size());
+  size_t digits = 0;
+  while (digits < rest.size() && absl::ascii_isdigit(static_cast<unsigned char>(rest[digits]))) {
+    ++digits;
+  }
+  int64_t line = 0;
+  if (digits == 0 || digits >= rest.size() || rest[digits] != ':' ||
+      !absl::SimpleAtoi(rest.substr(0, digits), &line)) {
+    return std::string(message);
+  }
+  return absl::StrCat(prefix, line + first_line - 1, rest.substr(digits));
+}
+
+class Driver {
+ public:
+  Driver(const DriverOptions& options, const PassRegistry& registry,
+         std::vector<std::string> pass_names)
+      : options_(options), registry_(registry), pass_names_(std::move(pass_names)) {}
+
+  // Runs every part; returns the exit status.
+  int Run() {
+    display_ = options_.input == "-" ? "<stdin>" : options_.input;
+    absl::StatusOr<std::string> input = ReadInput(options_.input);
+    if (!input.ok()) {
+      std::fprintf(stderr, "hilo-opt: error: %s\n", std::string(input.status().message()).c_str());
+      return kExitBadInput;
+    }
+    input_ = *std::move(input);
+
+    std::vector<InputPart> parts = SplitInput(input_, options_.split_input_file);
+    split_ = parts.size() > 1;
+    int exit_code = kExitOk;
+    std::vector<std::string> outputs;
+    for (const InputPart& part : parts) {
+      if (split_ && IsBlankPart(part.text)) continue;
+      std::string printed;
+      int code = ProcessPart(part, &printed);
+      if (code != kExitOk) {
+        exit_code = std::max(exit_code, code);
+        continue;  // later parts still get their diagnostics
+      }
+      outputs.push_back(std::move(printed));
+    }
+    part_ = nullptr;
+    if (exit_code != kExitOk) return exit_code;
+
+    // One part (the usual case): no second copy of a possibly large output.
+    std::string output =
+        outputs.size() == 1 ? std::move(outputs[0]) : absl::StrJoin(outputs, "// -----\n");
+    if (!options_.report.empty()) {
+      nlohmann::json report = nlohmann::json::object();
+      report["passes"] = std::move(report_entries_);
+      std::string text =
+          report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      absl::Status status = WriteFileAtomically(options_.report, text);
+      if (!status.ok()) return Fail(status, kExitBadInput);
+    }
+    absl::Status status = options_.output == "-" ? WriteStdout(output)
+                                                 : WriteFileAtomically(options_.output, output);
+    if (!status.ok()) return Fail(status, ExitCodeFor(status));
+    return kExitOk;
+  }
+
+ private:
+  // Parses, verifies, transforms and prints one part; returns the exit status.
+  int ProcessPart(const InputPart& part, std::string* printed) {
+    part_ = &part;
+    absl::StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(part.text, display_);
+    if (!parsed.ok()) {
+      // The parser's message already reads `file:line:col: error: ...`.
+      std::string message = ShiftErrorLine(parsed.status().message(), display_, part.first_line);
+      std::fprintf(stderr, "%s\n", message.c_str());
+      return ExitCodeFor(parsed.status()) == kExitInternal ? kExitInternal : kExitBadInput;
+    }
+    std::unique_ptr<HloModule> module = *std::move(parsed);
+
+    if (!options_.no_verify) {
+      absl::Status verified = VerifyHloModule(*module);
+      if (!verified.ok()) {
+        return Fail(absl::InvalidArgumentError(
+                        absl::StrCat("input module is invalid: ", verified.message())),
+                    kExitBadInput);
+      }
+    }
+
+    absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
+        registry_.BuildPipeline(pass_names_, options_.pass_options);
+    if (!pipeline.ok()) return Fail(pipeline.status(), ExitCodeFor(pipeline.status()));
+    (*pipeline)->set_verify_after_each_pass(!options_.no_verify);
+    const std::string module_name = module->name();
+    (*pipeline)->set_observer([&](const HloPassInterface& pass, const nlohmann::json& entry) {
+      for (const std::string& warning : pass.Warnings()) {
+        std::fprintf(stderr, "warning: %s: %s\n", std::string(pass.name()).c_str(),
+                     warning.c_str());
+      }
+      if (options_.explain) {
+        // The pipeline marks a pass its run condition skipped with a string.
+        auto skipped = entry.find("skipped");
+        if (skipped != entry.end() && skipped->is_string()) {
+          std::fprintf(stderr, "explain: %s: skipped: %s\n", std::string(pass.name()).c_str(),
+                       skipped->get<std::string>().c_str());
+        } else {
+          for (const std::string& line : pass.Explanations()) {
+            std::fprintf(stderr, "explain: %s: %s\n", std::string(pass.name()).c_str(),
+                         line.c_str());
+          }
+        }
+      }
+      nlohmann::json with_module = entry;
+      with_module["module"] = module_name;
+      report_entries_.push_back(std::move(with_module));
+    });
+    absl::StatusOr<bool> changed = (*pipeline)->Run(module.get());
+    if (!changed.ok()) return Fail(changed.status(), ExitCodeFor(changed.status()));
+
+    // --- Equivalence checking (issue 6) -----------------------------------
+    // `part.text` is this part's original input, untouched by the passes:
+    // re-parse it for the "before" run and compare it with `*module` here,
+    // before printing; a mismatch returns its exit status like any failure.
+    if (options_.check_equivalence) {
+      absl::StatusOr<std::unique_ptr<HloModule>> before = ParseHloModule(part.text, display_);
+      if (!before.ok()) return Fail(before.status(), kExitInternal);
+      absl::StatusOr<eval::EquivalenceReport> report =
+          eval::CheckEquivalence(**before, *module, options_.equivalence);
+      if (!report.ok()) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat("--check-equivalence: ",
+                                                            report.status().message())),
+                    kExitBadInput);
+      }
+      std::fputs(report->ToString().c_str(), stderr);
+      if (!report->equivalent) {
+        return Fail(absl::FailedPreconditionError(
+                        "--check-equivalence: the module after the passes is not equivalent"),
+                    kExitNotEquivalent);
+      }
+    }
+
+    *printed = PrintHloModule(*module);
+    if (!printed->empty() && printed->back() != '\n') printed->push_back('\n');
+    return kExitOk;
+  }
+
+  // Prints `status` as `<file>: error: ...` and returns `code`.
+  int Fail(const absl::Status& status, int code) {
+    std::string where = display_;
+    std::string suffix;
+    if (split_ && part_ != nullptr) {
+      suffix = absl::StrCat(" (in the input part starting at line ", part_->first_line, ")");
+    }
+    std::fprintf(stderr, "%s: error: %s%s\n", where.c_str(), std::string(status.message()).c_str(),
+                 suffix.c_str());
+    return code;
+  }
+
+  const DriverOptions& options_;
+  const PassRegistry& registry_;
+  const std::vector<std::string> pass_names_;
+  std::string display_;
+  std::string input_;
+  bool split_ = false;
+  const InputPart* part_ = nullptr;
+  nlohmann::json report_entries_ = nlohmann::json::array();
+};
+
+std::vector<std::string> ParsePassList(absl::string_view list) {
+  std::vector<std::string> names;
+  for (absl::string_view name : absl::StrSplit(list, ',')) {
+    name = absl::StripAsciiWhitespace(name);
+    if (!name.empty()) names.emplace_back(name);
+  }
+  return names;
+}
+
+void ListPasses(const PassRegistry& registry) {
+  std::printf("Passes:\n");
+  for (const std::string& name : registry.PassNames()) std::printf("  %s\n", name.c_str());
+  std::vector<std::string> pipelines = registry.PipelineNames();
+  if (!pipelines.empty()) {
+    std::printf("Pipelines:\n");
+    for (const std::string& name : pipelines) {
+      std::printf("  %s = %s\n", name.c_str(), registry.PipelineDescription(name).c_str());
+    }
+  }
+}
+
+int Main(int argc, char** argv) {
+  DriverOptions options;
+  CLI::App app{"hilo-opt: run HLO passes on an HLO text module"};
+  app.add_option("input", options.input, "input HLO text file, or - for stdin (default)");
+  app.add_option("-o,--output", options.output, "output file (default: stdout), written atomically");
+  app.add_option("--passes", options.passes,
+                 "comma-separated passes and pipelines to run, in order");
+  app.add_flag("--list-passes", options.list_passes, "list the passes and pipelines, then exit");
+  app.add_flag("--split-input-file", options.split_input_file,
+               "process each `// -----` separated part as its own module");
+  app.add_flag("--no-verify", options.no_verify,
+               "do not verify the input, nor the module after each pass");
+  app.add_option("--report", options.report, "write a JSON report of the passes run to FILE");
+  app.add_flag("--explain", options.explain, "print each pass's explanations on stderr");
+
+  bool nxd = false, aggressive = false;
+  int64_t sb_threshold_mb = 0;
+  CLI::Option* nxd_flag = app.add_flag(
+      "--collective-matmul-nxd", nxd,
+      "as NEURON_COLLECTIVE_MATMUL_NXD=1 (=false to override the variable)");
+  CLI::Option* aggressive_flag = app.add_flag(
+      "--collective-permute-aggressive", aggressive,
+      "as NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 (=false to override the variable)");
+  CLI::Option* sb_flag = app.add_option(
+      "--sb-to-sb-threshold-mb", sb_threshold_mb,
+      "as NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB=N");
+  app.add_flag("--collective-matmul-strict", options.pass_options.collective_matmul_strict,
+               "refuse collective-matmul folds that are not exact under the kernel's contract");
+  app.add_flag("--unique-channel-ids-skip-send-recv",
+               options.pass_options.unique_channel_ids_skip_send_recv,
+               "the unique channel id enforcer leaves send/recv alone");
+  app.add_flag("--force-stream-id-injection", options.pass_options.force_stream_id_injection,
+               "in neuron-collective-pipeline, inject stream ids even if some are present");
+  // --- Equivalence checking (issue 6): its flags are added here. ----------
+  app.add_flag("--check-equivalence", options.check_equivalence,
+               "run the module before and after the passes on simulated devices and compare "
+               "every output (docs/interpreter.md); exit 3 on a mismatch");
+  app.add_option("--devices", options.equivalence.interpreter.devices,
+                 "--check-equivalence: number of devices (default: the module header)");
+  app.add_option("--seed", options.equivalence.interpreter.seed,
+                 "--check-equivalence: seed of the random inputs (default 0)");
+  app.add_option("--rtol", options.equivalence.rtol,
+                 "--check-equivalence: relative tolerance (default: by element type)");
+  app.add_option("--atol", options.equivalence.atol,
+                 "--check-equivalence: absolute tolerance (default: by element type)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);  // prints help, or the error with a hint
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  if (nxd_flag->count() > 0) options.pass_options.collective_matmul_nxd = nxd;
+  if (aggressive_flag->count() > 0) options.pass_options.collective_permute_aggressive = aggressive;
+  if (sb_flag->count() > 0) options.pass_options.sb_to_sb_threshold_mb = sb_threshold_mb;
+
+  PassRegistry registry;
+  RegisterBuiltinPasses(registry);
+  if (!registry.status().ok()) {
+    std::fprintf(stderr, "hilo-opt: internal error: pass registry: %s\n",
+                 std::string(registry.status().message()).c_str());
+    return kExitInternal;
+  }
+  if (options.list_passes) {
+    ListPasses(registry);
+    return kExitOk;
+  }
+
+  // Unknown names fail before any input is read.
+  std::vector<std::string> pass_names = ParsePassList(options.passes);
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> check =
+      registry.BuildPipeline(pass_names, options.pass_options);
+  if (!check.ok()) {
+    std::fprintf(stderr, "hilo-opt: error: %s\n", std::string(check.status().message()).c_str());
+    return ExitCodeFor(check.status());
+  }
+
+  Driver driver(options, registry, std::move(pass_names));
+  return driver.Run();
+}
+
+}  // namespace
+}  // namespace hilo
+
+int main(int argc, char** argv) {
+  try {
+    return hilo::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hilo-opt: internal error: %s\n", e.what());
+    return 2;
+  } catch (...) {
+    std::fprintf(stderr, "hilo-opt: internal error: unknown exception\n");
+    return 2;
+  }
+}
