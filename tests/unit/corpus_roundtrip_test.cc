@@ -99,9 +99,10 @@ std::map<std::string, std::string> ReadList(const std::string& name) {
   return result;
 }
 
-// "" if `a` and `b` are structurally equal (same computations, and the same
-// instructions in the same order with the same names, opcodes, shapes,
-// operands, called computations and attributes); else the first difference.
+// "" if `a` and `b` are structurally equal (same computations in the same
+// order, and the same instructions, matched by name, with the same opcodes,
+// shapes, operands, called computations and attributes); else the first
+// difference.
 std::string StructuralDifference(const HloModule& a, const HloModule& b) {
   std::vector<HloComputation*> ca = a.computations(), cb = b.computations();
   if (ca.size() != cb.size()) return "different computation counts";
@@ -113,9 +114,16 @@ std::string StructuralDifference(const HloModule& a, const HloModule& b) {
     if (ca[c]->root_instruction()->name() != cb[c]->root_instruction()->name()) {
       return "different root in " + ca[c]->name();
     }
+    // Instructions are matched by name: the printer may place instructions
+    // the parser created (e.g. for compact `%t#0` operands) or a pass added
+    // before their first user instead of at the end of the list.
+    std::map<std::string, const HloInstruction*> by_name;
+    for (const HloInstruction* inst : ib) by_name[inst->name()] = inst;
     for (size_t i = 0; i < ia.size(); ++i) {
       const HloInstruction& x = *ia[i];
-      const HloInstruction& y = *ib[i];
+      auto found = by_name.find(x.name());
+      if (found == by_name.end()) return "instruction " + x.name() + " missing after re-parse";
+      const HloInstruction& y = *found->second;
       auto where = [&](const char* what) { return std::string(what) + " differs at " + x.name(); };
       if (x.name() != y.name() || x.opcode() != y.opcode()) return where("name/opcode");
       if (!(x.shape() == y.shape())) return where("shape");

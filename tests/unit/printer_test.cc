@@ -251,3 +251,49 @@ ENTRY e {
 
 }  // namespace
 }  // namespace hilo
+
+namespace hilo {
+namespace {
+
+TEST(PrinterOrderTest, CreatedInstructionsPrintBeforeTheirFirstUser) {
+  auto parsed = ParseHloModule(R"(HloModule m
+
+ENTRY e {
+  a = f32[4]{0} parameter(0)
+  b = f32[4]{0} negate(a)
+  ROOT r = f32[4]{0} add(b, b)
+}
+)",
+                               "order.hlo");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  HloModule& module = **parsed;
+  HloComputation* entry = module.entry_computation();
+  HloInstruction* a = entry->parameter_instruction(0);
+  // A pass adds exp(a) and abs(exp) and makes the root use them: appended to
+  // the list, they must still print before the root, operands first.
+  HloInstruction* e = entry->AddInstruction(
+      HloInstruction::Create(HloOpcode::kExp, a->shape(), {a}, "e"));
+  HloInstruction* f = entry->AddInstruction(
+      HloInstruction::Create(HloOpcode::kAbs, a->shape(), {e}, "f"));
+  entry->root_instruction()->ReplaceOperandWith(1, f);
+  // A created instruction nothing uses goes last.
+  entry->AddInstruction(HloInstruction::Create(HloOpcode::kCopy, a->shape(), {a}, "unused"));
+  const std::string printed = PrintHloModule(module);
+  const size_t pos_b = printed.find("  b = ");
+  const size_t pos_e = printed.find("  e = ");
+  const size_t pos_f = printed.find("  f = ");
+  const size_t pos_r = printed.find("ROOT r = ");
+  const size_t pos_unused = printed.find("  unused = ");
+  ASSERT_NE(pos_e, std::string::npos) << printed;
+  ASSERT_NE(pos_f, std::string::npos) << printed;
+  EXPECT_LT(pos_b, pos_e) << printed;  // parsed instructions keep their order
+  EXPECT_LT(pos_e, pos_f) << printed;
+  EXPECT_LT(pos_f, pos_r) << printed;
+  EXPECT_GT(pos_unused, pos_r) << printed;
+  auto reparsed = ParseHloModule(printed, "printed.hlo");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_EQ(PrintHloModule(**reparsed), printed);
+}
+
+}  // namespace
+}  // namespace hilo

@@ -1,7 +1,10 @@
 #include "hilo/text/printer.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/text/text_flags.h"
@@ -327,6 +330,51 @@ void AppendInstruction(const HloInstruction& inst, std::string* out) {
   }
 }
 
+// The order instructions are printed in. Parsed instructions keep the
+// order they were written in (so a parsed module prints back as written,
+// forward references included). An instruction a pass created is appended
+// to the instruction list, which would print it after `ROOT`; instead it
+// is printed just before the first instruction that needs it (after its own
+// pass-created operands), as XLA's post-order printing would place it. A
+// created instruction nothing uses comes at the end. Iterative: no
+// recursion on graph depth.
+std::vector<const HloInstruction*> PrintOrder(const HloComputation& comp) {
+  std::vector<HloInstruction*> list = comp.instructions();
+  auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
+  absl::flat_hash_set<const HloInstruction*> placed;
+  placed.reserve(list.size());
+  std::vector<const HloInstruction*> order;
+  order.reserve(list.size());
+  std::vector<std::pair<const HloInstruction*, size_t>> stack;  // (instruction, next edge)
+  auto place = [&](const HloInstruction* start) {
+    if (placed.contains(start)) return;
+    placed.insert(start);
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      const size_t operands = inst->operands().size();
+      const size_t edges = operands + inst->control_predecessors().size();
+      if (next < edges) {
+        const HloInstruction* dep = next < operands ? inst->operands()[next]
+                                                    : inst->control_predecessors()[next - operands];
+        ++next;
+        if (created(dep) && dep->parent() == &comp && !placed.contains(dep)) {
+          placed.insert(dep);
+          stack.push_back({dep, 0});
+        }
+        continue;
+      }
+      order.push_back(inst);
+      stack.pop_back();
+    }
+  };
+  for (const HloInstruction* inst : list) {
+    if (!created(inst)) place(inst);
+  }
+  for (const HloInstruction* inst : list) place(inst);
+  return order;
+}
+
 void AppendComputation(const HloComputation& comp, std::string* out) {
   uint32_t flags = comp.text_info().flags;
   if (!(flags & kTextFlagsSet)) flags = ModuleStyle(comp.parent());
@@ -347,7 +395,7 @@ void AppendComputation(const HloComputation& comp, std::string* out) {
   }
   out->append(" {\n");
   const HloInstruction* root = comp.root_instruction();
-  for (const HloInstruction* inst : comp.instructions()) {
+  for (const HloInstruction* inst : PrintOrder(comp)) {
     out->append(inst == root ? "  ROOT " : "  ");
     AppendInstruction(*inst, out);
     out->push_back('\n');
