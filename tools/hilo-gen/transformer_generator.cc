@@ -144,7 +144,15 @@ class Generator {
     const int64_t t = o_.tp, f = o_.fsdp, b = o_.batch, s = o_.seq, h = o_.hidden,
                   nh = o_.heads, hd = o_.head_dim;
     const Dims x_dims = {b, s / t, h}, xg_dims = {b, s, h};
-    const Dims win_dims = {h / f, nh / t, hd}, winf_dims = {h, nh / t, hd}, wint_dims = {h, nh, hd};
+    // The input projection's weight is stored transposed, `[heads, head_dim,
+    // hidden]`, FSDP-sharded on hidden and TP-sharded on heads, so that the
+    // projection is `hidden^T = W^T . x^T` with the gathered weight as dot
+    // operand 0, gathered by rows: the form the collective-matmul kernel
+    // computes exactly (see docs/passes/looped-einsum.md), so the fold the
+    // looped-einsum pass makes here checks equivalent.
+    const Dims win_dims = {nh / t, hd, h / f}, winf_dims = {nh / t, hd, h}, wint_dims = {nh, hd, h};
+    const Dims win2_dims = {nh * hd, h}, x2_dims = {b * s, h};
+    const Dims hidt_dims = {nh * hd, b * s}, hid2_dims = {b * s, nh * hd};
     const Dims hid_dims = {b, s, nh, hd};
     const Dims wout_dims = {nh / t, hd, h / f}, woutf_dims = {nh / t, hd, h},
                woutt_dims = {nh, hd, h};
@@ -155,7 +163,7 @@ class Generator {
     Param(out, n("w_in"), win_dims);
     Line(out, n("ag.fsdp.w_in"), TupleShape(winf_dims),
          absl::StrCat("all-gather(", Operand(win_dims, n("w_in")), ", ", Scalar(*tok), "), ",
-                      Collective("fsdp_all_gather", false, 0)));
+                      Collective("fsdp_all_gather", false, 2)));
     Line(out, n("w_in.fsdp"), Shape(winf_dims),
          absl::StrCat("get-tuple-element(", TupleShape(winf_dims), " %", n("ag.fsdp.w_in"),
                       "), index=0"));
@@ -164,26 +172,33 @@ class Generator {
                       "), index=1"));
     Line(out, n("ag.tp.w_in"), Shape(wint_dims),
          absl::StrCat("all-gather(", Operand(winf_dims, n("w_in.fsdp")), "), ",
-                      Collective("tp_all_gather", true, 1)));
+                      Collective("tp_all_gather", true, 0)));
+    Line(out, n("w_in.2d"), Shape(win2_dims),
+         absl::StrCat("reshape(", Operand(wint_dims, n("ag.tp.w_in")), ")"));
     Line(out, n("ag.tp.x"), Shape(xg_dims),
          absl::StrCat("all-gather(", Operand(x_dims, *x), "), ",
                       Collective("tp_all_gather", true, 1)));
     // An elementwise op between the activation's all-gather and the dot (a
-    // norm in a real model): the looped-einsum matcher tries the LHS first,
-    // and a bare all-gather there would hide the weight on the RHS.
+    // norm in a real model).
     Line(out, n("norm"), Shape(xg_dims),
          absl::StrCat("multiply(", Operand(xg_dims, n("ag.tp.x")), ", ",
                       Operand(xg_dims, n("ag.tp.x")), ")"));
-    Line(out, n("dot.in"), Shape(hid_dims),
-         absl::StrCat("dot(", Operand(xg_dims, n("norm")), ", ",
-                      Operand(wint_dims, n("ag.tp.w_in")),
-                      "), lhs_contracting_dims={2}, rhs_contracting_dims={0}, ",
+    Line(out, n("norm.2d"), Shape(x2_dims),
+         absl::StrCat("reshape(", Operand(xg_dims, n("norm")), ")"));
+    Line(out, n("dot.in"), Shape(hidt_dims),
+         absl::StrCat("dot(", Operand(win2_dims, n("w_in.2d")), ", ",
+                      Operand(x2_dims, n("norm.2d")),
+                      "), lhs_contracting_dims={1}, rhs_contracting_dims={1}, ",
                       Metadata(l, "attn/in_proj", 100 + l % 50)));
+    Line(out, n("hidden.2d"), Shape(hid2_dims),
+         absl::StrCat("transpose(", Operand(hidt_dims, n("dot.in")), "), dimensions={1,0}"));
+    Line(out, n("hidden"), Shape(hid_dims),
+         absl::StrCat("reshape(", Operand(hid2_dims, n("hidden.2d")), ")"));
     Line(out, n("tanh"), Shape(hid_dims),
-         absl::StrCat("tanh(", Operand(hid_dims, n("dot.in")), ")"));
+         absl::StrCat("tanh(", Operand(hid_dims, n("hidden")), ")"));
     Line(out, n("act"), Shape(hid_dims),
          absl::StrCat("multiply(", Operand(hid_dims, n("tanh")), ", ",
-                      Operand(hid_dims, n("dot.in")), ")"));
+                      Operand(hid_dims, n("hidden")), ")"));
 
     // Row-parallel output projection, reduce-scattered back to the sequence shard.
     Param(out, n("w_out"), wout_dims);

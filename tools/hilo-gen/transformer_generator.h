@@ -6,13 +6,18 @@
 // step looks like, reduced to the collective skeleton the passes read:
 //
 //   for each layer L (x: bf16[B, S/T, H], the sequence-parallel activation)
-//     w_in  = parameter bf16[H/F, NH/T, HD]           FSDP x TP sharded weight
-//     (w_in_f, tok) = all-gather(w_in, tok) dims={0}   FSDP, token-threaded
-//     w_in_t = all-gather(w_in_f) dims={1}             TP: a looped-einsum weight
+//     w_in  = parameter bf16[NH/T, HD, H/F]           FSDP x TP sharded weight,
+//                                                      stored transposed
+//     (w_in_f, tok) = all-gather(w_in, tok) dims={2}   FSDP, token-threaded
+//     w_in_t = all-gather(w_in_f) dims={0}             TP, by rows: a looped-einsum
+//                                                      weight the kernel folds exactly
+//     w_2d  = reshape(w_in_t)   bf16[NH*HD, H]
 //     x_g   = all-gather(x) dims={1}                   TP, sequence gather
-//     x_n   = multiply(x_g, x_g)                       (a norm: keeps the LHS
-//                                                       from hiding the weight)
-//     h     = dot(x_n, w_in_t)  bf16[B,S,NH,HD]        one contracting dim, metadata
+//     x_n   = multiply(x_g, x_g)                       (a norm)
+//     x_2d  = reshape(x_n)      bf16[B*S, H]
+//     h_t   = dot(w_2d, x_2d)   bf16[NH*HD, B*S]       h^T = W^T x^T, one contracting
+//                                                      dim, metadata
+//     h     = reshape(transpose(h_t))  bf16[B,S,NH,HD]
 //     a     = multiply(tanh(h), h)
 //     w_out = parameter bf16[NH/T, HD, H/F]
 //     (w_out_f, tok) = all-gather(w_out, tok) dims={2} FSDP, token-threaded
@@ -57,7 +62,7 @@ struct TransformerOptions {
 };
 
 // Instructions per layer and outside the layers.
-inline constexpr int64_t kInstructionsPerLayer = 18;
+inline constexpr int64_t kInstructionsPerLayer = 22;
 inline constexpr int64_t kFixedInstructions = 6;
 
 inline int64_t InstructionCount(int64_t layers) {
