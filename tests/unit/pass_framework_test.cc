@@ -144,6 +144,26 @@ TEST(HloPassPipelineTest, RunsPassesInOrderAndReportsEach) {
   EXPECT_EQ(pipeline.ReportDetails()["passes"].size(), 3u);
 }
 
+TEST(HloPassPipelineTest, DetailsAndExplanationsOnlyWhenAsked) {
+  SmallModule m;
+  std::vector<std::string> log;
+  HloPassPipeline pipeline;
+  pipeline.AddPass<RecordingPass>("first", &log, true, std::vector<std::string>{"careful"});
+  pipeline.set_collect_report_details(false);
+  pipeline.set_collect_explanations(false);
+  absl::StatusOr<bool> changed = pipeline.Run(m.module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  const std::vector<nlohmann::json>& entries = pipeline.report_entries();
+  ASSERT_EQ(entries.size(), 1u);
+  // Name, changed and warnings stay: the driver prints warnings regardless.
+  EXPECT_EQ(entries[0]["name"], "first");
+  EXPECT_EQ(entries[0]["changed"], true);
+  EXPECT_EQ(entries[0]["warnings"], nlohmann::json::array({"careful"}));
+  EXPECT_FALSE(entries[0].contains("order"));
+  EXPECT_TRUE(pipeline.Explanations().empty());
+  EXPECT_THAT(pipeline.Warnings(), ElementsAre("first: careful"));
+}
+
 TEST(HloPassPipelineTest, NothingChangedIsFalse) {
   SmallModule m;
   std::vector<std::string> log;

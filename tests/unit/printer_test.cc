@@ -230,7 +230,9 @@ ENTRY e {
   EXPECT_THAT(PrintHloInstruction(*c), HasSubstr("{\"a b\"=\"1\",k="));
   auto again = Parse(PrintHloModule(*m));
   ASSERT_NE(again, nullptr);
-  EXPECT_EQ(*Find(*again, "c")->frontend_attributes().Find("a b"), "1");
+  const std::string* value = Find(*again, "c")->frontend_attributes().Find("a b");
+  ASSERT_NE(value, nullptr);
+  EXPECT_EQ(*value, "1");
 }
 
 TEST(PrinterTest, LegacyCompareAndDeepTuplesPrint) {

@@ -12,9 +12,10 @@ HloPassInterface* HloPassPipeline::AddPass(std::unique_ptr<HloPassInterface> pas
   return raw;
 }
 
-nlohmann::json HloPassPipeline::MakeReportEntry(const HloPassInterface& pass, bool changed) {
+nlohmann::json HloPassPipeline::MakeReportEntry(const HloPassInterface& pass, bool changed,
+                                                bool with_details) {
   nlohmann::json entry = nlohmann::json::object();
-  nlohmann::json details = pass.ReportDetails();
+  nlohmann::json details = with_details ? pass.ReportDetails() : nlohmann::json();
   if (details.is_object()) {
     for (auto it = details.begin(); it != details.end(); ++it) entry[it.key()] = it.value();
   } else if (!details.is_null()) {
@@ -54,15 +55,17 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
                                        pass_changed.status().message()));
     }
     changed |= *pass_changed;
-    nlohmann::json entry = MakeReportEntry(pass, *pass_changed);
+    nlohmann::json entry = MakeReportEntry(pass, *pass_changed, collect_report_details_);
     for (const std::string& warning : pass.Warnings()) {
       warnings_.push_back(absl::StrCat(pass.name(), ": ", warning));
     }
-    for (const std::string& line : pass.Explanations()) {
-      explanations_.push_back(absl::StrCat(pass.name(), ": ", line));
+    if (collect_explanations_) {
+      for (const std::string& line : pass.Explanations()) {
+        explanations_.push_back(absl::StrCat(pass.name(), ": ", line));
+      }
     }
-    entries_.push_back(entry);
     if (observer_) observer_(pass, entry);
+    entries_.push_back(std::move(entry));
     if (verify_after_each_pass_) {
       absl::Status verified = VerifyHloModule(*module);
       if (!verified.ok()) {

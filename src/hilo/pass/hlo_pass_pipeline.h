@@ -67,6 +67,13 @@ class HloPassPipeline : public HloPassInterface {
   void set_verify_after_each_pass(bool verify) { verify_after_each_pass_ = verify; }
   bool verify_after_each_pass() const { return verify_after_each_pass_; }
   void set_observer(PassObserver observer) { observer_ = std::move(observer); }
+  // Whether report entries carry each pass's ReportDetails(), and whether
+  // Explanations() gathers each pass's lines (both on by default). A driver
+  // that writes no report and explains nothing turns them off: on a large
+  // module the details of the stream-id passes alone are hundreds of
+  // thousands of JSON values and strings, built for nobody.
+  void set_collect_report_details(bool collect) { collect_report_details_ = collect; }
+  void set_collect_explanations(bool collect) { collect_explanations_ = collect; }
 
   // Runs every pass in order; true if any changed the module. Stops at the
   // first error (the entries of the passes that ran are kept).
@@ -83,8 +90,10 @@ class HloPassPipeline : public HloPassInterface {
   // Explanations of every pass run so far, each as "<pass>: <text>".
   std::vector<std::string> Explanations() const override;
 
-  // Builds one report entry for `pass` after a run.
-  static nlohmann::json MakeReportEntry(const HloPassInterface& pass, bool changed);
+  // Builds one report entry for `pass` after a run (without the pass's
+  // ReportDetails() when `with_details` is false).
+  static nlohmann::json MakeReportEntry(const HloPassInterface& pass, bool changed,
+                                        bool with_details = true);
 
  private:
   struct Entry {
@@ -95,6 +104,8 @@ class HloPassPipeline : public HloPassInterface {
   std::string name_;
   std::vector<Entry> passes_;
   bool verify_after_each_pass_ = true;
+  bool collect_report_details_ = true;
+  bool collect_explanations_ = true;
   PassObserver observer_;
   std::vector<nlohmann::json> entries_;
   std::vector<std::string> warnings_;

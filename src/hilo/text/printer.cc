@@ -341,6 +341,10 @@ void AppendInstruction(const HloInstruction& inst, std::string* out) {
 std::vector<const HloInstruction*> PrintOrder(const HloComputation& comp) {
   std::vector<HloInstruction*> list = comp.instructions();
   auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
+  // The common case, a parsed computation no pass added to, is list order.
+  if (std::none_of(list.begin(), list.end(), created)) {
+    return std::vector<const HloInstruction*>(list.begin(), list.end());
+  }
   absl::flat_hash_set<const HloInstruction*> placed;
   placed.reserve(list.size());
   std::vector<const HloInstruction*> order;
