@@ -40,27 +40,6 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
-void Leaves(const hilo::eval::Value& v, std::vector<std::pair<std::string, const hilo::eval::Array*>>* out) {
-  struct Item {
-    const hilo::eval::Value* v;
-    std::vector<int64_t> path;
-  };
-  std::vector<Item> stack = {{&v, {}}};
-  while (!stack.empty()) {
-    Item item = std::move(stack.back());
-    stack.pop_back();
-    if (item.v->is_array()) {
-      out->push_back({absl::StrJoin(item.path, "."), &item.v->array()});
-    } else if (item.v->is_tuple()) {
-      for (int64_t k = static_cast<int64_t>(item.v->elements().size()) - 1; k >= 0; --k) {
-        std::vector<int64_t> p = item.path;
-        p.push_back(k);
-        stack.push_back({&item.v->elements()[k], std::move(p)});
-      }
-    }
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,10 +90,11 @@ int main(int argc, char** argv) {
     const auto ids = grid.ids(d);
     absl::StrAppend(&out, "device ", d, " (replica ", ids.replica_id, ", partition ", ids.partition_id,
                     "):\n");
-    std::vector<std::pair<std::string, const hilo::eval::Array*>> leaves;
-    Leaves(result->outputs[d], &leaves);
+    std::vector<std::pair<std::vector<int64_t>, const hilo::eval::Array*>> leaves;
+    result->outputs[d].CollectLeafPaths(&leaves);
     for (const auto& [path, array] : leaves) {
-      const std::string name = path.empty() ? "output" : absl::StrCat("output ", path);
+      const std::string name =
+          path.empty() ? "output" : absl::StrCat("output ", absl::StrJoin(path, "."));
       if (print) {
         absl::StrAppend(&out, "  ", name, ": ", array->ToString(), "\n");
       } else {
@@ -138,7 +118,7 @@ int main(int argc, char** argv) {
           std::string s = one.ToString();
           values.push_back(s.substr(s.find(' ') + 1));
         }
-        absl::StrAppend(&file_out, "output ", path.empty() ? "0" : path, " device ", d, " : ",
+        absl::StrAppend(&file_out, "output ", path.empty() ? std::string("0") : absl::StrJoin(path, "."), " device ", d, " : ",
                         absl::StrJoin(values, " "), "\n");
       }
     }

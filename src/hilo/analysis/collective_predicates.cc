@@ -67,19 +67,9 @@ bool IsStreamIdCheckedCollective(HloOpcode opcode) {
 }
 
 bool IsTypedCollective(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kReduceScatter:
-      return true;
-    default:
-      return false;
-  }
+  // The typed route is XLA's HloCollectiveInstruction class, which the IR
+  // models once.
+  return HloInstruction::IsCollectiveWithReplicaGroups(opcode);
 }
 
 int64_t NextChannelId(const HloModule& module) {

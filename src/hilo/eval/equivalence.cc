@@ -10,28 +10,6 @@ namespace hilo {
 namespace eval {
 namespace {
 
-// Leaves of a value with their tuple index paths, depth-first.
-void CollectLeafPaths(const Value& v, std::vector<std::pair<std::vector<int64_t>, const Array*>>* out) {
-  struct Item {
-    const Value* v;
-    std::vector<int64_t> path;
-  };
-  std::vector<Item> stack = {{&v, {}}};
-  while (!stack.empty()) {
-    Item item = std::move(stack.back());
-    stack.pop_back();
-    if (item.v->is_array()) {
-      out->push_back({item.path, &item.v->array()});
-    } else if (item.v->is_tuple()) {
-      for (int64_t k = static_cast<int64_t>(item.v->elements().size()) - 1; k >= 0; --k) {
-        std::vector<int64_t> p = item.path;
-        p.push_back(k);
-        stack.push_back({&item.v->elements()[k], std::move(p)});
-      }
-    }
-  }
-}
-
 std::vector<int64_t> Unravel(int64_t linear, const std::vector<int64_t>& dims) {
   std::vector<int64_t> index(dims.size(), 0);
   for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
@@ -132,8 +110,8 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
   std::vector<double> worst_excess;  // per output, over all devices
   for (int64_t d = 0; d < grid->devices(); ++d) {
     std::vector<std::pair<std::vector<int64_t>, const Array*>> lb, la;
-    CollectLeafPaths(rb->outputs[d], &lb);
-    CollectLeafPaths(ra->outputs[d], &la);
+    rb->outputs[d].CollectLeafPaths(&lb);
+    ra->outputs[d].CollectLeafPaths(&la);
     if (lb.size() != la.size()) return absl::InternalError("output structures differ");
     if (report.outputs.empty()) {
       for (const auto& [path, array] : lb) {

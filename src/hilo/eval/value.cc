@@ -316,6 +316,28 @@ void Value::CollectLeaves(std::vector<const Array*>* out) const {
   }
 }
 
+void Value::CollectLeafPaths(
+    std::vector<std::pair<std::vector<int64_t>, const Array*>>* out) const {
+  struct Item {
+    const Value* v;
+    std::vector<int64_t> path;
+  };
+  std::vector<Item> stack = {{this, {}}};
+  while (!stack.empty()) {
+    Item item = std::move(stack.back());
+    stack.pop_back();
+    if (item.v->is_array()) {
+      out->push_back({item.path, &item.v->array()});
+    } else if (item.v->is_tuple()) {
+      for (int64_t k = static_cast<int64_t>(item.v->elements().size()) - 1; k >= 0; --k) {
+        std::vector<int64_t> p = item.path;
+        p.push_back(k);
+        stack.push_back({&item.v->elements()[k], std::move(p)});
+      }
+    }
+  }
+}
+
 std::string Value::ToString() const {
   if (is_token()) return "token[]";
   if (is_array()) return array().ToString();

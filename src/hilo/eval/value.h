@@ -109,6 +109,8 @@ class Value {
 
   // Array leaves in order (tuples flattened depth-first).
   void CollectLeaves(std::vector<const Array*>* out) const;
+  // The same leaves with their tuple index paths ({} for an array value).
+  void CollectLeafPaths(std::vector<std::pair<std::vector<int64_t>, const Array*>>* out) const;
 
   std::string ToString() const;
 

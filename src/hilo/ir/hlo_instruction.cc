@@ -323,8 +323,8 @@ void HloInstruction::CopyMetadataIfAbsent(const HloInstruction& other) {
   if (frontend_attributes_.empty()) frontend_attributes_ = other.frontend_attributes_;
 }
 
-bool HloInstruction::IsCollectiveWithReplicaGroups() const {
-  switch (opcode_) {
+bool HloInstruction::IsCollectiveWithReplicaGroups(HloOpcode opcode) {
+  switch (opcode) {
     case HloOpcode::kAllGather:
     case HloOpcode::kAllGatherStart:
     case HloOpcode::kAllReduce:

@@ -258,7 +258,8 @@ class HloInstruction {
   // HloCollectiveInstruction subclasses in XLA (all-gather, all-gather-start,
   // all-reduce, all-reduce-start, all-to-all, collective-broadcast,
   // ragged-all-to-all, reduce-scatter).
-  bool IsCollectiveWithReplicaGroups() const;
+  bool IsCollectiveWithReplicaGroups() const { return IsCollectiveWithReplicaGroups(opcode_); }
+  static bool IsCollectiveWithReplicaGroups(HloOpcode opcode);
 
  private:
   friend class HloComputation;
