@@ -107,6 +107,10 @@ bool IsScalarOf(const Shape& shape, PrimitiveType type) {
 //     true                                {} is an error.
 // nullopt when it depends on a header value that is not written (the module
 // was written for a configuration we do not know) or on a raw group form.
+// Users with at most this many operands (and instructions with at most this
+// many users) are checked by a direct search rather than through hash sets.
+constexpr int64_t kDirectSearchOperands = 16;
+
 absl::StatusOr<std::optional<int64_t>> CollectiveGroupSize(const HloModule& module,
                                                            const HloInstruction& inst,
                                                            bool uniform_required) {
@@ -153,8 +157,23 @@ absl::StatusOr<std::optional<int64_t>> CollectiveGroupSize(const HloModule& modu
     }
     case ReplicaGroups::Form::kExplicit: {
       if (groups.empty()) break;
-      absl::flat_hash_set<int64_t> seen;
       const auto& list = groups.explicit_groups();
+      // Device ids are small in practice: a bitmap is much cheaper than a
+      // hash set on modules with 100,000 collectives; huge ids use the set.
+      int64_t max_id = -1;
+      for (const auto& group : list) {
+        for (int64_t id : group) max_id = std::max(max_id, id);
+      }
+      std::vector<bool> seen_small(max_id >= 0 && max_id < (int64_t{1} << 20) ? max_id + 1 : 0);
+      absl::flat_hash_set<int64_t> seen_large;
+      auto first_time = [&](int64_t id) {
+        if (id < static_cast<int64_t>(seen_small.size())) {
+          if (seen_small[id]) return false;
+          seen_small[id] = true;
+          return true;
+        }
+        return seen_large.insert(id).second;
+      };
       for (size_t g = 0; g < list.size(); ++g) {
         if (list[g].empty()) {
           return absl::InvalidArgumentError(absl::StrCat("replica group ", g, " is empty"));
@@ -168,7 +187,7 @@ absl::StatusOr<std::optional<int64_t>> CollectiveGroupSize(const HloModule& modu
           if (id < 0) {
             return absl::InvalidArgumentError(absl::StrCat("replica id ", id, " is negative"));
           }
-          if (!seen.insert(id).second) {
+          if (!first_time(id)) {
             return absl::InvalidArgumentError(
                 absl::StrCat("replica id ", id, " appears in more than one replica group"));
           }
@@ -286,10 +305,13 @@ class Verifier {
       }
     }
 
-    // Operand/user and control edges, each direction checked against a set
-    // of the other's edges so that high fan-out stays linear.
+    // Operand/user and control edges, each direction checked against the
+    // other. A user with few operands is searched directly; the (operand,
+    // user) edges of users with many operands go in a set, so that high
+    // fan-in stays linear without hashing every edge of the module.
     absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> uses;
     absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> control;
+    size_t distinct_uses = 0;  // distinct (operand, user) edges
     for (const HloInstruction* inst : instructions) {
       if (inst->parent() != comp) {
         return Fail(comp, inst, "its parent is ", Name(inst->parent()),
@@ -305,7 +327,12 @@ class Verifier {
           return Fail(comp, inst, "operand ", i, " %", operand->name(), " is in computation ",
                       Name(operand->parent()), ", not in ", Name(comp));
         }
-        uses.insert({operand, inst});
+        if (inst->operand_count() > kDirectSearchOperands) {
+          if (uses.insert({operand, inst}).second) ++distinct_uses;
+        } else if (std::find(inst->operands().begin(), inst->operands().begin() + i, operand) ==
+                   inst->operands().begin() + i) {
+          ++distinct_uses;  // first occurrence of this operand
+        }
       }
       for (const HloInstruction* succ : inst->control_successors()) {
         if (succ == nullptr || succ->parent() != comp) {
@@ -344,12 +371,25 @@ class Verifier {
     size_t user_edges = 0;
     size_t pred_edges = 0;
     for (const HloInstruction* inst : instructions) {
+      const std::vector<HloInstruction*>& users = inst->users();
       absl::flat_hash_set<const HloInstruction*> seen_users;
-      for (const HloInstruction* user : inst->users()) {
-        if (user == nullptr || !seen_users.insert(user).second) {
+      if (users.size() > kDirectSearchOperands) seen_users.reserve(users.size());
+      for (size_t u = 0; u < users.size(); ++u) {
+        const HloInstruction* user = users[u];
+        const bool repeated =
+            users.size() > kDirectSearchOperands
+                ? !seen_users.insert(user).second
+                : std::find(users.begin(), users.begin() + u, user) != users.begin() + u;
+        if (user == nullptr || repeated) {
           return Fail(comp, inst, "a user is null or listed twice");
         }
-        if (!uses.contains(std::make_pair(inst, user))) {
+        // A user outside this computation (e.g. created but never added)
+        // does not use it as far as this computation is concerned.
+        const bool uses_it = user->parent() == comp &&
+                             (user->operand_count() > kDirectSearchOperands
+                                  ? uses.contains(std::make_pair(inst, user))
+                                  : user->IsUserOf(inst));
+        if (!uses_it) {
           return Fail(comp, inst, "%", user->name(),
                       " is listed as a user but does not use it as an operand");
         }
@@ -364,7 +404,7 @@ class Verifier {
         ++pred_edges;
       }
     }
-    if (user_edges != uses.size() || pred_edges != control.size()) {
+    if (user_edges != distinct_uses || pred_edges != control.size()) {
       // Some operand (control) edge has no matching user (predecessor)
       // entry; find the first one for the message, still in linear time.
       absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> listed;

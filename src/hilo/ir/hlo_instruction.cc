@@ -18,20 +18,23 @@ const std::string* FrontendAttributes::Find(absl::string_view key) const {
 }
 
 void FrontendAttributes::Set(absl::string_view key, absl::string_view value) {
-  for (auto& [k, v] : entries_) {
+  // One pass: find the key, and meanwhile whether the entries are sorted and
+  // where the key would go among them. Passes stamp attributes on every
+  // collective of a module, so this is on a hot path.
+  const size_t n = entries_.size();
+  bool sorted = true;
+  size_t insert_at = n;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& k = entries_[i].first;
     if (k == key) {
-      v = std::string(value);
+      entries_[i].second.assign(value.data(), value.size());
       return;
     }
+    if (i > 0 && k < entries_[i - 1].first) sorted = false;
+    if (insert_at == n && key < k) insert_at = i;
   }
-  const bool sorted = std::is_sorted(entries_.begin(), entries_.end(),
-                                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  auto pos = entries_.end();
-  if (sorted) {
-    pos = std::lower_bound(entries_.begin(), entries_.end(), key,
-                           [](const auto& entry, absl::string_view k) { return entry.first < k; });
-  }
-  entries_.emplace(pos, std::string(key), std::string(value));
+  entries_.emplace(entries_.begin() + (sorted ? insert_at : n), std::string(key),
+                   std::string(value));
 }
 
 void FrontendAttributes::Append(absl::string_view key, absl::string_view value) {
