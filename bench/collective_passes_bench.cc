@@ -88,5 +88,37 @@ void BM_CollectivePasses(benchmark::State& state) {
 }
 BENCHMARK(BM_CollectivePasses)->Unit(benchmark::kMillisecond)->MinTime(2);
 
+// Each pass alone, on a module the earlier passes of the pipeline already
+// ran on (as in the pipeline), to see where the time goes.
+template <int kPass>
+void BM_OnePass(benchmark::State& state) {
+  PassOptions options;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<HloModule> module = MustParse(state);
+    if (module == nullptr) return;
+    CollectiveStreamIdChecker checker(options);
+    NeuronCollectiveStreamIdInjector injector(options);
+    NeuronUniqueChannelIdEnforcer enforcer(options);
+    bool ok = true;
+    if (kPass > 0) ok = ok && checker.Run(module.get()).ok();
+    if (kPass > 1) ok = ok && injector.Run(module.get()).ok();
+    state.ResumeTiming();
+    if (kPass == 0) ok = ok && checker.Run(module.get()).ok();
+    if (kPass == 1) ok = ok && injector.Run(module.get()).ok();
+    if (kPass == 2) ok = ok && enforcer.Run(module.get()).ok();
+    state.PauseTiming();
+    if (!ok) {
+      state.SkipWithError("a pass failed");
+      return;
+    }
+    module.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_OnePass<0>)->Name("BM_Checker")->Unit(benchmark::kMillisecond)->MinTime(1);
+BENCHMARK(BM_OnePass<1>)->Name("BM_Injector")->Unit(benchmark::kMillisecond)->MinTime(1);
+BENCHMARK(BM_OnePass<2>)->Name("BM_Enforcer")->Unit(benchmark::kMillisecond)->MinTime(1);
+
 }  // namespace
 }  // namespace hilo

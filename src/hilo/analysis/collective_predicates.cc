@@ -125,54 +125,7 @@ bool ReplicaGroupsMatcher::Matches(const ReplicaGroups& groups) const {
 
 void WalkPostOrderUntil(const HloComputation& computation,
                         absl::FunctionRef<bool(const HloInstruction*)> visit) {
-  // The same traversal as HloComputation::MakeInstructionPostOrder (tested
-  // to give the same order): depth first from every instruction without
-  // users or control successors, in list order, operands in order, control
-  // predecessors before operands; then whatever only a cycle reaches.
-  enum State : uint8_t { kVisiting = 1, kVisited = 2 };
-  absl::flat_hash_map<const HloInstruction*, uint8_t> state;
-  auto is_new = [&](const HloInstruction* inst) { return !state.contains(inst); };
-  auto is_ours = [&](const HloInstruction* inst) { return inst->parent() == &computation; };
-  std::vector<const HloInstruction*> stack;
-  // True when `visit` asked to stop.
-  auto visit_from = [&](const HloInstruction* root) {
-    stack.clear();
-    stack.push_back(root);
-    while (!stack.empty()) {
-      const HloInstruction* current = stack.back();
-      auto it = state.find(current);
-      if (it != state.end() && it->second == kVisited) {
-        stack.pop_back();
-        continue;
-      }
-      if (it != state.end() && it->second == kVisiting) {
-        it->second = kVisited;
-        stack.pop_back();
-        if (visit(current)) return true;
-        continue;
-      }
-      state.emplace(current, kVisiting);
-      const std::vector<HloInstruction*>& operands = current->operands();
-      for (auto op = operands.rbegin(); op != operands.rend(); ++op) {
-        if (is_ours(*op) && is_new(*op)) stack.push_back(*op);
-      }
-      for (const HloInstruction* pred : current->control_predecessors()) {
-        if (is_ours(pred) && is_new(pred)) stack.push_back(pred);
-      }
-    }
-    return false;
-  };
-  const std::vector<HloInstruction*> instructions = computation.instructions();
-  for (const HloInstruction* inst : instructions) {
-    if (inst->users().empty() && inst->control_successors().empty() && is_new(inst)) {
-      if (visit_from(inst)) return;
-    }
-  }
-  for (const HloInstruction* inst : instructions) {
-    if (is_new(inst)) {
-      if (visit_from(inst)) return;
-    }
-  }
+  computation.WalkPostOrderUntil([&](HloInstruction* inst) { return visit(inst); });
 }
 
 }  // namespace hilo

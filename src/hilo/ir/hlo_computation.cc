@@ -52,7 +52,18 @@ HloInstruction* HloComputation::parameter_instruction(int64_t number) const {
 }
 
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  std::vector<HloInstruction*> post_order;
+  post_order.reserve(live_count_);
+  WalkPostOrderUntil([&](HloInstruction* inst) {
+    post_order.push_back(inst);
+    return false;
+  });
+  return post_order;
+}
+
+void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)> visit) const {
   enum State : uint8_t { kNew, kVisiting, kVisited };
+  // Dense state by list position: no hashing on this hot path.
   std::vector<State> state(instructions_.size(), kNew);
   auto state_of = [&](const HloInstruction* inst) -> State& {
     return state[inst->index_in_parent_];
@@ -60,9 +71,8 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   // An operand from another computation (malformed input) is not ours to visit.
   auto is_ours = [&](const HloInstruction* inst) { return inst->parent_ == this; };
 
-  std::vector<HloInstruction*> post_order;
-  post_order.reserve(live_count_);
   std::vector<HloInstruction*> stack;
+  // True when `visit` asked to stop.
   auto visit_from = [&](HloInstruction* root) {
     stack.push_back(root);
     while (!stack.empty()) {
@@ -74,8 +84,8 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
       }
       if (s == kVisiting) {
         s = kVisited;
-        post_order.push_back(current);
         stack.pop_back();
+        if (visit(current)) return true;
         continue;
       }
       s = kVisiting;
@@ -88,18 +98,20 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
         if (is_ours(pred) && state_of(pred) == kNew) stack.push_back(pred);
       }
     }
+    return false;
   };
   for (const auto& inst : instructions_) {
     if (inst != nullptr && inst->users_.empty() && inst->control_successors_.empty() &&
         state_of(inst.get()) == kNew) {
-      visit_from(inst.get());
+      if (visit_from(inst.get())) return;
     }
   }
   // Instructions only reachable through a cycle.
   for (const auto& inst : instructions_) {
-    if (inst != nullptr && state_of(inst.get()) == kNew) visit_from(inst.get());
+    if (inst != nullptr && state_of(inst.get()) == kNew) {
+      if (visit_from(inst.get())) return;
+    }
   }
-  return post_order;
 }
 
 bool HloComputation::HasSideEffect(const HloInstruction* instruction) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "hilo/ir/hlo_instruction.h"
 
@@ -50,6 +51,9 @@ class HloComputation {
   // order of their first visit). Computed iteratively. If the graph has a
   // cycle the instructions on it are still each visited once.
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
+  // Visits instructions in exactly MakeInstructionPostOrder()'s order until
+  // `visit` returns true (stop), without building the whole order first.
+  void WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)> visit) const;
 
   // Removes an instruction that has no users and is not the root. Its
   // operands lose it as a user; its control dependencies are dropped.
