@@ -51,19 +51,10 @@ bool IsChannelInstruction(HloOpcode opcode) {
 }
 
 bool IsStreamIdCheckedCollective(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kReduceScatter:
-      return true;
-    default:
-      return false;
-  }
+  // The checker's bitmask selects exactly the eight opcodes of the typed
+  // route (collective_predicates_test evaluates the seed's formula over the
+  // opcode table and checks it), so both read the IR's one list.
+  return HloInstruction::IsCollectiveWithReplicaGroups(opcode);
 }
 
 bool IsTypedCollective(HloOpcode opcode) {
