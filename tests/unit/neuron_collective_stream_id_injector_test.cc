@@ -477,3 +477,45 @@ ENTRY %main (p: f32[8]) -> (f32[16], f32[8]) {
 
 }  // namespace
 }  // namespace hilo
+
+namespace hilo {
+namespace {
+
+// Discovery looks at the computations from the last one backwards and stops
+// classifying a computation once it has seen two candidates of each kind
+// it still needs: each kind must still come from the last computation that
+// has one, and from the first in post order there.
+TEST(InjectorTest, EachKindFromTheLastComputationThatHasOne) {
+  HloModule module("m");
+  Builder first(&module, "first");
+  first.Collective(HloOpcode::kAllGather, "tp_first", kOther, "tp_all_gather");
+  first.Collective(HloOpcode::kAllGather, "fsdp_first", kOther, "fsdp_all_gather");
+  Builder second(&module, "second");
+  // Two TP candidates (the post order decides), then a third the early stop
+  // never classifies, then an FSDP one that must not be taken from here...
+  auto* used = second.Collective(HloOpcode::kAllGather, "used", kOther, "tp_all_gather");
+  auto* unused = second.Collective(HloOpcode::kAllGather, "unused", kTp, "tp_reduce_scatter");
+  second.Collective(HloOpcode::kAllGather, "third", kOther, "tp_all_gather");
+  second.Collective(HloOpcode::kAllGather, "fsdp_second", kOther, "fsdp_all_gather");
+  auto tuple = HloInstruction::Create(HloOpcode::kTuple, Shape::MakeTuple({used->shape()}), {used});
+  second.comp()->set_root_instruction(second.comp()->AddInstruction(std::move(tuple)));
+  // ...because the last computation has one, and no TP candidate.
+  Builder third(&module, "third", true);
+  third.Collective(HloOpcode::kAllGather, "int_tp", kOther, "tp_all_gather", PrimitiveType::S32);
+  auto* fsdp = third.Collective(HloOpcode::kReduceScatter, "fsdp", kFsdp, "fsdp_reduce_scatter");
+  NeuronCollectiveStreamIdInjector pass{PassOptions{}};
+  ASSERT_TRUE(*pass.Run(&module));
+  ASSERT_TRUE(pass.tp_exemplar().has_value());
+  EXPECT_EQ(pass.tp_exemplar()->computation, "second");
+  EXPECT_EQ(pass.tp_exemplar()->instruction, "unused");
+  EXPECT_EQ(pass.tp_exemplar()->collective_type, "tp_reduce_scatter");
+  ASSERT_TRUE(pass.fsdp_exemplar().has_value());
+  EXPECT_EQ(pass.fsdp_exemplar()->computation, "third");
+  EXPECT_EQ(pass.fsdp_exemplar()->instruction, "fsdp");
+  EXPECT_EQ(StreamOf(unused), "0");
+  EXPECT_EQ(StreamOf(used), "0");  // kOther: neither exemplar
+  EXPECT_EQ(StreamOf(fsdp), "1");
+}
+
+}  // namespace
+}  // namespace hilo

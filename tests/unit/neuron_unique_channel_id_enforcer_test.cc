@@ -415,3 +415,42 @@ ENTRY %main (p: f32[2]) -> (f32[8], f32[8]) {
 
 }  // namespace
 }  // namespace hilo
+
+namespace hilo {
+namespace {
+
+// The seen-id set keeps small ids in a bitmap and the others (negative,
+// far beyond the count of collectives) in a hash set: duplicates must be
+// found on both sides, and a fresh id never equals either.
+TEST(EnforcerTest, DuplicatesOutsideTheDenseRangeAreFound) {
+  HloModule module("m");
+  Builder b(&module, "entry", true);
+  auto* a = b.Op(HloOpcode::kAllReduce, "a", -5);
+  auto* c = b.Op(HloOpcode::kAllReduce, "c", -5);
+  auto* d = b.Op(HloOpcode::kAllGather, "d", 3);
+  auto* e = b.Op(HloOpcode::kAllGather, "e", 3);
+  auto* f = b.Op(HloOpcode::kAllToAll, "f", std::nullopt);
+  auto* g = b.Op(HloOpcode::kAllToAll, "g", std::nullopt);
+  ASSERT_TRUE(*Enforce(&module));
+  EXPECT_EQ(a->channel_id(), -5);
+  EXPECT_EQ(c->channel_id(), 4);
+  EXPECT_EQ(d->channel_id(), 3);
+  EXPECT_EQ(e->channel_id(), 5);
+  EXPECT_EQ(f->channel_id(), std::nullopt);
+  EXPECT_EQ(g->channel_id(), 6);
+
+  HloModule sparse("m");
+  Builder s(&sparse, "entry", true);
+  auto* h = s.Op(HloOpcode::kAllReduce, "h", int64_t{1} << 40);
+  auto* i = s.Op(HloOpcode::kAllReduce, "i", int64_t{1} << 40);
+  auto* j = s.Op(HloOpcode::kAllGather, "j", 7);
+  auto* k = s.Op(HloOpcode::kAllGather, "k", 7);
+  ASSERT_TRUE(*Enforce(&sparse));
+  EXPECT_EQ(h->channel_id(), int64_t{1} << 40);
+  EXPECT_EQ(i->channel_id(), (int64_t{1} << 40) + 1);
+  EXPECT_EQ(j->channel_id(), 7);
+  EXPECT_EQ(k->channel_id(), (int64_t{1} << 40) + 2);
+}
+
+}  // namespace
+}  // namespace hilo

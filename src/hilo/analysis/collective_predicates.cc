@@ -64,16 +64,36 @@ bool IsTypedCollective(HloOpcode opcode) {
 }
 
 int64_t NextChannelId(const HloModule& module) {
-  int64_t next = 1;
+  static const OpcodeSet* const kChannelOpcodes = new OpcodeSet(&IsChannelInstruction);
+  std::vector<HloInstruction*> channel_instructions;
   for (const HloComputation* computation : module.computations()) {
-    for (const HloInstruction* instruction : computation->instructions()) {
-      if (!IsChannelInstruction(*instruction)) continue;
-      const std::optional<int64_t>& id = instruction->channel_id();
-      // An id of INT64_MAX has no successor; saturate rather than overflow.
-      if (id.has_value() && *id >= next) next = *id == INT64_MAX ? INT64_MAX : *id + 1;
-    }
+    AppendInstructionsWithOpcode(*computation, *kChannelOpcodes, &channel_instructions);
+  }
+  constexpr size_t kAhead = 8;
+  const size_t n = channel_instructions.size();
+  int64_t next = 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) PrefetchEnds(&channel_instructions[i + kAhead]->channel_id());
+    next = NextChannelIdAfter(next, channel_instructions[i]->channel_id());
   }
   return next;
+}
+
+OpcodeSet::OpcodeSet(bool (*predicate)(HloOpcode)) {
+  for (unsigned bit = 0; bit < 256; ++bit) {
+    if (predicate(static_cast<HloOpcode>(bit))) words_[bit >> 6] |= uint64_t{1} << (bit & 63);
+  }
+}
+
+void AppendInstructionsWithOpcode(const HloComputation& computation, const OpcodeSet& select,
+                                  std::vector<HloInstruction*>* out) {
+  const std::vector<HloInstruction*> instructions = computation.instructions();
+  constexpr size_t kAhead = 16;
+  const size_t n = instructions.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) PrefetchOpcode(instructions[i + kAhead]);
+    if (select.contains(instructions[i]->opcode())) out->push_back(instructions[i]);
+  }
 }
 
 const ReplicaGroups& ReplicaGroupsOrEmpty(const HloInstruction& instruction) {

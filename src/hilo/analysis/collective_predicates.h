@@ -14,6 +14,7 @@
 #ifndef HILO_ANALYSIS_COLLECTIVE_PREDICATES_H_
 #define HILO_ANALYSIS_COLLECTIVE_PREDICATES_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
+#include "absl/types/span.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
@@ -65,6 +67,51 @@ inline bool IsTypedCollective(const HloInstruction& instruction) {
 // 1 + the largest channel_id on any IsChannelInstruction in any computation;
 // at least 1.
 int64_t NextChannelId(const HloModule& module);
+// One step of NextChannelId: `next` after also seeing `id`. An id of
+// INT64_MAX has no successor: the result saturates rather than overflows.
+inline int64_t NextChannelIdAfter(int64_t next, const std::optional<int64_t>& id) {
+  if (id.has_value() && *id >= next) return *id == INT64_MAX ? INT64_MAX : *id + 1;
+  return next;
+}
+
+// A set of opcodes as a 256-bit mask: one test per instruction on the scans
+// below instead of a call through a predicate.
+class OpcodeSet {
+ public:
+  explicit OpcodeSet(bool (*predicate)(HloOpcode));
+  bool contains(HloOpcode opcode) const {
+    const unsigned bit = static_cast<uint8_t>(opcode);
+    return (words_[bit >> 6] >> (bit & 63)) & 1;
+  }
+
+ private:
+  std::array<uint64_t, 4> words_ = {};
+};
+
+// Hints the cache line holding `instruction`'s opcode. A scan over every
+// instruction of a large module pays one cache miss per instruction (each
+// instruction is its own heap object); hinting a few positions ahead lets
+// those misses overlap instead of being paid one after the other. The
+// opcode is stored right before the shape (hlo_instruction.h), and opcode()
+// returns a copy, so the shape's address stands for it: if the layout
+// changes, only the hint gets worse.
+inline void PrefetchOpcode(const HloInstruction* instruction) {
+  __builtin_prefetch(&instruction->shape());
+}
+
+// Hints the first and the last byte of `*field`: for an std::optional
+// whose value spans cache lines, the start of the value and the engaged
+// flag after it.
+template <typename T>
+inline void PrefetchEnds(const T* field) {
+  __builtin_prefetch(field);
+  __builtin_prefetch(reinterpret_cast<const char*>(field) + sizeof(T) - 1);
+}
+
+// Appends to `out` the instructions of `computation` whose opcode is in
+// `select`, in written order (the order of computation.instructions()).
+void AppendInstructionsWithOpcode(const HloComputation& computation, const OpcodeSet& select,
+                                  std::vector<HloInstruction*>* out);
 
 // The replica groups a typed collective is compared by: its
 // `replica_groups=` attribute, or the empty explicit list `{}` when it has

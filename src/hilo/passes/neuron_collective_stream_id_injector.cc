@@ -1,6 +1,8 @@
 #include "hilo/passes/neuron_collective_stream_id_injector.h"
 
-#include "absl/container/flat_hash_set.h"
+#include <cstdint>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "hilo/analysis/collective_predicates.h"
 #include "hilo/ir/hlo_computation.h"
@@ -25,6 +27,21 @@ Kind ExemplarKind(const HloInstruction& instruction) {
   return kind;
 }
 
+// Adding stream_id to a collective that has one frontend attribute makes
+// FrontendAttributes::Set grow its vector, which frees the old one-entry
+// block: ~100k small frees on a large module. glibc keeps such blocks in
+// its fastbins and merges them all at the next allocation of >= 1 KiB,
+// revisiting each block long after it left the cache (about 15-20 ms here,
+// charged to whoever allocates next). An allocation of that size every few
+// hundred stamps makes it merge them while they are still cached; with any
+// other allocator it is one cheap malloc/free per 256 stamps. Not needed
+// once FrontendAttributes stops reallocating on Set.
+void MergeFreedBlocksWhileCached(size_t stamps) {
+  if ((stamps & 255) != 255) return;
+  void* volatile block = ::operator new(2048);  // volatile: the pair is not elided
+  ::operator delete(block);
+}
+
 }  // namespace
 
 absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
@@ -32,6 +49,7 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
   tp_.reset();
   fsdp_.reset();
   stamps_.clear();
+  previous_stream_ids_.clear();
   warnings_.clear();
 
   if (skip_when_stream_ids_present_ &&
@@ -40,44 +58,73 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
     return false;
   }
 
+  // Every typed collective, in module order and written order, from one
+  // sweep over each computation's instructions; `begin[c]` is where
+  // computation c's start. The scans below only look at this list.
+  static const OpcodeSet* const kTyped = new OpcodeSet(&IsTypedCollective);
   const std::vector<HloComputation*> computations = module->computations();
+  std::vector<HloInstruction*> collectives;
+  std::vector<size_t> begin(computations.size() + 1);
+  for (size_t c = 0; c < computations.size(); ++c) {
+    begin[c] = collectives.size();
+    AppendInstructionsWithOpcode(*computations[c], *kTyped, &collectives);
+  }
+  begin.back() = collectives.size();
 
-  // Scans 1 and 2 are independent walks with the same shape; doing both in
-  // one sweep over each computation gives the same exemplars (each keeps its
-  // own "first in this computation in post order, last computation wins"
-  // rule). The post order is only walked when the written order could
-  // disagree with it (more than one candidate of a kind), and only until
-  // the first candidate of each needed kind.
-  for (const HloComputation* computation : computations) {
+  // Scans 1 and 2: in each, a later computation overwrites the exemplar, so
+  // the result is the last computation that has a candidate of that kind.
+  // Going from the last computation backwards, the first one with a
+  // candidate decides and the earlier ones need no look. Within it, the
+  // first candidate in post order is taken: when it is the only candidate
+  // it is the first in written order too, so the post order is walked only
+  // when there is a second one, and classifying stops once that is known.
+  for (size_t c = computations.size(); c-- > 0 && !(tp_.has_value() && fsdp_.has_value());) {
+    const bool need_tp = !tp_.has_value(), need_fsdp = !fsdp_.has_value();
     const HloInstruction* first_tp = nullptr;
     const HloInstruction* first_fsdp = nullptr;
-    int64_t tp_count = 0, fsdp_count = 0;
-    for (const HloInstruction* instruction : computation->instructions()) {
+    bool more_tp = false, more_fsdp = false;
+    constexpr size_t kAhead = 8, kAheadEntries = 4;
+    for (size_t i = begin[c]; i < begin[c + 1]; ++i) {
+      if ((!need_tp || more_tp) && (!need_fsdp || more_fsdp)) break;
+      if (i + kAhead < begin[c + 1]) {
+        __builtin_prefetch(&collectives[i + kAhead]->frontend_attributes());
+      }
+      if (i + kAheadEntries < begin[c + 1]) {
+        __builtin_prefetch(collectives[i + kAheadEntries]->frontend_attributes().entries().data());
+      }
+      const HloInstruction* instruction = collectives[i];
+      auto note = [&](bool needed, const HloInstruction** first, bool* more) {
+        if (!needed) return;
+        if (*first == nullptr) {
+          *first = instruction;
+        } else {
+          *more = true;
+        }
+      };
       switch (ExemplarKind(*instruction)) {
         case Kind::kTp:
-          if (tp_count++ == 0) first_tp = instruction;
+          note(need_tp, &first_tp, &more_tp);
           break;
         case Kind::kFsdp:
-          if (fsdp_count++ == 0) first_fsdp = instruction;
+          note(need_fsdp, &first_fsdp, &more_fsdp);
           break;
         case Kind::kNone:
           break;
       }
     }
-    if (tp_count > 1 || fsdp_count > 1) {
-      const bool find_tp = tp_count > 1, find_fsdp = fsdp_count > 1;
-      if (find_tp) first_tp = nullptr;
-      if (find_fsdp) first_fsdp = nullptr;
-      WalkPostOrderUntil(*computation, [&](const HloInstruction* instruction) {
+    if (more_tp || more_fsdp) {
+      if (more_tp) first_tp = nullptr;
+      if (more_fsdp) first_fsdp = nullptr;
+      WalkPostOrderUntil(*computations[c], [&](const HloInstruction* instruction) {
         const Kind kind = ExemplarKind(*instruction);
-        if (find_tp && first_tp == nullptr && kind == Kind::kTp) first_tp = instruction;
-        if (find_fsdp && first_fsdp == nullptr && kind == Kind::kFsdp) first_fsdp = instruction;
-        return (!find_tp || first_tp != nullptr) && (!find_fsdp || first_fsdp != nullptr);
+        if (more_tp && first_tp == nullptr && kind == Kind::kTp) first_tp = instruction;
+        if (more_fsdp && first_fsdp == nullptr && kind == Kind::kFsdp) first_fsdp = instruction;
+        return (!more_tp || first_tp != nullptr) && (!more_fsdp || first_fsdp != nullptr);
       });
     }
     auto capture = [&](const HloInstruction* found, std::optional<Exemplar>* slot) {
       if (found == nullptr) return;
-      *slot = Exemplar{computation->name(), found->name(),
+      *slot = Exemplar{computations[c]->name(), found->name(),
                        *found->frontend_attributes().Find(kCollectiveTypeAttribute),
                        ReplicaGroupsOrEmpty(*found)};
     };
@@ -91,30 +138,55 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
   const ReplicaGroupsMatcher group0(tp_.has_value() ? tp_->groups : ReplicaGroups());
   const ReplicaGroupsMatcher group1(fsdp_.has_value() ? fsdp_->groups : ReplicaGroups());
 
+  // Scan 3. Each collective's replica groups and attribute list live in
+  // their own heap blocks: hint them a few collectives ahead, one level of
+  // indirection per distance, so that the misses overlap.
   int64_t empty_groups_on_stream1 = 0;
-  for (const HloComputation* computation : computations) {
-    for (HloInstruction* instruction : computation->instructions()) {
-      if (!IsTypedCollective(*instruction)) continue;
-      const ReplicaGroups& groups = ReplicaGroupsOrEmpty(*instruction);
-      Reason reason;
-      char stream;
-      if (group0.Matches(groups)) {
-        reason = Reason::kTpGroups;
-        stream = '0';
-      } else if (group1.Matches(groups)) {
-        reason = Reason::kFsdpGroups;
-        stream = '1';
-        if (!fsdp_.has_value()) ++empty_groups_on_stream1;
-      } else {
-        reason = Reason::kNeither;
-        stream = '0';
-      }
-      FrontendAttributes* attributes = instruction->mutable_frontend_attributes();
-      std::optional<std::string> previous;
-      if (const std::string* old = attributes->Find(kStreamIdAttribute)) previous = *old;
-      attributes->Set(kStreamIdAttribute, absl::string_view(&stream, 1));
-      stamps_.push_back(Stamp{instruction, stream, reason, std::move(previous)});
+  stamps_.reserve(collectives.size());
+  const size_t n = collectives.size();
+  constexpr size_t kAhead = 12, kAheadData = 6, kAheadGroups = 3;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      PrefetchEnds(&collectives[i + kAhead]->replica_groups());
+      __builtin_prefetch(&collectives[i + kAhead]->frontend_attributes());
     }
+    if (i + kAheadData < n) {
+      const HloInstruction* ahead = collectives[i + kAheadData];
+      if (ahead->replica_groups().has_value()) {
+        __builtin_prefetch(ahead->replica_groups()->explicit_groups().data());
+      }
+      __builtin_prefetch(ahead->frontend_attributes().entries().data());
+    }
+    if (i + kAheadGroups < n && collectives[i + kAheadGroups]->replica_groups().has_value()) {
+      for (const std::vector<int64_t>& group :
+           collectives[i + kAheadGroups]->replica_groups()->explicit_groups()) {
+        __builtin_prefetch(group.data());
+      }
+    }
+    HloInstruction* instruction = collectives[i];
+    const ReplicaGroups& groups = ReplicaGroupsOrEmpty(*instruction);
+    Reason reason;
+    char stream;
+    if (group0.Matches(groups)) {
+      reason = Reason::kTpGroups;
+      stream = '0';
+    } else if (group1.Matches(groups)) {
+      reason = Reason::kFsdpGroups;
+      stream = '1';
+      if (!fsdp_.has_value()) ++empty_groups_on_stream1;
+    } else {
+      reason = Reason::kNeither;
+      stream = '0';
+    }
+    FrontendAttributes* attributes = instruction->mutable_frontend_attributes();
+    int32_t previous = Stamp::kNoPrevious;
+    if (const std::string* old = attributes->Find(kStreamIdAttribute)) {
+      previous = static_cast<int32_t>(previous_stream_ids_.size());
+      previous_stream_ids_.push_back(*old);
+    }
+    attributes->Set(kStreamIdAttribute, absl::string_view(&stream, 1));
+    MergeFreedBlocksWhileCached(i);
+    stamps_.push_back(Stamp{instruction, stream, reason, previous});
   }
 
   if (empty_groups_on_stream1 > 0) {
@@ -155,9 +227,9 @@ nlohmann::json NeuronCollectiveStreamIdInjector::ReportDetails() const {
   nlohmann::json overwritten = nlohmann::json::array();
   for (const Stamp& s : stamps_) {
     (s.stream == '1' ? stream1 : stream0).push_back(s.instruction->name());
-    if (s.previous.has_value()) {
+    if (s.previous != Stamp::kNoPrevious) {
       overwritten.push_back({{"instruction", s.instruction->name()},
-                             {"previous_stream_id", *s.previous},
+                             {"previous_stream_id", previous_stream_ids_[s.previous]},
                              {"stream_id", std::string(1, s.stream)}});
     }
   }

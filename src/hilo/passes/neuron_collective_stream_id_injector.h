@@ -20,6 +20,7 @@
 #ifndef HILO_PASSES_NEURON_COLLECTIVE_STREAM_ID_INJECTOR_H_
 #define HILO_PASSES_NEURON_COLLECTIVE_STREAM_ID_INJECTOR_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,18 +71,23 @@ class NeuronCollectiveStreamIdInjector : public HloPassInterface {
   std::optional<Exemplar> tp_;
   std::optional<Exemplar> fsdp_;
   // Why a collective got its stream.
-  enum class Reason { kTpGroups, kFsdpGroups, kNeither };
+  enum class Reason : uint8_t { kTpGroups, kFsdpGroups, kNeither };
   // The instruction is kept by pointer (copying ~100k names costs more than
   // the pass): ReportDetails() and Explanations() describe the module as the
   // last Run left it and must be read before the module changes, as
   // HloPassPipeline does (it reads them right after Run).
+  // 16 bytes and trivially copyable: one is recorded per collective
+  // (~100k on a large module), so it must cost next to nothing.
   struct Stamp {
+    static constexpr int32_t kNoPrevious = -1;
     const HloInstruction* instruction;
     char stream;
     Reason reason;
-    std::optional<std::string> previous;  // the stream_id it had, if any
+    // Index into previous_stream_ids_ of the stream_id it had, or kNoPrevious.
+    int32_t previous;
   };
   std::vector<Stamp> stamps_;
+  std::vector<std::string> previous_stream_ids_;
   std::vector<std::string> warnings_;
 };
 

@@ -1,5 +1,9 @@
 #include "hilo/passes/neuron_unique_channel_id_enforcer.h"
 
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -30,6 +34,44 @@ absl::string_view GroupModeWithChannelId(const HloInstruction& instruction) {
   }
 }
 
+// The channel ids seen so far, a missing id being a value of its own. Ids in
+// [0, dense_limit) are bits of a bitmap (one test per collective, no
+// hashing); any other id goes to a hash set, so every int64 works.
+class ChannelIdSet {
+ public:
+  // `next` is one past the largest existing id and `count` bounds the number
+  // of fresh ids: the bitmap covers them all unless that would be much
+  // larger than the ids could fill.
+  ChannelIdSet(int64_t next, int64_t count) {
+    const int64_t limit = next > INT64_MAX - count ? INT64_MAX : next + count;
+    if (limit <= 64 * count + 4096) dense_limit_ = limit;
+    bits_.resize(static_cast<size_t>(dense_limit_ / 64 + 1));
+  }
+  bool Contains(const std::optional<int64_t>& id) const {
+    if (!id.has_value()) return none_;
+    if (*id >= 0 && *id < dense_limit_) return (bits_[*id >> 6] >> (*id & 63)) & 1;
+    return sparse_.contains(*id);
+  }
+  // True if `id` was not in the set before (as std::set::insert's second).
+  bool Insert(const std::optional<int64_t>& id) {
+    if (!id.has_value()) return !std::exchange(none_, true);
+    if (*id >= 0 && *id < dense_limit_) {
+      uint64_t& word = bits_[*id >> 6];
+      const uint64_t bit = uint64_t{1} << (*id & 63);
+      const bool inserted = (word & bit) == 0;
+      word |= bit;
+      return inserted;
+    }
+    return sparse_.insert(*id).second;
+  }
+
+ private:
+  int64_t dense_limit_ = 0;
+  std::vector<uint64_t> bits_;
+  absl::flat_hash_set<int64_t> sparse_;
+  bool none_ = false;
+};
+
 std::string IdText(const std::optional<int64_t>& id) {
   return id.has_value() ? absl::StrCat(*id) : std::string("none");
 }
@@ -40,77 +82,102 @@ absl::StatusOr<bool> NeuronUniqueChannelIdEnforcer::Run(HloModule* module) {
   renumbered_.clear();
   warnings_.clear();
 
-  int64_t next = NextChannelId(*module);
+  // One sweep over every computation's instructions collects the channel
+  // instructions (a superset of IsCollective); NextChannelId and the walk
+  // below only look at those.
+  static const OpcodeSet* const kChannelOpcodes = new OpcodeSet(&IsChannelInstruction);
+  std::vector<HloInstruction*> channel_instructions;
+  for (const HloComputation* computation : module->computations()) {
+    AppendInstructionsWithOpcode(*computation, *kChannelOpcodes, &channel_instructions);
+  }
+
+  // One more pass over them reads each channel_id once: it gives `next`
+  // (NextChannelId) and the ids of the collectives to check, so the walk
+  // below reads a compact array and touches an instruction only to
+  // renumber it.
+  struct Candidate {
+    HloInstruction* instruction;
+    std::optional<int64_t> id;
+  };
+  std::vector<Candidate> candidates;
+  candidates.reserve(channel_instructions.size());
+  // send/recv keep their ids when skipped, so nothing else may take them.
+  std::vector<int64_t> reserved_ids;
+  int64_t next = 1;
+  constexpr size_t kAhead = 8;
+  const size_t n = channel_instructions.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      PrefetchOpcode(channel_instructions[i + kAhead]);
+      PrefetchEnds(&channel_instructions[i + kAhead]->channel_id());
+    }
+    HloInstruction* instruction = channel_instructions[i];
+    const std::optional<int64_t>& id = instruction->channel_id();
+    next = NextChannelIdAfter(next, id);
+    if (!IsCollective(*instruction)) continue;
+    if (skip_send_recv_ && IsSendOrRecv(*instruction)) {
+      if (id.has_value()) reserved_ids.push_back(*id);
+      continue;
+    }
+    candidates.push_back(Candidate{instruction, id});
+  }
   first_new_id_ = next;
   // NextChannelId saturates at INT64_MAX; past that no fresh id exists.
   bool exhausted = false;
   const int64_t partitions = module->num_partitions().value_or(1);
 
-  absl::flat_hash_set<std::optional<int64_t>> seen;
-  const std::vector<HloComputation*> computations = module->computations();
+  // The ids are usually small: size the dense part for all of them, the
+  // fresh ones included.
+  ChannelIdSet seen(next, static_cast<int64_t>(n));
+  // Reserved before the walk, whatever their position.
+  for (int64_t id : reserved_ids) seen.Insert(id);
 
-  if (skip_send_recv_) {
-    // send/recv keep their ids, so nothing else may take them: reserve them
-    // before the walk, whatever their position.
-    for (const HloComputation* computation : computations) {
-      for (const HloInstruction* instruction : computation->instructions()) {
-        if (IsSendOrRecv(*instruction) && instruction->channel_id().has_value()) {
-          seen.insert(instruction->channel_id());
-        }
-      }
+  for (const Candidate& candidate : candidates) {
+    HloInstruction* instruction = candidate.instruction;
+    const std::optional<int64_t>& old_id = candidate.id;
+    if (seen.Insert(old_id)) continue;
+    // Channel instructions are live members of a computation.
+    const HloComputation* computation = instruction->parent();
+    if (exhausted || seen.Contains(next)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          kName, ": no fresh channel_id for instruction ", instruction->name(),
+          " in computation ", computation->name(), ": the module already uses channel_id ",
+          INT64_MAX));
     }
-  }
+    instruction->set_channel_id(next);
+    seen.Insert(next);
+    renumbered_.push_back(Renumbering{computation->name(), instruction->name(),
+                                      std::string(HloOpcodeString(instruction->opcode())),
+                                      old_id, next});
 
-  for (HloComputation* computation : computations) {
-    for (HloInstruction* instruction : computation->instructions()) {
-      if (!IsCollective(*instruction)) continue;
-      if (skip_send_recv_ && IsSendOrRecv(*instruction)) continue;
-      const std::optional<int64_t> old_id = instruction->channel_id();
-      if (!seen.contains(old_id)) {
-        seen.insert(old_id);
-        continue;
-      }
-      if (exhausted || seen.contains(std::optional<int64_t>(next))) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            kName, ": no fresh channel_id for instruction ", instruction->name(),
-            " in computation ", computation->name(), ": the module already uses channel_id ",
-            INT64_MAX));
-      }
-      instruction->set_channel_id(next);
-      seen.insert(std::optional<int64_t>(next));
-      renumbered_.push_back(Renumbering{computation->name(), instruction->name(),
-                                        std::string(HloOpcodeString(instruction->opcode())),
-                                        old_id, next});
-
-      if (IsSendOrRecv(*instruction)) {
-        std::vector<std::string> done_ops;
-        for (const HloInstruction* user : instruction->users()) {
-          if (user->opcode() == HloOpcode::kSendDone || user->opcode() == HloOpcode::kRecvDone) {
-            done_ops.push_back(absl::StrCat(HloOpcodeString(user->opcode()), " ", user->name(),
-                                            " (channel_id=", IdText(user->channel_id()), ")"));
-          }
+    if (IsSendOrRecv(*instruction)) {
+      std::vector<std::string> done_ops;
+      for (const HloInstruction* user : instruction->users()) {
+        if (user->opcode() == HloOpcode::kSendDone || user->opcode() == HloOpcode::kRecvDone) {
+          done_ops.push_back(absl::StrCat(HloOpcodeString(user->opcode()), " ", user->name(),
+                                          " (channel_id=", IdText(user->channel_id()), ")"));
         }
-        warnings_.push_back(absl::StrCat(
-            HloOpcodeString(instruction->opcode()), " ", instruction->name(), " in ",
-            computation->name(), " renumbered from channel_id=", IdText(old_id), " to ", next,
-            ": it no longer pairs with ",
-            done_ops.empty() ? std::string("its peer")
-                             : absl::StrCat(absl::StrJoin(done_ops, ", "), " or its peer"),
-            "; the verifier rejects the module. --unique-channel-ids-skip-send-recv leaves "
-            "send/recv alone"));
-      } else if (!old_id.has_value() && partitions > 1) {
-        warnings_.push_back(absl::StrCat(
-            HloOpcodeString(instruction->opcode()), " ", instruction->name(), " in ",
-            computation->name(), " had no channel_id and now has channel_id=", next,
-            ": with num_partitions=", partitions, " its group mode changes from cross_replica to ",
-            GroupModeWithChannelId(*instruction)));
       }
+      warnings_.push_back(absl::StrCat(
+          HloOpcodeString(instruction->opcode()), " ", instruction->name(), " in ",
+          computation->name(), " renumbered from channel_id=", IdText(old_id), " to ", next,
+          ": it no longer pairs with ",
+          done_ops.empty() ? std::string("its peer")
+                           : absl::StrCat(absl::StrJoin(done_ops, ", "), " or its peer"),
+          "; the verifier rejects the module. --unique-channel-ids-skip-send-recv leaves "
+          "send/recv alone"));
+    } else if (!old_id.has_value() && partitions > 1) {
+      warnings_.push_back(absl::StrCat(
+          HloOpcodeString(instruction->opcode()), " ", instruction->name(), " in ",
+          computation->name(), " had no channel_id and now has channel_id=", next,
+          ": with num_partitions=", partitions, " its group mode changes from cross_replica to ",
+          GroupModeWithChannelId(*instruction)));
+    }
 
-      if (next == INT64_MAX) {
-        exhausted = true;
-      } else {
-        ++next;
-      }
+    if (next == INT64_MAX) {
+      exhausted = true;
+    } else {
+      ++next;
     }
   }
   return !renumbered_.empty();
