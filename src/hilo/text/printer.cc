@@ -268,8 +268,9 @@ constexpr absl::string_view kCanonicalOrder[] = {
     "false_computation", "called_computations", "select", "scatter", "sharding",
     "frontend_attributes", "control-predecessors", "metadata", "backend_config"};
 
-bool Listed(const std::vector<std::string>& order, absl::string_view name) {
-  for (const std::string& s : order) {
+template <typename NameList>
+bool Listed(const NameList& order, absl::string_view name) {
+  for (absl::string_view s : order) {
     if (s == name) return true;
   }
   return false;
@@ -313,8 +314,8 @@ void AppendInstruction(const HloInstruction& inst, std::string* out) {
     }
   }
   out->push_back(')');
-  const std::vector<std::string>& order = inst.attribute_order();
-  for (const std::string& name : order) AppendAttribute(inst, name, style, out);
+  const auto& order = inst.attribute_order();
+  for (absl::string_view name : order) AppendAttribute(inst, name, style, out);
   for (absl::string_view name : kCanonicalOrder) {
     if (!Listed(order, name)) AppendAttribute(inst, name, style, out);
   }
