@@ -636,6 +636,31 @@ ENTRY e {
           .ok());
 }
 
+// Operands are taken as soon as they are known, but a forward reference
+// makes the rest of the computation wait: users stay in text order either way.
+TEST(ParserTest, UsersFollowTheTextOrderWithForwardReferences) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[] parameter(0)
+  early = f32[] negate(p)
+  a = f32[] add(p, q)
+  q = f32[] negate(p)
+  b = f32[] multiply(p, p)
+  g = (f32[], f32[]) tuple(p, b)
+  c = f32[] add(g#0, p)
+  ROOT t = (f32[], f32[], f32[]) tuple(a, c, early)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<std::string> users;
+  for (const HloInstruction* user : Find(*m, "p")->users()) users.push_back(user->name());
+  EXPECT_THAT(users, ::testing::ElementsAre("early", "a", "q", "b", "g", "c"));
+  const HloInstruction* a = Find(*m, "a");
+  ASSERT_EQ(a->operand_count(), 2);
+  EXPECT_EQ(a->operand(1), Find(*m, "q"));
+  EXPECT_EQ(Find(*m, "c")->operand(0)->opcode(), HloOpcode::kGetTupleElement);
+}
+
 TEST(ParserTest, LegacyComparisonOpcodesMapToCompare) {
   auto m = Parse(R"(HloModule m
 ENTRY e {

@@ -120,6 +120,7 @@ class HloInstruction {
   HloInstruction* mutable_operand(int64_t i) { return operands_[i]; }
   const std::vector<HloInstruction*>& operands() const { return operands_; }
   void AppendOperand(HloInstruction* operand);
+  void ReserveOperands(size_t n) { operands_.reserve(n); }
   // Replaces operand i; keeps users consistent.
   void ReplaceOperandWith(int64_t i, HloInstruction* new_operand);
   // Replaces every occurrence of `old_operand` among the operands.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -193,6 +194,9 @@ class Parser {
   bool RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
                     const HloComputation* comp);
   std::vector<PendingOperand> pending_operands_;
+  // False once an instruction of the current computation had to defer its
+  // operands (a forward reference or a compact get-tuple-element).
+  bool resolve_now_ = true;
   std::vector<PendingControl> pending_control_;
   std::vector<Shape> declared_shapes_;
   std::vector<std::pair<HloInstruction*, size_t>> needs_shape_;  // shape omitted in the text
@@ -689,6 +693,7 @@ bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstructio
 
 bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
   renamed_.clear();
+  resolve_now_ = true;
   pending_operands_.clear();
   pending_control_.clear();
   declared_shapes_.clear();
@@ -1225,6 +1230,14 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   } else {
     const size_t list_start = pos_;
     int64_t operand_count = 0;
+    // Operands are queued for the end of the computation as they are read
+    // (nested instructions queue theirs in between, and that order names
+    // compact get-tuple-elements). `defined_operands[i]` is operand i when it
+    // is already known (the usual case: XLA writes definitions before uses);
+    // then the queue entries are taken back and the instruction takes its
+    // operands at once.
+    const size_t first_pending = pending_operands_.size();
+    absl::InlinedVector<HloInstruction*, 4> defined_operands;
     if (!SkipSpace()) return false;
     if (Cur() != ')') {
       bool first = true;
@@ -1233,6 +1246,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
         int64_t declared = -1;
         size_t operand_pos = pos_;
         bool has_shape = false;
+        HloInstruction* defined = nullptr;  // looked up while checking a declared shape
         if (Cur() == '(') {
           has_shape = true;
         } else {
@@ -1284,14 +1298,15 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
             if (!LexName(&ref, &ref_percent, "an operand name")) return false;
             const bool compact_gte = Cur() == '#';
             pos_ = s2;
-            const HloInstruction* defined = FindLocal(ref, comp);
-            if (defined != nullptr && !compact_gte && !NeedsShape(defined)) {
+            defined = compact_gte ? nullptr : FindLocal(ref, comp);
+            if (defined != nullptr && !NeedsShape(defined)) {
               if (!operand_shape.Compatible(defined->shape())) {
                 return Fail(s2, absl::StrCat("the declared operand shape ", operand_shape.ToString(),
                                              " does not match the shape of operand '", ref, "': ",
                                              defined->shape().ToString()));
               }
             } else {
+              defined = nullptr;
               declared_shapes_.push_back(std::move(operand_shape));
               declared = static_cast<int64_t>(declared_shapes_.size()) - 1;
             }
@@ -1299,6 +1314,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
         }
         if (nested != nullptr) {
           pending_operands_.push_back({inst, "", operand_pos, -1, nested, ""});
+          defined_operands.push_back(nested);
         } else {
           absl::string_view operand;
           bool operand_percent;
@@ -1316,8 +1332,11 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
               return Fail(digits, "expected a tuple index after '#'");
             }
           }
+          const bool compact_gte = pos_ != gte_start;
           pending_operands_.push_back({inst, operand, operand_pos, declared, nullptr,
                                        text_.substr(gte_start, pos_ - gte_start)});
+          if (!has_shape && !compact_gte) defined = FindLocal(operand, comp);
+          defined_operands.push_back(declared < 0 && !compact_gte ? defined : nullptr);
         }
         first = false;
         ++operand_count;
@@ -1330,6 +1349,21 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       }
     }
     if (!Expect(')', "to close the operand list")) return false;
+    // Operands are taken at once only while every instruction so far in the
+    // computation could take them at once; after the first forward
+    // reference all wait for the end of the computation, so every value's
+    // users stay in the order the text uses it.
+    // (A nested instruction that queued its operands cleared resolve_now_,
+    // so here the queue holds exactly this instruction's entries.)
+    if (resolve_now_ &&
+        std::find(defined_operands.begin(), defined_operands.end(), nullptr) ==
+            defined_operands.end()) {
+      pending_operands_.resize(first_pending);
+      inst->ReserveOperands(defined_operands.size());
+      for (HloInstruction* operand : defined_operands) inst->AppendOperand(operand);
+    } else {
+      resolve_now_ = false;
+    }
     last_operand_count_ = operand_count;
     if (operand_count > 5 &&
         text_.substr(list_start, pos_ - list_start).find("/*index=5*/") != absl::string_view::npos) {
@@ -1412,6 +1446,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
       HloComputation* comp = module_->AddComputation(std::move(computation));
       // The enclosing computation's resolution state is set aside.
       auto renamed = std::move(renamed_);
+      const bool resolve_now = resolve_now_;
       auto operands = std::move(pending_operands_);
       auto control = std::move(pending_control_);
       auto declared = std::move(declared_shapes_);
@@ -1422,6 +1457,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
       bool ok_body = ResolveComputation(comp, value_pos);
       --inline_depth_;
       renamed_ = std::move(renamed);
+      resolve_now_ = resolve_now;
       pending_operands_ = std::move(operands);
       pending_control_ = std::move(control);
       declared_shapes_ = std::move(declared);
