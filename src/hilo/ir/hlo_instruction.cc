@@ -101,10 +101,6 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateCustomCall(
 
 HloInstruction::~HloInstruction() = default;
 
-const HloInstruction::Rare& HloInstruction::EmptyRare() {
-  static const Rare* const empty = new Rare();
-  return *empty;
-}
 
 // ---------------------------------------------------------------------------
 // Operands and users
