@@ -1,5 +1,5 @@
 // Micro-benchmarks of the substrate: scanning (the lexer's lower bound),
-// parse, print, post order, verifier and the whole round trip, on generated
+// parse, print (to a string, and streamed to a sink), post order, verifier and the whole round trip, on generated
 // tensor-parallel x FSDP modules (tools/hilo-gen) of growing size and on the
 // largest modules of ../shared/corpus/valid. See docs/performance.md.
 //
@@ -114,6 +114,33 @@ void Print(benchmark::State& state, const std::string& text) {
   SetCounters(state, text, module->instruction_count());
 }
 
+// Takes the streaming printer's output and only counts it.
+class CountingSink final : public OutputSink {
+ public:
+  absl::Status Write(absl::string_view piece) override {
+    bytes += piece.size();
+    return absl::OkStatus();
+  }
+  size_t bytes = 0;
+};
+
+// The streaming printer into a CountingSink: the printer's own cost,
+// without building the output string (what hilo-opt pays before write(2)).
+void PrintStream(benchmark::State& state, const std::string& text) {
+  auto module = MustParse(text, state);
+  if (module == nullptr) return;
+  for (auto _ : state) {
+    CountingSink sink;
+    absl::Status status = PrintHloModule(*module, sink);
+    benchmark::DoNotOptimize(sink.bytes);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
+      return;
+    }
+  }
+  SetCounters(state, text, module->instruction_count());
+}
+
 void PostOrder(benchmark::State& state, const std::string& text) {
   auto module = MustParse(text, state);
   if (module == nullptr) return;
@@ -139,7 +166,8 @@ void Verify(benchmark::State& state, const std::string& text) {
   SetCounters(state, text, module->instruction_count());
 }
 
-// What `hilo-opt` does with no pass: parse + verify + print (+ free).
+// What `hilo-opt` does with no pass: parse + verify + print, streamed as
+// hilo-opt does (+ free, which hilo-opt skips).
 void RoundTrip(benchmark::State& state, const std::string& text) {
   int64_t instructions = 0;
   for (auto _ : state) {
@@ -150,8 +178,9 @@ void RoundTrip(benchmark::State& state, const std::string& text) {
       state.SkipWithError(std::string(status.message().substr(0, 500)).c_str());
       return;
     }
-    std::string printed = PrintHloModule(*module);
-    benchmark::DoNotOptimize(printed.data());
+    CountingSink sink;
+    status = PrintHloModule(*module, sink);
+    benchmark::DoNotOptimize(sink.bytes);
     instructions = module->instruction_count();
   }
   SetCounters(state, text, instructions);
@@ -164,7 +193,8 @@ using Operation = void (*)(benchmark::State&, const std::string&);
 bool RegisterAll() {
   const std::pair<const char*, Operation> operations[] = {
       {"ScanWords", ScanWords}, {"Parse", Parse},   {"Print", Print},
-      {"PostOrder", PostOrder}, {"Verify", Verify}, {"RoundTrip", RoundTrip},
+      {"PrintStream", PrintStream}, {"PostOrder", PostOrder}, {"Verify", Verify},
+      {"RoundTrip", RoundTrip},
   };
   for (const auto& [name, op] : operations) {
     for (int64_t layers : {10, 100, 1000, 10000}) {

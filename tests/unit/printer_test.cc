@@ -1,8 +1,11 @@
 // Tests of the HLO text printer: XLA's layout, byte-identical round trips of
 // XLA-printed text, idempotence, attribute order for parsed and
-// pass-created attributes, derived signatures.
+// pass-created attributes, derived signatures, and the streaming form
+// (pieces, sink errors).
+#include <algorithm>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -295,6 +298,135 @@ ENTRY e {
   auto reparsed = ParseHloModule(printed, "printed.hlo");
   ASSERT_TRUE(reparsed.ok()) << reparsed.status();
   EXPECT_EQ(PrintHloModule(**reparsed), printed);
+}
+
+}  // namespace
+}  // namespace hilo
+
+// --- Attributes in any order, and the streaming form --------------------------
+
+namespace hilo {
+namespace {
+
+// Every typed attribute, written in an order that is not XLA's (reverse, for
+// most), prints back as written; default values written explicitly stay.
+TEST(PrinterAttributeTest, TypedAttributesKeepTheirWrittenOrder) {
+  ExpectRoundTrip(R"hlo(HloModule m
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+
+ENTRY %e (p: f32[4], q: f32[4,4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %q = f32[4,4]{1,0} parameter(1)
+  %ar = f32[4]{0} all-reduce(f32[4]{0} %p), backend_config="cfg", metadata={op_name="a"}, frontend_attributes={b="2",a="1"}, sharding={replicated}, to_apply=%add, use_global_device_ids=true, constrain_layout=false, replica_groups=[1,2]<=[2], channel_id=3
+  %cp = f32[4]{0} collective-permute(f32[4]{0} %ar), source_target_pairs={{0,1},{1,0}}, channel_id=4, control-predecessors={%ar}
+  %d = f32[4]{0} dot(f32[4,4]{1,0} %q, f32[4]{0} %cp), rhs_contracting_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={}, lhs_batch_dims={}
+  %cc = (f32[4]{0}, s32[]) custom-call(f32[4]{0} %d), api_version=API_VERSION_ORIGINAL, custom_call_target="", metadata={}, frontend_attributes={}
+  %g = f32[4]{0} get-tuple-element((f32[4]{0}, s32[]) %cc), index=0
+  ROOT %t = f32[4]{0} transpose(f32[4]{0} %g), dimensions={0}
+}
+)hlo");
+}
+
+// Attributes a pass sets on an instruction that had none print in XLA's
+// order, whatever order they were set in.
+TEST(PrinterAttributeTest, SetAttributesPrintInXlaOrder) {
+  auto m = Parse(R"hlo(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(p), custom_call_target="t"
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  HloInstruction* c = Find(*m, "c");
+  c->set_backend_config("b");
+  c->set_metadata("op_name=\"m\"");
+  c->mutable_frontend_attributes()->Set("k", "v");
+  c->set_sharding("{maximal device=0}");
+  c->set_api_version(4);
+  c->set_channel_id(5);
+  EXPECT_EQ(PrintHloInstruction(*c),
+            "c = f32[4] custom-call(p), custom_call_target=\"t\", channel_id=5, "
+            "api_version=API_VERSION_TYPED_FFI, sharding={maximal device=0}, "
+            "frontend_attributes={k=\"v\"}, metadata={op_name=\"m\"}, backend_config=\"b\"");
+}
+
+// Records every piece the printer writes; fails from write number `fail_at`.
+class RecordingSink final : public OutputSink {
+ public:
+  explicit RecordingSink(int fail_at = -1) : fail_at_(fail_at) {}
+  absl::Status Write(absl::string_view text) override {
+    ++writes;
+    if (writes == fail_at_) return absl::ResourceExhaustedError("disk full");
+    text_.append(text.data(), text.size());
+    largest = std::max(largest, text.size());
+    return absl::OkStatus();
+  }
+  const std::string& text() const { return text_; }
+  int writes = 0;
+  size_t largest = 0;
+
+ private:
+  int fail_at_;
+  std::string text_;
+};
+
+// A module of about 3 MB: many instructions, and one constant whose text
+// alone is larger than the printer's buffer.
+std::string LargeModuleText() {
+  std::string text = "HloModule large\n\nENTRY %e (p: s32[600000]) -> s32[600000] {\n";
+  absl::StrAppend(&text, "  %p = s32[600000]{0} parameter(0)\n");
+  absl::StrAppend(&text, "  %c = s32[600000]{0} constant({");
+  for (int i = 0; i < 600000; ++i) absl::StrAppend(&text, i == 0 ? "" : ", ", i % 10);
+  absl::StrAppend(&text, "})\n");
+  std::string last = "p";
+  for (int i = 0; i < 20000; ++i) {
+    std::string name = absl::StrCat("add.", i);
+    absl::StrAppend(&text, "  %", name, " = s32[600000]{0} add(s32[600000]{0} %", last,
+                    ", s32[600000]{0} %c), metadata={op_name=\"layer/", i, "\"}\n");
+    last = name;
+  }
+  absl::StrAppend(&text, "  ROOT %r = s32[600000]{0} negate(s32[600000]{0} %", last, ")\n}\n");
+  return text;
+}
+
+// Streams the module parsed from `text`: the bytes are `text` (a round
+// trip) and those of the string form.
+RecordingSink ExpectStreamedRoundTrip(const std::string& text) {
+  RecordingSink sink;
+  auto m = Parse(text);
+  if (m == nullptr) return sink;
+  EXPECT_TRUE(PrintHloModule(*m, sink).ok());
+  EXPECT_EQ(sink.text(), text);
+  EXPECT_EQ(sink.text(), PrintHloModule(*m));
+  return sink;
+}
+
+TEST(PrinterStreamTest, StreamsLargeModulesInPiecesIdenticalToTheString) {
+  const std::string text = LargeModuleText();
+  ASSERT_GT(text.size(), 2 * kPrintBufferSize);
+  RecordingSink sink = ExpectStreamedRoundTrip(text);
+  EXPECT_GT(sink.writes, 2);
+  // The constant's text went to the sink in one piece, bypassing the buffer.
+  EXPECT_GT(sink.largest, kPrintBufferSize);
+}
+
+TEST(PrinterStreamTest, SmallModulesAreOneWrite) {
+  EXPECT_EQ(ExpectStreamedRoundTrip(std::string(kXlaDump)).writes, 1);
+}
+
+TEST(PrinterStreamTest, TheFirstSinkErrorStopsPrinting) {
+  auto m = Parse(LargeModuleText());
+  ASSERT_NE(m, nullptr);
+  RecordingSink sink(/*fail_at=*/1);
+  absl::Status status = PrintHloModule(*m, sink);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_EQ(sink.writes, 1);  // nothing is written after the error
+  EXPECT_TRUE(sink.text().empty());
 }
 
 }  // namespace

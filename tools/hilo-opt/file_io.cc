@@ -74,58 +74,92 @@ absl::StatusOr<std::string> ReadInput(const std::string& path) {
   return contents;
 }
 
-absl::Status WriteFileAtomically(const std::string& requested_path, absl::string_view contents) {
-  std::string path = requested_path;
+AtomicFileWriter::~AtomicFileWriter() { Abandon(); }
+
+void AtomicFileWriter::Abandon() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) unlink(temp_.c_str());
+  temp_.clear();
+}
+
+absl::Status AtomicFileWriter::Open(const std::string& requested_path) {
+  Abandon();
+  requested_path_ = requested_path;
+  path_ = requested_path;
   struct stat st;
-  if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+  if (lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     // Replace what the link points to, not the link itself.
-    char* resolved = realpath(path.c_str(), nullptr);
+    char* resolved = realpath(path_.c_str(), nullptr);
     if (resolved != nullptr) {
-      path = resolved;
+      path_ = resolved;
       free(resolved);
     }
   }
-  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+  if (stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     // /dev/null, a fifo, a terminal: there is nothing to replace
     // atomically (and renaming over a device would be wrong); write to it.
-    if (S_ISDIR(st.st_mode)) return ErrnoError("cannot write", requested_path, EISDIR);
-    int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) return ErrnoError("cannot open", requested_path, errno);
-    absl::Status status = WriteAll(fd, contents, requested_path);
-    if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot write", requested_path, errno);
-    return status;
+    if (S_ISDIR(st.st_mode)) return ErrnoError("cannot write", requested_path_, EISDIR);
+    fd_ = open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd_ < 0) return ErrnoError("cannot open", requested_path_, errno);
+    return absl::OkStatus();
   }
   std::string dir = ".";
-  size_t slash = path.rfind('/');
-  if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  size_t slash = path_.rfind('/');
+  if (slash != std::string::npos) dir = slash == 0 ? "/" : path_.substr(0, slash);
+  std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
   std::string temp = absl::StrCat(dir, "/.", base, ".tmp.XXXXXX");
   std::vector<char> temp_buffer(temp.begin(), temp.end());
   temp_buffer.push_back('\0');
-  int fd = mkstemp(temp_buffer.data());
-  if (fd < 0) return ErrnoError("cannot create a temporary file in", dir, errno);
-  temp.assign(temp_buffer.data());
+  fd_ = mkstemp(temp_buffer.data());
+  if (fd_ < 0) return ErrnoError("cannot create a temporary file in", dir, errno);
+  temp_.assign(temp_buffer.data());
 
   // mkstemp creates the file 0600; give it the mode a plain create would.
   mode_t mask = umask(0);
   umask(mask);
-  fchmod(fd, 0666 & ~mask);
+  fchmod(fd_, 0666 & ~mask);
+  return absl::OkStatus();
+}
 
-  absl::Status status = WriteAll(fd, contents, temp);
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot write", temp, errno);
-  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot write", temp, errno);
-  if (status.ok() && rename(temp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError("cannot write", path, errno);
+absl::Status AtomicFileWriter::Write(absl::string_view data) {
+  if (fd_ < 0) return absl::FailedPreconditionError("AtomicFileWriter: not open");
+  absl::Status status = WriteAll(fd_, data, temp_.empty() ? requested_path_ : temp_);
+  if (!status.ok()) Abandon();
+  return status;
+}
+
+absl::Status AtomicFileWriter::Commit() {
+  if (fd_ < 0) return absl::FailedPreconditionError("AtomicFileWriter: not open");
+  const std::string& written = temp_.empty() ? requested_path_ : temp_;
+  absl::Status status;
+  if (!temp_.empty() && fsync(fd_) != 0) status = ErrnoError("cannot write", written, errno);
+  if (close(fd_) != 0 && status.ok()) status = ErrnoError("cannot write", written, errno);
+  fd_ = -1;
+  if (status.ok() && !temp_.empty() && rename(temp_.c_str(), path_.c_str()) != 0) {
+    status = ErrnoError("cannot write", path_, errno);
   }
-  if (!status.ok()) unlink(temp.c_str());
+  if (status.ok()) temp_.clear();  // renamed: nothing to remove
+  Abandon();
+  return status;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  AtomicFileWriter file;
+  absl::Status status = file.Open(path);
+  if (status.ok()) status = file.Write(contents);
+  if (status.ok()) status = file.Commit();
   return status;
 }
 
 absl::Status WriteStdout(absl::string_view contents) {
+  auto error = [] {
+    return absl::InternalError(absl::StrCat("cannot write to standard output: ", std::strerror(errno)));
+  };
   if (!contents.empty() && std::fwrite(contents.data(), 1, contents.size(), stdout) != contents.size()) {
-    return absl::InternalError("cannot write to standard output");
+    return error();
   }
-  if (std::fflush(stdout) != 0) return absl::InternalError("cannot write to standard output");
+  if (std::fflush(stdout) != 0) return error();
   return absl::OkStatus();
 }
 

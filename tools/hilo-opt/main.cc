@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "file_io.h"
@@ -171,23 +171,25 @@ class Driver {
     std::vector<InputPart> parts = SplitInput(input_, options_.split_input_file);
     split_ = parts.size() > 1;
     int exit_code = kExitOk;
-    std::vector<std::string> outputs;
+    // The modules are printed once every part went through (nothing is
+    // written otherwise), straight to the output: no copy of the text.
+    std::vector<std::unique_ptr<HloModule>> modules;
+    absl::Cleanup retire = [&modules] {
+      for (std::unique_ptr<HloModule>& module : modules) RetireModule(std::move(module));
+    };
     for (const InputPart& part : parts) {
       if (split_ && IsBlankPart(part.text)) continue;
-      std::string printed;
-      int code = ProcessPart(part, &printed);
+      std::unique_ptr<HloModule> module;
+      int code = ProcessPart(part, &module);
       if (code != kExitOk) {
         exit_code = std::max(exit_code, code);
         continue;  // later parts still get their diagnostics
       }
-      outputs.push_back(std::move(printed));
+      modules.push_back(std::move(module));
     }
     part_ = nullptr;
     if (exit_code != kExitOk) return exit_code;
 
-    // One part (the usual case): no second copy of a possibly large output.
-    std::string output =
-        outputs.size() == 1 ? std::move(outputs[0]) : absl::StrJoin(outputs, "// -----\n");
     if (!options_.report.empty()) {
       nlohmann::json report = nlohmann::json::object();
       report["passes"] = std::move(report_entries_);
@@ -196,15 +198,61 @@ class Driver {
       absl::Status status = WriteFileAtomically(options_.report, text);
       if (!status.ok()) return Fail(status, kExitBadInput);
     }
-    absl::Status status = options_.output == "-" ? WriteStdout(output)
-                                                 : WriteFileAtomically(options_.output, output);
+    absl::Status status = options_.output == "-" ? PrintToStdout(modules)
+                                                 : PrintToFile(modules, options_.output);
     if (!status.ok()) return Fail(status, ExitCodeFor(status));
     return kExitOk;
   }
 
  private:
-  // Parses, verifies, transforms and prints one part; returns the exit status.
-  int ProcessPart(const InputPart& part, std::string* printed) {
+  // Forwards the printer's output to a function (a file or stdout writer).
+  template <typename WriteFn>
+  class ForwardingSink final : public OutputSink {
+   public:
+    explicit ForwardingSink(WriteFn write) : write_(std::move(write)) {}
+    absl::Status Write(absl::string_view text) override { return write_(text); }
+
+   private:
+    WriteFn write_;
+  };
+
+  // Prints the modules, `// -----` between two, to `sink`, as they were
+  // given (one module: just its text).
+  static absl::Status PrintModules(const std::vector<std::unique_ptr<HloModule>>& modules,
+                                   OutputSink& sink) {
+    for (size_t i = 0; i < modules.size(); ++i) {
+      if (i > 0) {
+        absl::Status status = sink.Write("// -----\n");
+        if (!status.ok()) return status;
+      }
+      // The printed text ends with a newline, as each part's must.
+      absl::Status status = PrintHloModule(*modules[i], sink);
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+
+  static absl::Status PrintToStdout(const std::vector<std::unique_ptr<HloModule>>& modules) {
+    ForwardingSink sink([](absl::string_view text) { return WriteStdout(text); });
+    return PrintModules(modules, sink);
+  }
+
+  // Streams the text into a temporary file renamed over `path` at the end:
+  // on any error `path` is untouched and the temporary file removed.
+  static absl::Status PrintToFile(const std::vector<std::unique_ptr<HloModule>>& modules,
+                                  const std::string& path) {
+    AtomicFileWriter file;
+    absl::Status status = file.Open(path);
+    if (!status.ok()) return status;
+    ForwardingSink sink([&file](absl::string_view text) { return file.Write(text); });
+    status = PrintModules(modules, sink);
+    if (!status.ok()) return status;
+    return file.Commit();
+  }
+
+  // Parses, verifies and transforms one part into `*result`; returns the
+  // exit status.
+  int ProcessPart(const InputPart& part, std::unique_ptr<HloModule>* result) {
     part_ = &part;
     absl::StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(part.text, display_);
     if (!parsed.ok()) {
@@ -280,9 +328,7 @@ class Driver {
       }
     }
 
-    *printed = PrintHloModule(*module);
-    if (!printed->empty() && printed->back() != '\n') printed->push_back('\n');
-    RetireModule(std::move(module));
+    *result = std::move(module);
     return kExitOk;
   }
 

@@ -1,16 +1,119 @@
 #include "hilo/text/printer.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <iterator>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/str_cat.h"
 #include "hilo/text/text_flags.h"
 
 namespace hilo {
 namespace {
+
+// The printer's output: a fixed buffer drained into an OutputSink whenever
+// it is full. Appends are a bounds check and a memcpy (no std::string growth
+// checks, no temporaries); the first sink error is kept and everything after
+// it is dropped.
+class Writer {
+ public:
+  Writer(OutputSink* sink, char* buffer, size_t size)
+      : sink_(sink), begin_(buffer), pos_(buffer), end_(buffer + size) {}
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Append(absl::string_view s) {
+    if (ABSL_PREDICT_TRUE(s.size() <= static_cast<size_t>(end_ - pos_))) {
+      if (!s.empty()) std::memcpy(pos_, s.data(), s.size());
+      pos_ += s.size();
+    } else {
+      AppendSlow(s);
+    }
+  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Push(char c) {
+    if (ABSL_PREDICT_FALSE(pos_ == end_)) Flush();
+    *pos_++ = c;
+  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void AppendInt(int64_t v) {
+    // Most integers printed (layout dimensions, indices, device ids) are
+    // below 100.
+    if (static_cast<uint64_t>(v) < 100 && end_ - pos_ >= 2) {
+      if (v >= 10) *pos_++ = static_cast<char>('0' + v / 10);
+      *pos_++ = static_cast<char>('0' + v % 10);
+      return;
+    }
+    constexpr ptrdiff_t kMaxDigits = 20;  // "-9223372036854775808"
+    if (ABSL_PREDICT_FALSE(end_ - pos_ < kMaxDigits)) {
+      char digits[kMaxDigits];
+      Append(absl::string_view(digits, std::to_chars(digits, digits + kMaxDigits, v).ptr - digits));
+      return;
+    }
+    pos_ = std::to_chars(pos_, pos_ + kMaxDigits, v).ptr;
+  }
+
+  // Sends the buffered text to the sink.
+  void Flush() {
+    if (pos_ != begin_) Send(absl::string_view(begin_, pos_ - begin_));
+    pos_ = begin_;
+  }
+  bool failed() const { return !status_.ok(); }
+  // Flushes; the first sink error, if any.
+  absl::Status Finish() {
+    Flush();
+    return status_;
+  }
+
+ private:
+  void AppendSlow(absl::string_view s) {
+    Flush();
+    if (s.size() >= static_cast<size_t>(end_ - begin_)) {
+      Send(s);  // larger than the buffer: straight to the sink
+      return;
+    }
+    std::memcpy(pos_, s.data(), s.size());
+    pos_ += s.size();
+  }
+  void Send(absl::string_view s) {
+    if (status_.ok()) status_ = sink_->Write(s);
+  }
+
+  OutputSink* sink_;
+  char* begin_;
+  char* pos_;
+  char* end_;
+  absl::Status status_;
+};
+
+class StringSink final : public OutputSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  absl::Status Write(absl::string_view text) override {
+    out_->append(text.data(), text.size());
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string* out_;
+};
+
+// Runs `print` on a Writer whose text is appended to a new string (the
+// string-returning entry points for one instruction or signature).
+template <typename Print>
+std::string PrintToString(Print print) {
+  std::string out;
+  StringSink sink(&out);
+  char buffer[4096];
+  Writer w(&sink, buffer, sizeof(buffer));
+  print(w);
+  w.Flush();  // a StringSink does not fail
+  return out;
+}
 
 // XLA's default style for objects that were not parsed.
 constexpr uint32_t kDefaultStyle =
@@ -30,236 +133,143 @@ uint32_t InstructionStyle(const HloInstruction& inst) {
   return ModuleStyle(module) & ~(kTextAsyncSugar | (0xffu << kTextSugarOpcodeShift));
 }
 
-// Shape::AppendTo for leaves; tuples as XLA prints them, with an
-// `/*index=N*/` comment before every fifth element. Recursion is bounded by
-// the parser's nesting limit.
-void AppendShape(const Shape& shape, std::string* out, bool print_layout) {
-  if (!shape.IsTuple()) {
-    shape.AppendTo(out, print_layout);
+// `{a,b,c}` from any container of integers.
+template <typename Ints>
+void AppendIntList(const Ints& list, Writer& w) {
+  w.Push('{');
+  bool first = true;
+  for (int64_t v : list) {
+    if (!first) w.Push(',');
+    first = false;
+    w.AppendInt(v);
+  }
+  w.Push('}');
+}
+
+// Writes ints separated by `,` (no braces).
+template <typename Ints>
+void AppendJoined(const Ints& list, Writer& w) {
+  bool first = true;
+  for (int64_t v : list) {
+    if (!first) w.Push(',');
+    first = false;
+    w.AppendInt(v);
+  }
+}
+
+// A shape as XLA prints it: `f32[2,<=3,?]{1,0:T(8,128)}`, `(s32[], token[])`,
+// `b(f32[2])`. In an instruction line a tuple has an `/*index=N*/` comment
+// before every fifth element (`index_comments`); the contents of a buffer
+// never do, as Shape::ToString prints them. Recursion is bounded by the
+// parser's nesting limit.
+void AppendShape(const Shape& shape, bool print_layout, bool index_comments, Writer& w) {
+  if (shape.IsBuffer()) {
+    w.Append("b(");
+    AppendShape(shape.buffer_contents(), print_layout, /*index_comments=*/false, w);
+    w.Push(')');
     return;
   }
-  out->push_back('(');
-  for (int64_t i = 0; i < shape.tuple_shapes_size(); ++i) {
-    if (i > 0) {
-      out->append(", ");
-      if (i % 5 == 0) absl::StrAppend(out, "/*index=", i, "*/");
-    }
-    AppendShape(shape.tuple_shapes(i), out, print_layout);
-  }
-  out->push_back(')');
-}
-
-void AppendIntList(absl::Span<const int64_t> list, std::string* out) {
-  out->push_back('{');
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    absl::StrAppend(out, list[i]);
-  }
-  out->push_back('}');
-}
-
-void AppendQuoted(absl::string_view s, std::string* out) {
-  out->push_back('"');
-  absl::StrAppend(out, absl::CEscape(s));
-  out->push_back('"');
-}
-
-void AppendComputationName(const HloComputation* c, bool percent, std::string* out) {
-  if (percent) out->push_back('%');
-  out->append(c->name());
-}
-
-// Appends `name=value` for attribute `name` if the instruction has it set;
-// returns false (appending nothing) otherwise.
-bool AppendAttribute(const HloInstruction& inst, absl::string_view name, uint32_t style,
-                     std::string* out) {
-  auto begin = [&]() { absl::StrAppend(out, ", ", name, "="); };
-  // A raw attribute is one the parser could not type (or does not know):
-  // it is printed as written.
-  if (const std::string* raw = inst.raw_attribute(name)) {
-    begin();
-    out->append(*raw);
-    return true;
-  }
-  if (name == "index") {
-    if (inst.opcode() == HloOpcode::kGetTupleElement && inst.tuple_index() >= 0) {
-      begin();
-      absl::StrAppend(out, inst.tuple_index());
-      return true;
-    }
-  } else if (name == "dimensions") {
-    if (inst.dimensions().has_value()) {
-      begin();
-      AppendIntList(*inst.dimensions(), out);
-      return true;
-    }
-    return false;
-  } else if (name == "lhs_batch_dims" || name == "rhs_batch_dims" ||
-             name == "lhs_contracting_dims" || name == "rhs_contracting_dims") {
-    const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
-    const std::vector<int64_t>& dims = name == "lhs_batch_dims"         ? dn.lhs_batch_dimensions
-                                       : name == "rhs_batch_dims"       ? dn.rhs_batch_dimensions
-                                       : name == "lhs_contracting_dims" ? dn.lhs_contracting_dimensions
-                                                                        : dn.rhs_contracting_dimensions;
-    // Written explicitly (in attribute_order) even when empty; otherwise only when non-empty.
-    bool written = std::find(inst.attribute_order().begin(), inst.attribute_order().end(), name) !=
-                   inst.attribute_order().end();
-    if (!dims.empty() || written) {
-      begin();
-      AppendIntList(dims, out);
-      return true;
-    }
-    return false;
-  } else if (name == "replica_groups") {
-    if (inst.replica_groups().has_value()) {
-      begin();
-      out->append(inst.replica_groups()->ToString());
-      return true;
-    }
-    return false;
-  } else if (name == "channel_id") {
-    if (inst.channel_id().has_value()) {
-      begin();
-      absl::StrAppend(out, *inst.channel_id());
-      return true;
-    }
-    return false;
-  } else if (name == "use_global_device_ids" || name == "constrain_layout") {
-    const std::optional<bool>& v =
-        name == "use_global_device_ids" ? inst.use_global_device_ids() : inst.constrain_layout();
-    if (v.has_value()) {
-      begin();
-      out->append(*v ? "true" : "false");
-      return true;
-    }
-    return false;
-  } else if (name == "source_target_pairs") {
-    if (inst.source_target_pairs().has_value()) {
-      begin();
-      out->push_back('{');
-      bool first = true;
-      for (const auto& [s, t] : *inst.source_target_pairs()) {
-        if (!first) out->push_back(',');
-        first = false;
-        absl::StrAppend(out, "{", s, ",", t, "}");
-      }
-      out->push_back('}');
-      return true;
-    }
-    return false;
-  } else if (name == "custom_call_target") {
-    bool written = std::find(inst.attribute_order().begin(), inst.attribute_order().end(), name) !=
-                   inst.attribute_order().end();
-    if (!inst.custom_call_target().empty() || written) {
-      begin();
-      AppendQuoted(inst.custom_call_target(), out);
-      return true;
-    }
-    return false;
-  } else if (name == "api_version") {
-    bool written = std::find(inst.attribute_order().begin(), inst.attribute_order().end(), name) !=
-                   inst.attribute_order().end();
-    if (inst.api_version() != 1 || written) {
-      begin();
-      absl::StrAppend(out, HloInstruction::ApiVersionName(inst.api_version()));
-      return true;
-    }
-    return false;
-  } else if (name == "backend_config") {
-    if (inst.backend_config().has_value()) {
-      begin();
-      if (inst.backend_config_is_dict()) {
-        out->append(*inst.backend_config());
-      } else {
-        AppendQuoted(*inst.backend_config(), out);
-      }
-      return true;
-    }
-  } else if (name == "frontend_attributes") {
-    bool written = std::find(inst.attribute_order().begin(), inst.attribute_order().end(), name) !=
-                   inst.attribute_order().end();
-    if (!inst.frontend_attributes().empty() || written) {
-      begin();
-      out->push_back('{');
-      bool first = true;
-      for (const auto& [k, v] : inst.frontend_attributes().entries()) {
-        if (!first) out->push_back(',');
-        first = false;
-        // A key that is not a plain identifier was written quoted.
-        bool plain = !k.empty();
-        for (char c : k) {
-          plain &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                   c == '_' || c == '.' || c == '-' || c == '$';
+  if (shape.IsTuple()) {
+    w.Push('(');
+    for (int64_t i = 0; i < shape.tuple_shapes_size(); ++i) {
+      if (i > 0) {
+        w.Append(", ");
+        if (index_comments && i % 5 == 0) {
+          w.Append("/*index=");
+          w.AppendInt(i);
+          w.Append("*/");
         }
-        if (plain) {
-          out->append(k);
-        } else {
-          AppendQuoted(k, out);
-        }
-        out->push_back('=');
-        AppendQuoted(v, out);
       }
-      out->push_back('}');
-      return true;
+      AppendShape(shape.tuple_shapes(i), print_layout, index_comments, w);
     }
-    return false;
-  } else if (name == "metadata") {
-    bool written = std::find(inst.attribute_order().begin(), inst.attribute_order().end(), name) !=
-                   inst.attribute_order().end();
-    if (!inst.metadata().empty() || written) {
-      begin();
-      absl::StrAppend(out, "{", inst.metadata(), "}");
-      return true;
-    }
-    return false;
-  } else if (name == "sharding") {
-    if (!inst.sharding().empty()) {
-      begin();
-      out->append(inst.sharding());
-      return true;
-    }
-    return false;
-  } else if (name == "control-predecessors") {
-    if (!inst.control_predecessors().empty()) {
-      begin();
-      out->push_back('{');
-      bool first = true;
-      for (const HloInstruction* p : inst.control_predecessors()) {
-        if (!first) out->append(", ");
-        first = false;
-        if (style & kTextPercentControl) out->push_back('%');
-        out->append(p->name());
-      }
-      out->push_back('}');
-      return true;
-    }
-    return false;
+    w.Push(')');
+    return;
   }
-  for (const CalledComputationAttribute& attr : inst.called_computation_attributes()) {
-    if (attr.name != name) continue;
-    begin();
-    const bool percent = style & kTextPercentCalls;
-    if (attr.braced || attr.computations.size() != 1) {
-      out->push_back('{');
-      for (size_t i = 0; i < attr.computations.size(); ++i) {
-        if (i > 0) out->append(", ");
-        AppendComputationName(attr.computations[i], percent, out);
-      }
-      out->push_back('}');
-    } else {
-      AppendComputationName(attr.computations[0], percent, out);
+  w.Append(PrimitiveTypeName(shape.element_type()));
+  w.Push('[');
+  for (int64_t i = 0; i < shape.rank(); ++i) {
+    if (i > 0) w.Push(',');
+    if (shape.is_unbounded_dimension(i)) {
+      w.Push('?');
+      continue;
     }
-    return true;
+    if (shape.is_dynamic_dimension(i)) w.Append("<=");
+    w.AppendInt(shape.dimensions(i));
   }
-  if (const std::string* raw = inst.raw_attribute(name)) {
-    begin();
-    out->append(*raw);
-    return true;
+  w.Push(']');
+  if (print_layout && shape.has_layout()) {
+    const Layout& layout = shape.layout();
+    w.Push('{');
+    AppendJoined(layout.minor_to_major, w);
+    if (!layout.tail.empty()) {
+      w.Push(':');
+      w.Append(layout.tail);
+    }
+    w.Push('}');
   }
-  return false;
 }
 
-// XLA's order for attributes that were not written in the text (set by a pass).
+// `"s"` with C escapes. Almost every string is plain printable ASCII, which
+// absl::CEscape returns unchanged: that case skips the temporary.
+void AppendQuoted(absl::string_view s, Writer& w) {
+  w.Push('"');
+  bool plain = true;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    plain &= u >= 0x20 && u < 0x7f && c != '"' && c != '\'' && c != '\\';
+  }
+  if (plain) {
+    w.Append(s);
+  } else {
+    w.Append(absl::CEscape(s));
+  }
+  w.Push('"');
+}
+
+// As ReplicaGroups::ToString, without the temporaries.
+void AppendReplicaGroups(const ReplicaGroups& groups, Writer& w) {
+  switch (groups.form()) {
+    case ReplicaGroups::Form::kExplicit: {
+      w.Push('{');
+      bool first = true;
+      for (const auto& group : groups.explicit_groups()) {
+        if (!first) w.Push(',');
+        first = false;
+        AppendIntList(group, w);
+      }
+      w.Push('}');
+      return;
+    }
+    case ReplicaGroups::Form::kIota: {
+      const IotaReplicaGroupList& iota = groups.iota();
+      w.Push('[');
+      w.AppendInt(iota.num_groups);
+      w.Push(',');
+      w.AppendInt(iota.group_size);
+      w.Append("]<=[");
+      AppendJoined(iota.reshape_dims, w);
+      w.Push(']');
+      if (!iota.transpose_perm.empty()) {
+        w.Append("T(");
+        AppendJoined(iota.transpose_perm, w);
+        w.Push(')');
+      }
+      return;
+    }
+    case ReplicaGroups::Form::kRaw:
+      w.Append(groups.raw());
+      return;
+  }
+}
+
+void AppendComputationName(const HloComputation* c, bool percent, Writer& w) {
+  if (percent) w.Push('%');
+  w.Append(c->name());
+}
+
+// XLA's order for attributes that were not written in the text (set by a
+// pass). Every typed attribute of HloInstruction is here, so an attribute's
+// index in this list (its Attr) is also what AppendAttribute dispatches on.
 constexpr absl::string_view kCanonicalOrder[] = {
     "index", "dimensions", "channel_id", "replica_groups", "constrain_layout",
     "use_global_device_ids", "source_target_pairs", "lhs_batch_dims", "lhs_contracting_dims",
@@ -268,67 +278,391 @@ constexpr absl::string_view kCanonicalOrder[] = {
     "false_computation", "called_computations", "select", "scatter", "sharding",
     "frontend_attributes", "control-predecessors", "metadata", "backend_config"};
 
-template <typename NameList>
-bool Listed(const NameList& order, absl::string_view name) {
-  for (absl::string_view s : order) {
-    if (s == name) return true;
+enum Attr : int {
+  kNotCanonical = -1,
+  kIndex,
+  kDimensions,
+  kChannelId,
+  kReplicaGroups,
+  kConstrainLayout,
+  kUseGlobalDeviceIds,
+  kSourceTargetPairs,
+  kLhsBatchDims,
+  kLhsContractingDims,
+  kRhsBatchDims,
+  kRhsContractingDims,
+  kCustomCallTarget,
+  kApiVersion,
+  kToApply,
+  kCondition,
+  kBody,
+  kCalls,
+  kBranchComputations,
+  kTrueComputation,
+  kFalseComputation,
+  kCalledComputations,
+  kSelect,
+  kScatter,
+  kSharding,
+  kFrontendAttributes,
+  kControlPredecessors,
+  kMetadata,
+  kBackendConfig,
+  kAttrCount,
+};
+static_assert(std::size(kCanonicalOrder) == kAttrCount);
+static_assert(kAttrCount <= 32, "AppendAttributes keeps a 32-bit mask of them");
+
+// kCanonicalOrder's names by length: a name is compared with the at most
+// four of its length only. (Built at compile time: a longer name, or a
+// fifth of one length, fails the build.)
+constexpr size_t kMaxAttrNameLength = 21;
+constexpr int kMaxAttrsOfOneLength = 4;
+struct AttrsByLength {
+  int8_t attrs[kMaxAttrNameLength + 1][kMaxAttrsOfOneLength];
+};
+constexpr AttrsByLength MakeAttrsByLength() {
+  AttrsByLength table{};
+  for (auto& row : table.attrs) {
+    for (int8_t& attr : row) attr = kNotCanonical;
+  }
+  for (int attr = 0; attr < kAttrCount; ++attr) {
+    int8_t* row = table.attrs[kCanonicalOrder[attr].size()];
+    int i = 0;
+    while (row[i] != kNotCanonical) ++i;
+    row[i] = static_cast<int8_t>(attr);
+  }
+  return table;
+}
+constexpr AttrsByLength kAttrsByLength = MakeAttrsByLength();
+
+// The Attr of attribute `name`.
+Attr Classify(absl::string_view name) {
+  if (name.size() > kMaxAttrNameLength) return kNotCanonical;
+  for (int8_t attr : kAttrsByLength.attrs[name.size()]) {
+    if (attr == kNotCanonical) break;
+    if (name == kCanonicalOrder[attr]) return static_cast<Attr>(attr);
+  }
+  return kNotCanonical;
+}
+
+// Works for attribute and header orders of any string-like element type.
+template <typename Names>
+bool Listed(const Names& order, absl::string_view name) {
+  for (const auto& s : order) {
+    if (absl::string_view(s) == name) return true;
   }
   return false;
 }
 
-void AppendInstruction(const HloInstruction& inst, std::string* out) {
+// Appends `, name=value` for attribute `name` (of kind `attr`) if the
+// instruction has it set; returns false (appending nothing) otherwise.
+// `written`: the name is in attribute_order(), which prints some attributes
+// even at their default value.
+bool AppendAttribute(const HloInstruction& inst, absl::string_view name, Attr attr, bool written,
+                     uint32_t style, Writer& w) {
+  auto begin = [&]() {
+    w.Append(", ");
+    w.Append(name);
+    w.Push('=');
+  };
+  // A raw attribute is one the parser could not type (or does not know):
+  // it is printed as written.
+  if (!inst.raw_attributes().empty()) {
+    if (const auto* raw = inst.raw_attribute(name)) {
+      begin();
+      w.Append(*raw);
+      return true;
+    }
+  }
+  switch (attr) {
+    case kIndex:
+      if (inst.opcode() == HloOpcode::kGetTupleElement && inst.tuple_index() >= 0) {
+        begin();
+        w.AppendInt(inst.tuple_index());
+        return true;
+      }
+      break;  // may still name a called computation
+    case kDimensions:
+      if (inst.dimensions().has_value()) {
+        begin();
+        AppendIntList(*inst.dimensions(), w);
+        return true;
+      }
+      return false;
+    case kLhsBatchDims:
+    case kRhsBatchDims:
+    case kLhsContractingDims:
+    case kRhsContractingDims: {
+      const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
+      const auto& dims = attr == kLhsBatchDims         ? dn.lhs_batch_dimensions
+                         : attr == kRhsBatchDims       ? dn.rhs_batch_dimensions
+                         : attr == kLhsContractingDims ? dn.lhs_contracting_dimensions
+                                                       : dn.rhs_contracting_dimensions;
+      // Written explicitly (in attribute_order) even when empty; otherwise only when non-empty.
+      if (!dims.empty() || written) {
+        begin();
+        AppendIntList(dims, w);
+        return true;
+      }
+      return false;
+    }
+    case kReplicaGroups:
+      if (inst.replica_groups().has_value()) {
+        begin();
+        AppendReplicaGroups(*inst.replica_groups(), w);
+        return true;
+      }
+      return false;
+    case kChannelId:
+      if (inst.channel_id().has_value()) {
+        begin();
+        w.AppendInt(*inst.channel_id());
+        return true;
+      }
+      return false;
+    case kUseGlobalDeviceIds:
+    case kConstrainLayout: {
+      const std::optional<bool>& v =
+          attr == kUseGlobalDeviceIds ? inst.use_global_device_ids() : inst.constrain_layout();
+      if (v.has_value()) {
+        begin();
+        w.Append(*v ? "true" : "false");
+        return true;
+      }
+      return false;
+    }
+    case kSourceTargetPairs:
+      if (inst.source_target_pairs().has_value()) {
+        begin();
+        w.Push('{');
+        bool first = true;
+        for (const auto& [s, t] : *inst.source_target_pairs()) {
+          if (!first) w.Push(',');
+          first = false;
+          w.Push('{');
+          w.AppendInt(s);
+          w.Push(',');
+          w.AppendInt(t);
+          w.Push('}');
+        }
+        w.Push('}');
+        return true;
+      }
+      return false;
+    case kCustomCallTarget:
+      if (!inst.custom_call_target().empty() || written) {
+        begin();
+        AppendQuoted(inst.custom_call_target(), w);
+        return true;
+      }
+      return false;
+    case kApiVersion:
+      if (inst.api_version() != 1 || written) {
+        begin();
+        w.Append(HloInstruction::ApiVersionName(inst.api_version()));
+        return true;
+      }
+      return false;
+    case kBackendConfig:
+      if (inst.backend_config().has_value()) {
+        begin();
+        if (inst.backend_config_is_dict()) {
+          w.Append(*inst.backend_config());
+        } else {
+          AppendQuoted(*inst.backend_config(), w);
+        }
+        return true;
+      }
+      break;  // may still name a called computation
+    case kFrontendAttributes:
+      if (!inst.frontend_attributes().empty() || written) {
+        begin();
+        w.Push('{');
+        bool first = true;
+        for (const auto& [k, v] : inst.frontend_attributes().entries()) {
+          if (!first) w.Push(',');
+          first = false;
+          // A key that is not a plain identifier was written quoted.
+          bool plain = !k.empty();
+          for (char c : k) {
+            plain &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '_' || c == '.' || c == '-' || c == '$';
+          }
+          if (plain) {
+            w.Append(k);
+          } else {
+            AppendQuoted(k, w);
+          }
+          w.Push('=');
+          AppendQuoted(v, w);
+        }
+        w.Push('}');
+        return true;
+      }
+      return false;
+    case kMetadata:
+      if (!inst.metadata().empty() || written) {
+        begin();
+        w.Push('{');
+        w.Append(inst.metadata());
+        w.Push('}');
+        return true;
+      }
+      return false;
+    case kSharding:
+      if (!inst.sharding().empty()) {
+        begin();
+        w.Append(inst.sharding());
+        return true;
+      }
+      return false;
+    case kControlPredecessors:
+      if (!inst.control_predecessors().empty()) {
+        begin();
+        w.Push('{');
+        bool first = true;
+        for (const HloInstruction* p : inst.control_predecessors()) {
+          if (!first) w.Append(", ");
+          first = false;
+          if (style & kTextPercentControl) w.Push('%');
+          w.Append(p->name());
+        }
+        w.Push('}');
+        return true;
+      }
+      return false;
+    default:
+      break;
+  }
+  for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
+    if (called.name != name) continue;
+    begin();
+    const bool percent = style & kTextPercentCalls;
+    if (called.braced || called.computations.size() != 1) {
+      w.Push('{');
+      for (size_t i = 0; i < called.computations.size(); ++i) {
+        if (i > 0) w.Append(", ");
+        AppendComputationName(called.computations[i], percent, w);
+      }
+      w.Push('}');
+    } else {
+      AppendComputationName(called.computations[0], percent, w);
+    }
+    return true;
+  }
+  return false;
+}
+
+constexpr uint32_t Bit(Attr attr) { return uint32_t{1} << attr; }
+
+// The canonical attributes AppendAttribute may print for `inst` when they
+// are not in attribute_order() (a superset: AppendAttribute decides). Lets
+// AppendAttributes skip the other two dozen names without a call each.
+uint32_t MaybeSetAttributes(const HloInstruction& inst) {
+  uint32_t set = 0;
+  if (inst.opcode() == HloOpcode::kGetTupleElement && inst.tuple_index() >= 0) set |= Bit(kIndex);
+  if (inst.dimensions().has_value()) set |= Bit(kDimensions);
+  if (inst.channel_id().has_value()) set |= Bit(kChannelId);
+  if (inst.replica_groups().has_value()) set |= Bit(kReplicaGroups);
+  if (inst.constrain_layout().has_value()) set |= Bit(kConstrainLayout);
+  if (inst.use_global_device_ids().has_value()) set |= Bit(kUseGlobalDeviceIds);
+  if (inst.source_target_pairs().has_value()) set |= Bit(kSourceTargetPairs);
+  const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
+  if (!dn.lhs_batch_dimensions.empty()) set |= Bit(kLhsBatchDims);
+  if (!dn.lhs_contracting_dimensions.empty()) set |= Bit(kLhsContractingDims);
+  if (!dn.rhs_batch_dimensions.empty()) set |= Bit(kRhsBatchDims);
+  if (!dn.rhs_contracting_dimensions.empty()) set |= Bit(kRhsContractingDims);
+  if (!inst.custom_call_target().empty()) set |= Bit(kCustomCallTarget);
+  if (inst.api_version() != 1) set |= Bit(kApiVersion);
+  if (!inst.sharding().empty()) set |= Bit(kSharding);
+  if (!inst.frontend_attributes().empty()) set |= Bit(kFrontendAttributes);
+  if (!inst.control_predecessors().empty()) set |= Bit(kControlPredecessors);
+  if (!inst.metadata().empty()) set |= Bit(kMetadata);
+  if (inst.backend_config().has_value()) set |= Bit(kBackendConfig);
+  // A called computation or a raw attribute can carry any canonical name.
+  for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
+    if (Attr attr = Classify(called.name); attr != kNotCanonical) set |= Bit(attr);
+  }
+  for (const RawAttribute& raw : inst.raw_attributes()) {
+    if (Attr attr = Classify(raw.name); attr != kNotCanonical) set |= Bit(attr);
+  }
+  return set;
+}
+
+// The attributes of an instruction: those written in the text in their
+// order, then the others that are set, in XLA's order.
+void AppendAttributes(const HloInstruction& inst, uint32_t style, Writer& w) {
+  const auto& order = inst.attribute_order();
+  uint32_t listed = 0;  // bit a: kCanonicalOrder[a] is in `order`
+  for (const auto& entry : order) {
+    const absl::string_view name = entry;
+    const Attr attr = Classify(name);
+    if (attr != kNotCanonical) listed |= Bit(attr);
+    AppendAttribute(inst, name, attr, /*written=*/true, style, w);
+  }
+  // Lowest bit first: the canonical order.
+  for (uint32_t rest = MaybeSetAttributes(inst) & ~listed; rest != 0; rest &= rest - 1) {
+    const auto attr = static_cast<Attr>(__builtin_ctz(rest));
+    AppendAttribute(inst, kCanonicalOrder[attr], attr, /*written=*/false, style, w);
+  }
+  for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
+    if (Classify(called.name) == kNotCanonical && !Listed(order, called.name)) {
+      AppendAttribute(inst, called.name, kNotCanonical, /*written=*/false, style, w);
+    }
+  }
+  for (const RawAttribute& raw : inst.raw_attributes()) {
+    if (Classify(raw.name) == kNotCanonical && !Listed(order, raw.name)) {
+      w.Append(", ");
+      w.Append(raw.name);
+      w.Push('=');
+      w.Append(raw.value);
+    }
+  }
+}
+
+void AppendInstruction(const HloInstruction& inst, Writer& w) {
   const uint32_t style = InstructionStyle(inst);
-  if (style & kTextPercentName) out->push_back('%');
-  absl::StrAppend(out, inst.name(), " = ");
-  AppendShape(inst.shape(), out, /*print_layout=*/true);
-  out->push_back(' ');
+  if (style & kTextPercentName) w.Push('%');
+  w.Append(inst.name());
+  w.Append(" = ");
+  AppendShape(inst.shape(), /*print_layout=*/true, /*index_comments=*/true, w);
+  w.Push(' ');
   if (style & kTextAsyncSugar) {
     auto wrapped = static_cast<HloOpcode>((style >> kTextSugarOpcodeShift) & 0xff);
-    absl::StrAppend(out, HloOpcodeString(wrapped),
-                    inst.opcode() == HloOpcode::kAsyncStart    ? "-start"
-                    : inst.opcode() == HloOpcode::kAsyncUpdate ? "-update"
-                                                               : "-done");
+    w.Append(HloOpcodeString(wrapped));
+    w.Append(inst.opcode() == HloOpcode::kAsyncStart    ? "-start"
+             : inst.opcode() == HloOpcode::kAsyncUpdate ? "-update"
+                                                        : "-done");
   } else {
-    absl::StrAppend(out, HloOpcodeString(inst.opcode()));
+    w.Append(HloOpcodeString(inst.opcode()));
   }
-  out->push_back('(');
+  w.Push('(');
   if (inst.opcode() == HloOpcode::kParameter) {
-    absl::StrAppend(out, inst.parameter_number());
+    w.AppendInt(inst.parameter_number());
   } else if (inst.opcode() == HloOpcode::kConstant) {
-    out->append(inst.literal_text());
+    w.Append(inst.literal_text());
   } else {
     for (int64_t i = 0; i < inst.operand_count(); ++i) {
       if (i > 0) {
-        out->append(", ");
+        w.Append(", ");
         if (i % 5 == 0 && (style & kTextOperandIndexComments)) {
-          absl::StrAppend(out, "/*index=", i, "*/");
+          w.Append("/*index=");
+          w.AppendInt(i);
+          w.Append("*/");
         }
       }
       const HloInstruction* operand = inst.operand(i);
       if (style & kTextOperandShapes) {
-        AppendShape(operand->shape(), out, /*print_layout=*/true);
-        out->push_back(' ');
+        AppendShape(operand->shape(), /*print_layout=*/true, /*index_comments=*/true, w);
+        w.Push(' ');
       }
-      if (style & kTextPercentOperands) out->push_back('%');
-      out->append(operand->name());
+      if (style & kTextPercentOperands) w.Push('%');
+      w.Append(operand->name());
     }
   }
-  out->push_back(')');
-  const auto& order = inst.attribute_order();
-  for (absl::string_view name : order) AppendAttribute(inst, name, style, out);
-  for (absl::string_view name : kCanonicalOrder) {
-    if (!Listed(order, name)) AppendAttribute(inst, name, style, out);
-  }
-  for (const CalledComputationAttribute& attr : inst.called_computation_attributes()) {
-    bool canonical = false;
-    for (absl::string_view c : kCanonicalOrder) canonical |= c == attr.name;
-    if (!canonical && !Listed(order, attr.name)) AppendAttribute(inst, attr.name, style, out);
-  }
-  for (const RawAttribute& raw : inst.raw_attributes()) {
-    bool canonical = false;
-    for (absl::string_view c : kCanonicalOrder) canonical |= c == raw.name;
-    if (!canonical && !Listed(order, raw.name)) absl::StrAppend(out, ", ", raw.name, "=", raw.value);
-  }
+  w.Push(')');
+  AppendAttributes(inst, style, w);
 }
 
 // The order instructions are printed in. Parsed instructions keep the
@@ -339,19 +673,17 @@ void AppendInstruction(const HloInstruction& inst, std::string* out) {
 // pass-created operands), as XLA's post-order printing would place it. A
 // created instruction nothing uses comes at the end. Iterative: no
 // recursion on graph depth.
-std::vector<const HloInstruction*> PrintOrder(const HloComputation& comp) {
+std::vector<HloInstruction*> PrintOrder(const HloComputation& comp) {
   std::vector<HloInstruction*> list = comp.instructions();
   auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
   // The common case, a parsed computation no pass added to, is list order.
-  if (std::none_of(list.begin(), list.end(), created)) {
-    return std::vector<const HloInstruction*>(list.begin(), list.end());
-  }
+  if (std::none_of(list.begin(), list.end(), created)) return list;
   absl::flat_hash_set<const HloInstruction*> placed;
   placed.reserve(list.size());
-  std::vector<const HloInstruction*> order;
+  std::vector<HloInstruction*> order;
   order.reserve(list.size());
-  std::vector<std::pair<const HloInstruction*, size_t>> stack;  // (instruction, next edge)
-  auto place = [&](const HloInstruction* start) {
+  std::vector<std::pair<HloInstruction*, size_t>> stack;  // (instruction, next edge)
+  auto place = [&](HloInstruction* start) {
     if (placed.contains(start)) return;
     placed.insert(start);
     stack.push_back({start, 0});
@@ -360,8 +692,8 @@ std::vector<const HloInstruction*> PrintOrder(const HloComputation& comp) {
       const size_t operands = inst->operands().size();
       const size_t edges = operands + inst->control_predecessors().size();
       if (next < edges) {
-        const HloInstruction* dep = next < operands ? inst->operands()[next]
-                                                    : inst->control_predecessors()[next - operands];
+        HloInstruction* dep = next < operands ? inst->operands()[next]
+                                              : inst->control_predecessors()[next - operands];
         ++next;
         if (created(dep) && dep->parent() == &comp && !placed.contains(dep)) {
           placed.insert(dep);
@@ -373,114 +705,142 @@ std::vector<const HloInstruction*> PrintOrder(const HloComputation& comp) {
       stack.pop_back();
     }
   };
-  for (const HloInstruction* inst : list) {
+  for (HloInstruction* inst : list) {
     if (!created(inst)) place(inst);
   }
-  for (const HloInstruction* inst : list) place(inst);
+  for (HloInstruction* inst : list) place(inst);
   return order;
 }
 
-void AppendComputation(const HloComputation& comp, std::string* out) {
+void AppendSignature(const HloComputation& comp, Writer& w) {
+  w.Push('(');
+  bool first = true;
+  for (const HloInstruction* p : comp.parameter_instructions()) {
+    if (p == nullptr || p->parent() == nullptr) continue;
+    if (!first) w.Append(", ");
+    first = false;
+    w.Append(p->name());
+    w.Append(": ");
+    AppendShape(p->shape(), /*print_layout=*/false, /*index_comments=*/true, w);
+  }
+  w.Append(") -> ");
+  if (comp.root_instruction() != nullptr) {
+    AppendShape(comp.root_instruction()->shape(), /*print_layout=*/false, /*index_comments=*/true,
+                w);
+  }
+}
+
+void AppendComputation(const HloComputation& comp, Writer& w) {
   uint32_t flags = comp.text_info().flags;
   if (!(flags & kTextFlagsSet)) flags = ModuleStyle(comp.parent());
-  if (comp.IsEntryComputation()) out->append("ENTRY ");
-  if (flags & kTextPercentName) out->push_back('%');
-  out->append(comp.name());
+  if (comp.IsEntryComputation()) w.Append("ENTRY ");
+  if (flags & kTextPercentName) w.Push('%');
+  w.Append(comp.name());
   if (comp.text_info().has_signature) {
     // The signature is derived from the computation, as XLA does, so it
     // stays right after a pass changes parameters or the root; the written
     // one is kept while it still describes the same computation.
     std::string canonical = ComputationSignature(comp);
-    out->push_back(' ');
+    w.Push(' ');
     if (canonical == comp.text_info().canonical_signature && !comp.text_info().signature.empty()) {
-      out->append(comp.text_info().signature);
+      w.Append(comp.text_info().signature);
     } else {
-      out->append(canonical);
+      w.Append(canonical);
     }
   }
-  out->append(" {\n");
+  w.Append(" {\n");
   const HloInstruction* root = comp.root_instruction();
   for (const HloInstruction* inst : PrintOrder(comp)) {
-    out->append(inst == root ? "  ROOT " : "  ");
-    AppendInstruction(*inst, out);
-    out->push_back('\n');
+    w.Append(inst == root ? "  ROOT " : "  ");
+    AppendInstruction(*inst, w);
+    w.Push('\n');
+    if (ABSL_PREDICT_FALSE(w.failed())) return;  // the sink failed: stop early
   }
-  out->push_back('}');
+  w.Push('}');
   if (!comp.execution_thread().empty()) {
-    out->append(", execution_thread=");
-    AppendQuoted(comp.execution_thread(), out);
+    w.Append(", execution_thread=");
+    AppendQuoted(comp.execution_thread(), w);
   }
-  if (comp.text_info().flags & kTextClosingNameComment) absl::StrAppend(out, " // ", comp.name());
+  if (comp.text_info().flags & kTextClosingNameComment) {
+    w.Append(" // ");
+    w.Append(comp.name());
+  }
 }
 
-}  // namespace
-
-std::string ComputationSignature(const HloComputation& comp) {
-  std::string out = "(";
-  bool first = true;
-  for (const HloInstruction* p : comp.parameter_instructions()) {
-    if (p == nullptr || p->parent() == nullptr) continue;
-    if (!first) out.append(", ");
-    first = false;
-    absl::StrAppend(&out, p->name(), ": ");
-    AppendShape(p->shape(), &out, /*print_layout=*/false);
-  }
-  out.append(") -> ");
-  if (comp.root_instruction() != nullptr) {
-    AppendShape(comp.root_instruction()->shape(), &out, /*print_layout=*/false);
-  }
-  return out;
-}
-
-void AppendHloModule(const HloModule& module, std::string* out) {
+void AppendModule(const HloModule& module, Writer& w) {
   if (module.has_header()) {
-    absl::StrAppend(out, "HloModule ", module.name());
-    if (module.text_info().flags & kTextHeaderColon) out->push_back(':');
+    w.Append("HloModule ");
+    w.Append(module.name());
+    if (module.text_info().flags & kTextHeaderColon) w.Push(':');
     auto append_header = [&](absl::string_view name) {
       if (name == "replica_count") {
         if (module.replica_count().has_value()) {
-          absl::StrAppend(out, ", replica_count=", *module.replica_count());
+          w.Append(", replica_count=");
+          w.AppendInt(*module.replica_count());
         }
       } else if (name == "num_partitions") {
         if (module.num_partitions().has_value()) {
-          absl::StrAppend(out, ", num_partitions=", *module.num_partitions());
+          w.Append(", num_partitions=");
+          w.AppendInt(*module.num_partitions());
         }
-      } else if (const std::string* v = module.header_attribute(name)) {
-        absl::StrAppend(out, ", ", name, "=", *v);
+      } else if (const auto* v = module.header_attribute(name)) {
+        w.Append(", ");
+        w.Append(name);
+        w.Push('=');
+        w.Append(*v);
       }
     };
-    const std::vector<std::string>& order = module.header_order();
-    for (const std::string& name : order) append_header(name);
+    const auto& order = module.header_order();
+    for (const auto& name : order) append_header(name);
     for (const HeaderAttribute& attr : module.header_attributes()) {
       if (!Listed(order, attr.name)) append_header(attr.name);
     }
     if (!Listed(order, "replica_count")) append_header("replica_count");
     if (!Listed(order, "num_partitions")) append_header("num_partitions");
-    out->append("\n\n");
+    w.Append("\n\n");
   }
   if (!module.text_info().stack_frames.empty()) {
-    absl::StrAppend(out, module.text_info().stack_frames, "\n\n\n");
+    w.Append(module.text_info().stack_frames);
+    w.Append("\n\n\n");
   }
   bool first = true;
   for (const HloComputation* comp : module.computations()) {
-    if (!first) out->append("\n\n");
+    if (w.failed()) return;
+    if (!first) w.Append("\n\n");
     first = false;
-    AppendComputation(*comp, out);
+    AppendComputation(*comp, w);
   }
-  out->push_back('\n');
+  w.Push('\n');
+}
+
+}  // namespace
+
+std::string ComputationSignature(const HloComputation& comp) {
+  return PrintToString([&](Writer& w) { AppendSignature(comp, w); });
+}
+
+absl::Status PrintHloModule(const HloModule& module, OutputSink& sink) {
+  // Not zero-initialized: only the part written is touched.
+  std::unique_ptr<char[]> buffer(new char[kPrintBufferSize]);
+  Writer w(&sink, buffer.get(), kPrintBufferSize);
+  AppendModule(module, w);
+  return w.Finish();
+}
+
+void AppendHloModule(const HloModule& module, std::string* out) {
+  out->reserve(out->size() + static_cast<size_t>(module.instruction_count()) * 96);
+  StringSink sink(out);
+  PrintHloModule(module, sink).IgnoreError();  // a StringSink does not fail
 }
 
 std::string PrintHloModule(const HloModule& module) {
   std::string out;
-  out.reserve(static_cast<size_t>(module.instruction_count()) * 96);
   AppendHloModule(module, &out);
   return out;
 }
 
 std::string PrintHloInstruction(const HloInstruction& instruction) {
-  std::string out;
-  AppendInstruction(instruction, &out);
-  return out;
+  return PrintToString([&](Writer& w) { AppendInstruction(instruction, w); });
 }
 
 }  // namespace hilo

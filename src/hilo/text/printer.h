@@ -3,14 +3,40 @@
 // Deterministic, in XLA's layout (two-space indent, `ROOT`, `%name = shape
 // opcode(operands), attributes`). Everything the parser kept is printed
 // back, so print(parse(print(parse(x)))) == print(parse(x)) byte for byte.
+//
+// There is one printer: it writes through a fixed buffer to an OutputSink.
+// The string-returning forms are that printer with a sink appending to a
+// string; the streaming form lets a caller (hilo-opt) write a large module
+// to a file without ever holding its whole text in memory.
 #ifndef HILO_TEXT_PRINTER_H_
 #define HILO_TEXT_PRINTER_H_
 
+#include <cstddef>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "hilo/ir/hlo_module.h"
 
 namespace hilo {
+
+// Where the streaming printer sends its text: consecutive pieces, in order,
+// each valid only during the call.
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  // Takes the next piece of text. An error stops the printing; the printer
+  // returns it and writes nothing more.
+  virtual absl::Status Write(absl::string_view text) = 0;
+};
+
+// Size of the buffer the streaming printer fills before each sink write.
+inline constexpr size_t kPrintBufferSize = size_t{1} << 20;
+
+// Prints `module` to `sink` in pieces of about kPrintBufferSize bytes. The
+// bytes are exactly those of PrintHloModule(module); they always end with a
+// newline. Returns the first error of `sink`.
+absl::Status PrintHloModule(const HloModule& module, OutputSink& sink);
 
 std::string PrintHloModule(const HloModule& module);
 void AppendHloModule(const HloModule& module, std::string* out);
