@@ -119,6 +119,40 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
   }
 }
 
+std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
+  enum State : uint8_t { kNew, kActive, kDone };
+  std::vector<State> state(instructions_.size(), kNew);
+  // Frame: instruction and the index of the next edge to follow (operands
+  // first, then control predecessors).
+  std::vector<std::pair<const HloInstruction*, size_t>> stack;
+  for (const auto& start : instructions_) {
+    if (start == nullptr || state[start->index_in_parent_] != kNew) continue;
+    stack.push_back({start.get(), 0});
+    state[start->index_in_parent_] = kActive;
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      const size_t n_operands = inst->operands_.size();
+      const std::vector<HloInstruction*>& preds = inst->control_predecessors();
+      if (next == n_operands + preds.size()) {
+        state[inst->index_in_parent_] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      const bool control = next >= n_operands;
+      const HloInstruction* target = control ? preds[next - n_operands] : inst->operands_[next];
+      ++next;
+      if (target->parent_ != this) continue;
+      State& s = state[target->index_in_parent_];
+      if (s == kActive) return CycleEdge{inst, target, control};
+      if (s == kNew) {
+        s = kActive;
+        stack.push_back({target, 0});
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 bool HloComputation::HasSideEffect(const HloInstruction* instruction) {
   switch (instruction->opcode()) {
     case HloOpcode::kParameter:

@@ -1,6 +1,7 @@
 #include "hilo/text/parser.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <string>
@@ -19,10 +20,20 @@
 namespace hilo {
 namespace {
 
-bool IsIdentChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.' || c == '-' || c == '$';
-}
+// Character classes by table: the lexer asks for every byte of the input.
+constexpr uint8_t kIdentClass = 1, kSpaceClass = 2;
+constexpr std::array<uint8_t, 256> kCharClass = [] {
+  std::array<uint8_t, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+        c == '.' || c == '-' || c == '$') {
+      table[c] = kIdentClass;
+    }
+  }
+  table[' '] = table['\n'] = table['\t'] = table['\r'] = kSpaceClass;
+  return table;
+}();
+bool IsIdentChar(char c) { return kCharClass[static_cast<unsigned char>(c)] == kIdentClass; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
@@ -107,7 +118,16 @@ class Parser {
   bool ok() const { return error_.ok(); }
 
   // --- Lexing ---------------------------------------------------------------
-  bool SkipSpace();  // whitespace and comments; false on an unterminated comment
+  // Whitespace and comments; false on an unterminated comment. Most calls
+  // find a token right away, so that case is inline.
+  bool SkipSpace() {
+    if (pos_ < text_.size() && text_[pos_] != '/' &&
+        kCharClass[static_cast<unsigned char>(text_[pos_])] != kSpaceClass) {
+      return ok();
+    }
+    return SkipSpaceSlow();
+  }
+  bool SkipSpaceSlow();
   bool AtEnd() const { return pos_ >= text_.size(); }
   char Cur() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   bool Consume(char c) {
@@ -259,7 +279,7 @@ bool Parser::Fail(size_t pos, absl::string_view message) {
 // Lexing
 // ---------------------------------------------------------------------------
 
-bool Parser::SkipSpace() {
+bool Parser::SkipSpaceSlow() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
     if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
