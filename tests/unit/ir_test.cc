@@ -891,5 +891,22 @@ TEST(ShapeTest, InlineDimensionsBeyondTheInlineCapacity) {
   EXPECT_EQ(shape.elements(), 5040);
 }
 
+TEST(ReplicaGroupsTest, CopiesShareContentsAndEqualityIsByValue) {
+  ReplicaGroups a = ReplicaGroups::Explicit({{0, 1}, {2, 3}});
+  ReplicaGroups copy = a;
+  EXPECT_TRUE(copy.SharesContentsWith(a));
+  ReplicaGroups b = ReplicaGroups::Explicit({{0, 1}, {2, 3}});
+  EXPECT_FALSE(b.SharesContentsWith(a));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, ReplicaGroups::Explicit({{0, 2}, {1, 3}}));
+  EXPECT_NE(a, ReplicaGroups::Iota({2, 2, {4}, {}}));  // same groups, another form
+  EXPECT_TRUE(ReplicaGroupsEqual(a, ReplicaGroups::Iota({2, 2, {4}, {}})));
+  // The default value is explicit and empty, and equals an explicit empty list.
+  EXPECT_TRUE(ReplicaGroups().empty());
+  EXPECT_EQ(ReplicaGroups(), ReplicaGroups::Explicit({}));
+  EXPECT_EQ(ReplicaGroups().ToString(), "{}");
+  EXPECT_EQ(ReplicaGroups::Raw("mesh[a]").raw(), "mesh[a]");
+}
+
 }  // namespace
 }  // namespace hilo

@@ -661,6 +661,24 @@ ENTRY e {
   EXPECT_EQ(Find(*m, "c")->operand(0)->opcode(), HloOpcode::kGetTupleElement);
 }
 
+TEST(ParserTest, CollectivesWrittenWithTheSameGroupsShareThem) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  a = f32[8] all-gather(p), dimensions={0}, replica_groups={{0,1},{2,3}}
+  b = f32[8] all-gather(a), dimensions={0}, replica_groups={{0,1},{2,3}}
+  ROOT c = f32[8] all-gather(b), dimensions={0}, replica_groups={{0,2},{1,3}}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ReplicaGroups& a = *Find(*m, "a")->replica_groups();
+  const ReplicaGroups& b = *Find(*m, "b")->replica_groups();
+  const ReplicaGroups& c = *Find(*m, "c")->replica_groups();
+  EXPECT_TRUE(a.SharesContentsWith(b));
+  EXPECT_FALSE(a.SharesContentsWith(c));
+  EXPECT_EQ(c.ToString(), "{{0,2},{1,3}}");
+}
+
 TEST(ParserTest, LegacyComparisonOpcodesMapToCompare) {
   auto m = Parse(R"(HloModule m
 ENTRY e {

@@ -204,6 +204,7 @@ class Parser {
   // because another computation already used the name.
   absl::flat_hash_map<absl::string_view, HloInstruction*> renamed_;
   absl::flat_hash_map<std::string, int64_t> next_suffix_;
+  absl::flat_hash_map<absl::string_view, ReplicaGroups> replica_groups_by_text_;
   // The instruction of `comp` written with `name`, or nullptr.
   HloInstruction* FindLocal(absl::string_view name, const HloComputation* comp) const;
   // A module-unique name derived from `hint` exactly as
@@ -452,6 +453,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
 
   module_ = std::make_unique<HloModule>("");
   module_->BeginBulkLoad();  // RegisterName keeps instruction names unique
+  {
+    // About one instruction per line: sizing the name map once saves
+    // rehashing it as it grows. Capped so that a file of blank lines can not
+    // make it reserve more than a small multiple of its own size.
+    const size_t lines = static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n'));
+    names_.reserve(std::min(lines, text_.size() / 32));
+  }
   if (!SkipSpace()) return error_;
   {
     size_t save = pos_;
@@ -1515,9 +1523,15 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
      : attr == "lhs_contracting_dims" ? dn->lhs_contracting_dimensions
                                       : dn->rhs_contracting_dimensions) = std::move(dims);
   } else if (attr == "replica_groups") {
-    ReplicaGroups groups;
-    if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
-    inst->set_replica_groups(std::move(groups));
+    // Collectives repeat a few group lists: the same text gets the same
+    // (shared) contents, parsed once.
+    auto cached = replica_groups_by_text_.find(value);
+    if (cached == replica_groups_by_text_.end()) {
+      ReplicaGroups groups;
+      if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
+      cached = replica_groups_by_text_.emplace(value, std::move(groups)).first;
+    }
+    inst->set_replica_groups(cached->second);
   } else if (attr == "channel_id") {
     int64_t n;
     auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
