@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hilo/ir/attribute_names.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
@@ -797,6 +799,113 @@ TEST(FrontendAttributesTest, SetFindRemove) {
   EXPECT_FALSE(fa.Remove("a"));
   EXPECT_FALSE(fa.Contains("a"));
   EXPECT_TRUE(fa.Contains("d"));
+}
+
+// ---------------------------------------------------------------------------
+// Interned attribute names and the out-of-line rare attributes
+// ---------------------------------------------------------------------------
+
+TEST(AttributeNamesTest, EqualNamesShareOneLongLivedCopy) {
+  absl::string_view builtin = InternAttributeName(std::string("replica_groups"));
+  EXPECT_EQ(builtin, "replica_groups");
+  EXPECT_EQ(builtin.data(), InternAttributeName("replica_groups").data());
+  // A name XLA does not define is copied once; the view outlives its source.
+  absl::string_view unknown;
+  {
+    std::string source = "my_custom_attribute_" + std::to_string(12345);
+    unknown = InternAttributeName(source);
+    source.assign(source.size(), 'z');
+  }
+  EXPECT_EQ(unknown, "my_custom_attribute_12345");
+  EXPECT_EQ(unknown.data(), InternAttributeName("my_custom_attribute_12345").data());
+  EXPECT_TRUE(InternAttributeName("").empty());
+  // Names that share the quick table's slot key still intern separately.
+  EXPECT_NE(InternAttributeName("slice").data(), InternAttributeName("sxxce").data());
+  EXPECT_EQ(InternAttributeName("sxxce"), "sxxce");
+}
+
+TEST(AttributeNamesTest, ThreadsInterningTheSameNamesAgree) {
+  constexpr int kNames = 2000;
+  std::vector<absl::string_view> first(kNames), second(kNames);
+  auto intern_all = [](std::vector<absl::string_view>* out) {
+    for (int i = 0; i < kNames; ++i) (*out)[i] = InternAttributeName("threaded_" + std::to_string(i));
+  };
+  std::thread a(intern_all, &first), b(intern_all, &second);
+  a.join();
+  b.join();
+  for (int i = 0; i < kNames; ++i) {
+    EXPECT_EQ(first[i].data(), second[i].data()) << i;
+    EXPECT_EQ(first[i], "threaded_" + std::to_string(i));
+  }
+}
+
+TEST(HloInstructionTest, RareAttributesDefaultUntilSetAndAttributeOrderOwnsNoText) {
+  auto inst = HloInstruction::Create(HloOpcode::kAllGather, Shape::MakeArray(PrimitiveType::F32, {8}));
+  EXPECT_FALSE(inst->replica_groups().has_value());
+  EXPECT_FALSE(inst->source_target_pairs().has_value());
+  EXPECT_FALSE(inst->backend_config().has_value());
+  EXPECT_FALSE(inst->backend_config_is_dict());
+  EXPECT_EQ(inst->api_version(), 1);
+  EXPECT_TRUE(inst->custom_call_target().empty());
+  EXPECT_TRUE(inst->sharding().empty());
+  EXPECT_TRUE(inst->literal_text().empty());
+  EXPECT_TRUE(inst->raw_attributes().empty());
+  EXPECT_TRUE(inst->called_computation_attributes().empty());
+  EXPECT_TRUE(inst->control_predecessors().empty());
+  EXPECT_EQ(inst->dot_dimension_numbers(), DotDimensionNumbers{});
+  EXPECT_EQ(inst->raw_attribute("anything"), nullptr);
+  EXPECT_FALSE(inst->RemoveRawAttribute("anything"));
+
+  inst->set_replica_groups(ReplicaGroups::Explicit({{0, 1}, {2, 3}}));
+  inst->set_sharding("{replicated}");
+  inst->set_backend_config(std::string("{\"k\":1}"), true);
+  inst->SetRawAttribute("extra", "42");
+  EXPECT_EQ(inst->replica_groups()->ToString(), "{{0,1},{2,3}}");
+  EXPECT_EQ(inst->sharding(), "{replicated}");
+  EXPECT_TRUE(inst->backend_config_is_dict());
+  EXPECT_EQ(*inst->raw_attribute("extra"), "42");
+  // Another instruction still sees the defaults.
+  auto other = HloInstruction::Create(HloOpcode::kAllGather, Shape::MakeArray(PrimitiveType::F32, {8}));
+  EXPECT_FALSE(other->replica_groups().has_value());
+  EXPECT_TRUE(other->sharding().empty());
+
+  {
+    std::string temporary = "replica_groups";
+    inst->AppendAttributeName(temporary);
+    inst->AppendAttributeName(std::string("extra"));
+    temporary.assign(temporary.size(), 'x');
+  }
+  EXPECT_THAT(inst->attribute_order(), ElementsAre("replica_groups", "extra"));
+}
+
+TEST(ShapeTest, InlineDimensionsBeyondTheInlineCapacity) {
+  Shape shape = Shape::MakeArrayWithLayout(PrimitiveType::F32, {1, 2, 3, 4, 5, 6, 7},
+                                           {6, 5, 4, 3, 2, 1, 0});
+  shape.set_dynamic_dimension(6, true);
+  EXPECT_EQ(shape.ToString(), "f32[1,2,3,4,5,6,<=7]{6,5,4,3,2,1,0}");
+  Shape copy = shape;
+  EXPECT_EQ(copy, shape);
+  copy.set_dimensions(0, 9);
+  EXPECT_NE(copy, shape);
+  EXPECT_FALSE(shape.is_static());
+  EXPECT_EQ(shape.elements(), 5040);
+}
+
+TEST(ReplicaGroupsTest, CopiesShareContentsAndEqualityIsByValue) {
+  ReplicaGroups a = ReplicaGroups::Explicit({{0, 1}, {2, 3}});
+  ReplicaGroups copy = a;
+  EXPECT_TRUE(copy.SharesContentsWith(a));
+  ReplicaGroups b = ReplicaGroups::Explicit({{0, 1}, {2, 3}});
+  EXPECT_FALSE(b.SharesContentsWith(a));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, ReplicaGroups::Explicit({{0, 2}, {1, 3}}));
+  EXPECT_NE(a, ReplicaGroups::Iota({2, 2, {4}, {}}));  // same groups, another form
+  EXPECT_TRUE(ReplicaGroupsEqual(a, ReplicaGroups::Iota({2, 2, {4}, {}})));
+  // The default value is explicit and empty, and equals an explicit empty list.
+  EXPECT_TRUE(ReplicaGroups().empty());
+  EXPECT_EQ(ReplicaGroups(), ReplicaGroups::Explicit({}));
+  EXPECT_EQ(ReplicaGroups().ToString(), "{}");
+  EXPECT_EQ(ReplicaGroups::Raw("mesh[a]").raw(), "mesh[a]");
 }
 
 }  // namespace

@@ -580,6 +580,105 @@ ENTRY e {
   EXPECT_EQ(m->entry_computation()->num_parameters(), 2);
 }
 
+// Names are unique in the module: the parser renames a name another
+// computation already used (as HloModule::UniqueInstructionName would), names
+// nameless nested instructions and compact get-tuple-elements the same way,
+// and operands still resolve within their own computation. The module's name
+// index, which the parser does not build, is built on first use and knows
+// every parsed name.
+TEST(ParserTest, NamesAreModuleUniqueAndTheIndexIsBuiltOnDemand) {
+  auto m = Parse(R"(HloModule m
+c {
+  x = f32[] parameter(0)
+  add = f32[] add(x, x)
+  ROOT x.1 = f32[] negate(add)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  p = (f32[], f32[]) parameter(1)
+  x.1 = f32[] multiply(x, x)
+  add.1 = f32[] add(x.1, x)
+  n = f32[] add(add.1, negate(p#0))
+  ROOT r = f32[] call(n), to_apply=c
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloComputation* entry = m->entry_computation();
+  std::vector<std::string> names;
+  for (const HloInstruction* inst : entry->instructions()) names.push_back(inst->name());
+  // x and x.1 were taken by computation c; the nested negate and the compact
+  // get-tuple-element (made when the computation's operands are resolved)
+  // get their opcode's name.
+  EXPECT_THAT(names, ::testing::ElementsAre("x.2", "p", "x.1.1", "add.1", "negate", "n", "r",
+                                            "get-tuple-element"));
+  const HloInstruction* mul = entry->instructions()[2];
+  EXPECT_EQ(mul->opcode(), HloOpcode::kMultiply);
+  EXPECT_EQ(mul->operand(0), entry->instructions()[0]);  // this computation's x
+  const HloInstruction* add1 = entry->instructions()[3];
+  EXPECT_EQ(add1->operand(0), mul);
+  EXPECT_EQ(add1->operand(1)->name(), "x.2");
+  // The index is complete once built.
+  for (absl::string_view used : {"x", "x.1", "x.2", "x.1.1", "add", "add.1", "negate", "r"}) {
+    EXPECT_TRUE(m->IsInstructionNameUsed(used)) << used;
+  }
+  EXPECT_FALSE(m->IsInstructionNameUsed("x.3"));
+  EXPECT_EQ(m->UniqueInstructionName("x"), "x.3");
+  EXPECT_EQ(m->UniqueInstructionName("negate"), "negate.1");
+  // A pass adding an instruction after parsing gets a fresh name too.
+  HloComputation* e = m->entry_computation();
+  HloInstruction* added =
+      e->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, Shape::MakeScalar(PrimitiveType::F32),
+                                               {e->root_instruction()}, "n"));
+  EXPECT_EQ(added->name(), "n.1");
+  // Within one computation a repeated name is still an error.
+  EXPECT_FALSE(
+      ParseHloModule("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  a = f32[] negate(a)\n}\n")
+          .ok());
+}
+
+// Operands are taken as soon as they are known, but a forward reference
+// makes the rest of the computation wait: users stay in text order either way.
+TEST(ParserTest, UsersFollowTheTextOrderWithForwardReferences) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[] parameter(0)
+  early = f32[] negate(p)
+  a = f32[] add(p, q)
+  q = f32[] negate(p)
+  b = f32[] multiply(p, p)
+  g = (f32[], f32[]) tuple(p, b)
+  c = f32[] add(g#0, p)
+  ROOT t = (f32[], f32[], f32[]) tuple(a, c, early)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<std::string> users;
+  for (const HloInstruction* user : Find(*m, "p")->users()) users.push_back(user->name());
+  EXPECT_THAT(users, ::testing::ElementsAre("early", "a", "q", "b", "g", "c"));
+  const HloInstruction* a = Find(*m, "a");
+  ASSERT_EQ(a->operand_count(), 2);
+  EXPECT_EQ(a->operand(1), Find(*m, "q"));
+  EXPECT_EQ(Find(*m, "c")->operand(0)->opcode(), HloOpcode::kGetTupleElement);
+}
+
+TEST(ParserTest, CollectivesWrittenWithTheSameGroupsShareThem) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  a = f32[8] all-gather(p), dimensions={0}, replica_groups={{0,1},{2,3}}
+  b = f32[8] all-gather(a), dimensions={0}, replica_groups={{0,1},{2,3}}
+  ROOT c = f32[8] all-gather(b), dimensions={0}, replica_groups={{0,2},{1,3}}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ReplicaGroups& a = *Find(*m, "a")->replica_groups();
+  const ReplicaGroups& b = *Find(*m, "b")->replica_groups();
+  const ReplicaGroups& c = *Find(*m, "c")->replica_groups();
+  EXPECT_TRUE(a.SharesContentsWith(b));
+  EXPECT_FALSE(a.SharesContentsWith(c));
+  EXPECT_EQ(c.ToString(), "{{0,2},{1,3}}");
+}
+
 TEST(ParserTest, LegacyComparisonOpcodesMapToCompare) {
   auto m = Parse(R"(HloModule m
 ENTRY e {

@@ -22,7 +22,22 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path, int err
 absl::Status ReadAll(int fd, const std::string& path, std::string* out) {
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    out->reserve(static_cast<size_t>(st.st_size));
+    // A regular file is read straight into the string (no second copy of a
+    // large module); anything after the size fstat gave is read below.
+    const size_t expected = static_cast<size_t>(st.st_size);
+    out->resize(expected);
+    size_t filled = 0;
+    while (filled < expected) {
+      ssize_t n = read(fd, out->data() + filled, expected - filled);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoError("cannot read", path, errno);
+      }
+      filled += static_cast<size_t>(n);
+    }
+    out->resize(filled);
+    if (filled < expected) return absl::OkStatus();
   }
   std::vector<char> buffer(1 << 20);
   while (true) {

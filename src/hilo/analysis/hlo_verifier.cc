@@ -232,6 +232,7 @@ class Verifier {
           absl::StrCat("module ", module_.name(), ": the entry computation ",
                        Name(module_.entry_computation()), " is not one of its computations"));
     }
+    names_.reserve(module_.instruction_count());
     absl::flat_hash_set<absl::string_view> comp_names;
     for (const HloComputation* comp : computations_) {
       if (!comp_names.insert(comp->name()).second) {
@@ -436,40 +437,9 @@ class Verifier {
   // ---------------------------------------------------------------------
   // Phase 2: no cycle through operands and control predecessors.
   absl::Status VerifyAcyclic(const HloComputation* comp) {
-    enum : uint8_t { kNew = 0, kActive, kDone };
-    absl::flat_hash_map<const HloInstruction*, uint8_t> state;
-    const std::vector<HloInstruction*> instructions = comp->instructions();
-    state.reserve(instructions.size());
-    // Frame: instruction and the index of the next edge to follow (operands
-    // first, then control predecessors).
-    std::vector<std::pair<const HloInstruction*, size_t>> stack;
-    for (const HloInstruction* start : instructions) {
-      if (state[start] != kNew) continue;
-      stack.push_back({start, 0});
-      state[start] = kActive;
-      while (!stack.empty()) {
-        auto& [inst, next] = stack.back();
-        const size_t n_operands = inst->operands().size();
-        const size_t n_edges = n_operands + inst->control_predecessors().size();
-        if (next == n_edges) {
-          state[inst] = kDone;
-          stack.pop_back();
-          continue;
-        }
-        const bool is_control = next >= n_operands;
-        const HloInstruction* target = is_control ? inst->control_predecessors()[next - n_operands]
-                                                  : inst->operands()[next];
-        ++next;
-        uint8_t& s = state[target];
-        if (s == kActive) {
-          return Fail(comp, target, "it is on a cycle (through ",
-                      is_control ? "a control edge" : "operands", " from %", inst->name(), ")");
-        }
-        if (s == kNew) {
-          s = kActive;
-          stack.push_back({target, 0});
-        }
-      }
+    if (std::optional<HloComputation::CycleEdge> edge = comp->FindCycle()) {
+      return Fail(comp, edge->to, "it is on a cycle (through ",
+                  edge->control ? "a control edge" : "operands", " from %", edge->from->name(), ")");
     }
     return absl::OkStatus();
   }

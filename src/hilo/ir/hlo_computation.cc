@@ -20,9 +20,14 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
   HloInstruction* inst = instruction.get();
   inst->parent_ = this;
   if (parent_ != nullptr) {
-    absl::string_view hint = inst->name_;
-    if (hint.empty()) hint = HloOpcodeString(inst->opcode());
-    inst->name_ = parent_->UniqueInstructionName(hint);
+    // A written name that is still free is kept as is (the common case:
+    // one hash and one copy into the module's name set).
+    const bool trusted = parent_->bulk_loading() && !inst->name_.empty();
+    if (!trusted && (inst->name_.empty() || !parent_->ReserveInstructionName(inst->name_))) {
+      absl::string_view hint = inst->name_;
+      if (hint.empty()) hint = HloOpcodeString(inst->opcode());
+      inst->name_ = parent_->UniqueInstructionName(hint);
+    }
     inst->unique_id_ = parent_->NextUniqueId();
   }
   inst->index_in_parent_ = static_cast<int64_t>(instructions_.size());
@@ -94,14 +99,14 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
       for (auto it = current->operands_.rbegin(); it != current->operands_.rend(); ++it) {
         if (is_ours(*it) && state_of(*it) == kNew) stack.push_back(*it);
       }
-      for (HloInstruction* pred : current->control_predecessors_) {
+      for (HloInstruction* pred : current->control_predecessors()) {
         if (is_ours(pred) && state_of(pred) == kNew) stack.push_back(pred);
       }
     }
     return false;
   };
   for (const auto& inst : instructions_) {
-    if (inst != nullptr && inst->users_.empty() && inst->control_successors_.empty() &&
+    if (inst != nullptr && inst->users_.empty() && inst->control_successors().empty() &&
         state_of(inst.get()) == kNew) {
       if (visit_from(inst.get())) return;
     }
@@ -112,6 +117,40 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
       if (visit_from(inst.get())) return;
     }
   }
+}
+
+std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
+  enum State : uint8_t { kNew, kActive, kDone };
+  std::vector<State> state(instructions_.size(), kNew);
+  // Frame: instruction and the index of the next edge to follow (operands
+  // first, then control predecessors).
+  std::vector<std::pair<const HloInstruction*, size_t>> stack;
+  for (const auto& start : instructions_) {
+    if (start == nullptr || state[start->index_in_parent_] != kNew) continue;
+    stack.push_back({start.get(), 0});
+    state[start->index_in_parent_] = kActive;
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      const size_t n_operands = inst->operands_.size();
+      const std::vector<HloInstruction*>& preds = inst->control_predecessors();
+      if (next == n_operands + preds.size()) {
+        state[inst->index_in_parent_] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      const bool control = next >= n_operands;
+      const HloInstruction* target = control ? preds[next - n_operands] : inst->operands_[next];
+      ++next;
+      if (target->parent_ != this) continue;
+      State& s = state[target->index_in_parent_];
+      if (s == kActive) return CycleEdge{inst, target, control};
+      if (s == kNew) {
+        s = kActive;
+        stack.push_back({target, 0});
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 bool HloComputation::HasSideEffect(const HloInstruction* instruction) {
@@ -150,8 +189,8 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
         absl::StrCat("cannot remove ", instruction->name(), ": it is the root of ", name_));
   }
   // Relay control dependencies so the ordering they imposed survives.
-  for (HloInstruction* pred : instruction->control_predecessors_) {
-    for (HloInstruction* succ : instruction->control_successors_) {
+  for (HloInstruction* pred : instruction->control_predecessors()) {
+    for (HloInstruction* succ : instruction->control_successors()) {
       if (pred != succ) pred->AddControlDependencyTo(succ);
     }
   }
@@ -191,7 +230,7 @@ absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* 
     if (inst->parent_ != this) continue;  // already removed (listed twice)
     if (!first) {
       if (!inst->users_.empty() || inst == root_ || HasSideEffect(inst) ||
-          !inst->control_predecessors_.empty() || !inst->control_successors_.empty()) {
+          !inst->control_predecessors().empty() || !inst->control_successors().empty()) {
         continue;
       }
     }

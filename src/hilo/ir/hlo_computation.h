@@ -7,6 +7,7 @@
 #define HILO_IR_HLO_COMPUTATION_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,18 @@ class HloComputation {
   // Visits instructions in exactly MakeInstructionPostOrder()'s order until
   // `visit` returns true (stop), without building the whole order first.
   void WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)> visit) const;
+
+  // An edge that closes a cycle through operands and control predecessors:
+  // `to` is an operand (or, if `control`, a control predecessor) of `from`
+  // and `to` is already on the path that reached `from`. nullopt if the
+  // computation is acyclic. Edges to other computations' instructions
+  // (malformed input) are ignored. Iterative, with dense state.
+  struct CycleEdge {
+    const HloInstruction* from;
+    const HloInstruction* to;
+    bool control;
+  };
+  std::optional<CycleEdge> FindCycle() const;
 
   // Removes an instruction that has no users and is not the root. Its
   // operands lose it as a user; its control dependencies are dropped.

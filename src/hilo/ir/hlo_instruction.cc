@@ -94,12 +94,13 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateCustomCall(
     Shape shape, absl::Span<HloInstruction* const> operands, std::string target,
     std::string backend_config) {
   auto inst = Create(HloOpcode::kCustomCall, std::move(shape), operands);
-  inst->custom_call_target_ = std::move(target);
-  if (!backend_config.empty()) inst->backend_config_ = std::move(backend_config);
+  inst->set_custom_call_target(std::move(target));
+  if (!backend_config.empty()) inst->set_backend_config(std::move(backend_config));
   return inst;
 }
 
 HloInstruction::~HloInstruction() = default;
+
 
 // ---------------------------------------------------------------------------
 // Operands and users
@@ -204,33 +205,34 @@ void HloInstruction::ReplaceAllUsesWithDifferentShape(HloInstruction* replacemen
 // Control dependencies
 
 void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
-  if (std::find(control_successors_.begin(), control_successors_.end(), successor) !=
-      control_successors_.end()) {
-    return;
-  }
-  control_successors_.push_back(successor);
-  successor->control_predecessors_.push_back(this);
+  const std::vector<HloInstruction*>& succs = control_successors();
+  if (std::find(succs.begin(), succs.end(), successor) != succs.end()) return;
+  mutable_rare().control_successors.push_back(successor);
+  successor->mutable_rare().control_predecessors.push_back(this);
 }
 
 void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
-  auto it = std::find(control_successors_.begin(), control_successors_.end(), successor);
-  if (it == control_successors_.end()) return;
-  control_successors_.erase(it);
-  auto& preds = successor->control_predecessors_;
+  if (rare_ == nullptr) return;
+  auto& succs = rare_->control_successors;
+  auto it = std::find(succs.begin(), succs.end(), successor);
+  if (it == succs.end()) return;
+  succs.erase(it);
+  auto& preds = successor->rare_->control_predecessors;
   preds.erase(std::find(preds.begin(), preds.end(), this));
 }
 
 void HloInstruction::DropAllControlDependencies() {
-  for (HloInstruction* succ : control_successors_) {
-    auto& preds = succ->control_predecessors_;
+  if (rare_ == nullptr) return;
+  for (HloInstruction* succ : rare_->control_successors) {
+    auto& preds = succ->rare_->control_predecessors;
     preds.erase(std::find(preds.begin(), preds.end(), this));
   }
-  for (HloInstruction* pred : control_predecessors_) {
-    auto& succs = pred->control_successors_;
+  for (HloInstruction* pred : rare_->control_predecessors) {
+    auto& succs = pred->rare_->control_successors;
     succs.erase(std::find(succs.begin(), succs.end(), this));
   }
-  control_successors_.clear();
-  control_predecessors_.clear();
+  rare_->control_successors.clear();
+  rare_->control_predecessors.clear();
 }
 
 // ---------------------------------------------------------------------------
@@ -238,14 +240,14 @@ void HloInstruction::DropAllControlDependencies() {
 
 std::vector<HloComputation*> HloInstruction::called_computations() const {
   std::vector<HloComputation*> result;
-  for (const auto& attr : called_) {
+  for (const auto& attr : called_computation_attributes()) {
     result.insert(result.end(), attr.computations.begin(), attr.computations.end());
   }
   return result;
 }
 
 absl::Span<HloComputation* const> HloInstruction::called_computations(absl::string_view name) const {
-  for (const auto& attr : called_) {
+  for (const auto& attr : called_computation_attributes()) {
     if (attr.name == name) return attr.computations;
   }
   return {};
@@ -259,14 +261,15 @@ HloComputation* HloInstruction::called_computation(absl::string_view name) const
 void HloInstruction::SetCalledComputations(absl::string_view name,
                                            std::vector<HloComputation*> computations,
                                            bool braced) {
-  for (auto& attr : called_) {
+  std::vector<CalledComputationAttribute>& called = mutable_rare().called;
+  for (auto& attr : called) {
     if (attr.name == name) {
       attr.computations = std::move(computations);
       attr.braced = braced;
       return;
     }
   }
-  called_.push_back({std::string(name), std::move(computations), braced});
+  called.push_back({std::string(name), std::move(computations), braced});
 }
 
 // ---------------------------------------------------------------------------
@@ -295,26 +298,29 @@ std::optional<int> HloInstruction::ApiVersionFromName(absl::string_view name) {
 }
 
 const std::string* HloInstruction::raw_attribute(absl::string_view name) const {
-  for (const auto& attr : raw_attributes_) {
+  for (const auto& attr : raw_attributes()) {
     if (attr.name == name) return &attr.value;
   }
   return nullptr;
 }
 
 void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) {
-  for (auto& attr : raw_attributes_) {
+  std::vector<RawAttribute>& raw = mutable_rare().raw_attributes;
+  for (auto& attr : raw) {
     if (attr.name == name) {
       attr.value = std::move(value);
       return;
     }
   }
-  raw_attributes_.push_back({std::string(name), std::move(value)});
+  raw.push_back({std::string(name), std::move(value)});
 }
 
 bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
-  for (auto it = raw_attributes_.begin(); it != raw_attributes_.end(); ++it) {
+  if (rare_ == nullptr) return false;
+  std::vector<RawAttribute>& raw = rare_->raw_attributes;
+  for (auto it = raw.begin(); it != raw.end(); ++it) {
     if (it->name == name) {
-      raw_attributes_.erase(it);
+      raw.erase(it);
       return true;
     }
   }

@@ -20,8 +20,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "hilo/ir/attribute_names.h"
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
@@ -118,6 +120,7 @@ class HloInstruction {
   HloInstruction* mutable_operand(int64_t i) { return operands_[i]; }
   const std::vector<HloInstruction*>& operands() const { return operands_; }
   void AppendOperand(HloInstruction* operand);
+  void ReserveOperands(size_t n) { operands_.reserve(n); }
   // Replaces operand i; keeps users consistent.
   void ReplaceOperandWith(int64_t i, HloInstruction* new_operand);
   // Replaces every occurrence of `old_operand` among the operands.
@@ -138,8 +141,12 @@ class HloInstruction {
   void ReplaceAllUsesWithDifferentShape(HloInstruction* replacement);
 
   // --- Control dependencies ----------------------------------------------
-  const std::vector<HloInstruction*>& control_predecessors() const { return control_predecessors_; }
-  const std::vector<HloInstruction*>& control_successors() const { return control_successors_; }
+  const std::vector<HloInstruction*>& control_predecessors() const {
+    return rare().control_predecessors;
+  }
+  const std::vector<HloInstruction*>& control_successors() const {
+    return rare().control_successors;
+  }
   // Adds `this -> successor` (successor runs after this). No-op if present.
   void AddControlDependencyTo(HloInstruction* successor);
   void RemoveControlDependencyTo(HloInstruction* successor);
@@ -147,10 +154,10 @@ class HloInstruction {
 
   // --- Called computations -------------------------------------------------
   const std::vector<CalledComputationAttribute>& called_computation_attributes() const {
-    return called_;
+    return rare().called;
   }
   std::vector<CalledComputationAttribute>* mutable_called_computation_attributes() {
-    return &called_;
+    return &mutable_rare().called;
   }
   // Every called computation, in attribute order.
   std::vector<HloComputation*> called_computations() const;
@@ -178,11 +185,15 @@ class HloInstruction {
   // all-gather / reduce-scatter / all-to-all: dimensions()[0], or -1.
   int64_t collective_dimension() const;
   // dot: lhs_batch_dims=..., lhs_contracting_dims=...
-  const DotDimensionNumbers& dot_dimension_numbers() const { return dot_dims_; }
-  DotDimensionNumbers* mutable_dot_dimension_numbers() { return &dot_dims_; }
+  const DotDimensionNumbers& dot_dimension_numbers() const { return OrDefault(dot_dims_); }
+  DotDimensionNumbers* mutable_dot_dimension_numbers() { return &Materialize(dot_dims_); }
   // `replica_groups=`; nullopt when the attribute is absent.
-  const std::optional<ReplicaGroups>& replica_groups() const { return replica_groups_; }
-  void set_replica_groups(std::optional<ReplicaGroups> groups) { replica_groups_ = std::move(groups); }
+  const std::optional<ReplicaGroups>& replica_groups() const {
+    return OrDefault(collective_).replica_groups;
+  }
+  void set_replica_groups(std::optional<ReplicaGroups> groups) {
+    Materialize(collective_).replica_groups = std::move(groups);
+  }
   // `channel_id=N`
   const std::optional<int64_t>& channel_id() const { return channel_id_; }
   void set_channel_id(std::optional<int64_t> id) { channel_id_ = id; }
@@ -194,28 +205,31 @@ class HloInstruction {
   void set_constrain_layout(std::optional<bool> v) { constrain_layout_ = v; }
   // `source_target_pairs={{0,1},{1,2}}`
   const std::optional<std::vector<std::pair<int64_t, int64_t>>>& source_target_pairs() const {
-    return source_target_pairs_;
+    return OrDefault(collective_).source_target_pairs;
   }
   void set_source_target_pairs(std::optional<std::vector<std::pair<int64_t, int64_t>>> p) {
-    source_target_pairs_ = std::move(p);
+    Materialize(collective_).source_target_pairs = std::move(p);
   }
   // custom-call `custom_call_target="..."`
-  const std::string& custom_call_target() const { return custom_call_target_; }
-  void set_custom_call_target(std::string target) { custom_call_target_ = std::move(target); }
+  const std::string& custom_call_target() const { return rare().custom_call_target; }
+  void set_custom_call_target(std::string target) {
+    mutable_rare().custom_call_target = std::move(target);
+  }
   // custom-call `api_version=`: 1 (API_VERSION_ORIGINAL, XLA's default,
   // which its printer omits), 2 STATUS_RETURNING, 3 STATUS_RETURNING_UNIFIED,
   // 4 TYPED_FFI.
-  int api_version() const { return api_version_; }
-  void set_api_version(int v) { api_version_ = v; }
+  int api_version() const { return rare().api_version; }
+  void set_api_version(int v) { mutable_rare().api_version = v; }
   static absl::string_view ApiVersionName(int v);
   static std::optional<int> ApiVersionFromName(absl::string_view name);
   // `backend_config=`: the unescaped string value, or, when written as a
   // `{...}` dictionary, its text verbatim (backend_config_is_dict()).
-  const std::optional<std::string>& backend_config() const { return backend_config_; }
-  bool backend_config_is_dict() const { return backend_config_is_dict_; }
+  const std::optional<std::string>& backend_config() const { return rare().backend_config; }
+  bool backend_config_is_dict() const { return rare().backend_config_is_dict; }
   void set_backend_config(std::optional<std::string> config, bool is_dict = false) {
-    backend_config_ = std::move(config);
-    backend_config_is_dict_ = is_dict;
+    Rare& r = mutable_rare();
+    r.backend_config = std::move(config);
+    r.backend_config_is_dict = is_dict;
   }
   const FrontendAttributes& frontend_attributes() const { return frontend_attributes_; }
   FrontendAttributes* mutable_frontend_attributes() { return &frontend_attributes_; }
@@ -224,16 +238,16 @@ class HloInstruction {
   const std::string& metadata() const { return metadata_; }
   void set_metadata(std::string m) { metadata_ = std::move(m); }
   // `sharding=...`: the value text verbatim; empty if absent.
-  const std::string& sharding() const { return sharding_; }
-  void set_sharding(std::string s) { sharding_ = std::move(s); }
+  const std::string& sharding() const { return rare().sharding; }
+  void set_sharding(std::string s) { mutable_rare().sharding = std::move(s); }
   // constant(...): the literal text between the parentheses, verbatim
   // ("{...}" when elided).
-  const std::string& literal_text() const { return literal_text_; }
-  void set_literal_text(std::string t) { literal_text_ = std::move(t); }
+  const std::string& literal_text() const { return rare().literal_text; }
+  void set_literal_text(std::string t) { mutable_rare().literal_text = std::move(t); }
 
   // Attributes that are not typed, in the order written.
-  const std::vector<RawAttribute>& raw_attributes() const { return raw_attributes_; }
-  std::vector<RawAttribute>* mutable_raw_attributes() { return &raw_attributes_; }
+  const std::vector<RawAttribute>& raw_attributes() const { return rare().raw_attributes; }
+  std::vector<RawAttribute>* mutable_raw_attributes() { return &mutable_rare().raw_attributes; }
   // The verbatim value of raw attribute `name`, or nullptr.
   const std::string* raw_attribute(absl::string_view name) const;
   void SetRawAttribute(absl::string_view name, std::string value);
@@ -241,9 +255,18 @@ class HloInstruction {
 
   // Names of all attributes (typed, called-computation and raw) in the order
   // they were written. The printer prints in this order and then any set
-  // attribute not listed here in XLA's order.
-  const std::vector<std::string>& attribute_order() const { return attribute_order_; }
-  std::vector<std::string>* mutable_attribute_order() { return &attribute_order_; }
+  // attribute not listed here in XLA's order. The names are interned
+  // (InternAttributeName), so the list holds views and costs no allocation
+  // for up to three attributes.
+  using AttributeOrder = absl::InlinedVector<absl::string_view, 3>;
+  const AttributeOrder& attribute_order() const { return attribute_order_; }
+  // Appends `name` (interned here, so any string may be passed).
+  void AppendAttributeName(absl::string_view name) {
+    attribute_order_.push_back(InternAttributeName(name));
+  }
+  // For reordering and removing only: every element must stay a view
+  // returned by InternAttributeName (a view of a temporary would dangle).
+  AttributeOrder* mutable_attribute_order() { return &attribute_order_; }
 
   // Text-format fidelity bits owned by the parser and printer (for example
   // whether operand shapes were written before operand names).
@@ -269,8 +292,44 @@ class HloInstruction {
   void AddUser(HloInstruction* user);
   void RemoveUser(HloInstruction* user);
 
+  // Attributes most instructions do not have live out of line, allocated on
+  // first write, in three groups so that an instruction pays only for the
+  // kind it has (a collective's groups, a dot's dimensions, the rest).
+  // This makes the instruction half of its former size (952 bytes), which
+  // was most of the parser's memory and page faults.
+  struct CollectiveAttributes {
+    std::optional<ReplicaGroups> replica_groups;
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> source_target_pairs;
+  };
+  struct Rare {
+    std::vector<HloInstruction*> control_predecessors;
+    std::vector<HloInstruction*> control_successors;
+    std::vector<CalledComputationAttribute> called;
+    std::string custom_call_target;
+    int api_version = 1;
+    bool backend_config_is_dict = false;
+    std::optional<std::string> backend_config;
+    std::string sharding;
+    std::string literal_text;
+    std::vector<RawAttribute> raw_attributes;
+  };
+  // The value of an absent group: every attribute at its default.
+  template <typename T>
+  static const T& OrDefault(const std::unique_ptr<T>& group) {
+    static const T* const kDefault = new T();
+    return group != nullptr ? *group : *kDefault;
+  }
+  template <typename T>
+  static T& Materialize(std::unique_ptr<T>& group) {
+    if (group == nullptr) group = std::make_unique<T>();
+    return *group;
+  }
+  const Rare& rare() const { return OrDefault(rare_); }
+  Rare& mutable_rare() { return Materialize(rare_); }
+
   std::string name_;
   HloOpcode opcode_;
+  uint32_t text_flags_ = 0;
   Shape shape_;
   HloComputation* parent_ = nullptr;
   int64_t unique_id_ = -1;
@@ -282,30 +341,19 @@ class HloInstruction {
   // entries so that adding and removing users stays O(1) for values with
   // very many users.
   std::unique_ptr<absl::flat_hash_map<const HloInstruction*, size_t>> user_index_;
-  std::vector<HloInstruction*> control_predecessors_;
-  std::vector<HloInstruction*> control_successors_;
-  std::vector<CalledComputationAttribute> called_;
 
   int64_t parameter_number_ = -1;
   int64_t tuple_index_ = -1;
   std::optional<std::vector<int64_t>> dimensions_;
-  DotDimensionNumbers dot_dims_;
-  std::optional<ReplicaGroups> replica_groups_;
   std::optional<int64_t> channel_id_;
   std::optional<bool> use_global_device_ids_;
   std::optional<bool> constrain_layout_;
-  std::optional<std::vector<std::pair<int64_t, int64_t>>> source_target_pairs_;
-  std::string custom_call_target_;
-  int api_version_ = 1;
-  std::optional<std::string> backend_config_;
-  bool backend_config_is_dict_ = false;
   FrontendAttributes frontend_attributes_;
   std::string metadata_;
-  std::string sharding_;
-  std::string literal_text_;
-  std::vector<RawAttribute> raw_attributes_;
-  std::vector<std::string> attribute_order_;
-  uint32_t text_flags_ = 0;
+  AttributeOrder attribute_order_;
+  std::unique_ptr<CollectiveAttributes> collective_;
+  std::unique_ptr<DotDimensionNumbers> dot_dims_;
+  std::unique_ptr<Rare> rare_;
 };
 
 }  // namespace hilo

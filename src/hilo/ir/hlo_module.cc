@@ -62,7 +62,28 @@ int64_t HloModule::instruction_count() const {
   return n;
 }
 
+void HloModule::BeginBulkLoad() {
+  bulk_loading_ = true;
+  name_index_built_ = false;
+  used_names_.clear();
+}
+
+void HloModule::EnsureNameIndex() const {
+  if (name_index_built_) return;
+  name_index_built_ = true;
+  used_names_.reserve(instruction_count());
+  for (const auto& computation : computations_) {
+    for (const HloInstruction* inst : computation->instructions()) used_names_.insert(inst->name());
+  }
+}
+
+bool HloModule::IsInstructionNameUsed(absl::string_view name) const {
+  EnsureNameIndex();
+  return used_names_.contains(name);
+}
+
 std::string HloModule::UniqueInstructionName(absl::string_view hint) {
+  EnsureNameIndex();
   if (!used_names_.contains(hint)) {
     used_names_.emplace(hint);
     return std::string(hint);
@@ -78,9 +99,13 @@ std::string HloModule::UniqueInstructionName(absl::string_view hint) {
 }
 
 bool HloModule::ReserveInstructionName(absl::string_view name) {
+  EnsureNameIndex();
   return used_names_.emplace(name).second;
 }
 
-void HloModule::ReleaseInstructionName(absl::string_view name) { used_names_.erase(name); }
+void HloModule::ReleaseInstructionName(absl::string_view name) {
+  EnsureNameIndex();
+  used_names_.erase(name);
+}
 
 }  // namespace hilo

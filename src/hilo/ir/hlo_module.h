@@ -73,7 +73,16 @@ class HloModule {
   // Reserves `name` exactly; false if it is already used.
   bool ReserveInstructionName(absl::string_view name);
   void ReleaseInstructionName(absl::string_view name);
-  bool IsInstructionNameUsed(absl::string_view name) const { return used_names_.contains(name); }
+  bool IsInstructionNameUsed(absl::string_view name) const;
+
+  // Bulk loading (the parser): between Begin and End, instructions added to
+  // the module's computations keep their names unchecked, and the caller
+  // guarantees that they are unique and non-empty. The set of used names is
+  // then built only when something first asks for a name (a pass creating
+  // an instruction), so parsing and printing a module never builds it.
+  void BeginBulkLoad();
+  void EndBulkLoad() { bulk_loading_ = false; }
+  bool bulk_loading() const { return bulk_loading_; }
 
   int64_t NextUniqueId() { return next_unique_id_++; }
 
@@ -99,7 +108,11 @@ class HloModule {
   HloComputation* entry_ = nullptr;
   absl::flat_hash_map<std::string, HloComputation*> computations_by_name_;
 
-  absl::flat_hash_set<std::string> used_names_;
+  // Built on demand (EnsureNameIndex) from the instructions' names.
+  void EnsureNameIndex() const;
+  mutable absl::flat_hash_set<std::string> used_names_;
+  mutable bool name_index_built_ = true;
+  bool bulk_loading_ = false;
   absl::flat_hash_map<std::string, int64_t> next_suffix_;
   int64_t next_unique_id_ = 0;
   TextInfo text_info_;

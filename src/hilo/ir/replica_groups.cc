@@ -12,38 +12,56 @@ namespace hilo {
 // and expanding would allocate without bound on hostile input.
 static constexpr int64_t kMaxExpandedDevices = int64_t{1} << 24;
 
+const ReplicaGroups::Rep& ReplicaGroups::rep() const {
+  static const Rep* const kEmpty = new Rep();
+  return rep_ != nullptr ? *rep_ : *kEmpty;
+}
+
+bool ReplicaGroups::operator==(const ReplicaGroups& other) const {
+  if (rep_ == other.rep_) return true;
+  const Rep& a = rep();
+  const Rep& b = other.rep();
+  return a.form == b.form && a.groups == b.groups && a.iota == b.iota && a.raw == b.raw;
+}
+
 ReplicaGroups ReplicaGroups::Explicit(std::vector<std::vector<int64_t>> groups) {
   ReplicaGroups g;
-  g.form_ = Form::kExplicit;
-  g.groups_ = std::move(groups);
+  auto rep = std::make_shared<Rep>();
+  rep->form = Form::kExplicit;
+  rep->groups = std::move(groups);
+  g.rep_ = std::move(rep);
   return g;
 }
 
 ReplicaGroups ReplicaGroups::Iota(IotaReplicaGroupList iota) {
   ReplicaGroups g;
-  g.form_ = Form::kIota;
-  g.iota_ = std::move(iota);
+  auto rep = std::make_shared<Rep>();
+  rep->form = Form::kIota;
+  rep->iota = std::move(iota);
+  g.rep_ = std::move(rep);
   return g;
 }
 
 ReplicaGroups ReplicaGroups::Raw(std::string text) {
   ReplicaGroups g;
-  g.form_ = Form::kRaw;
-  g.raw_ = std::move(text);
+  auto rep = std::make_shared<Rep>();
+  rep->form = Form::kRaw;
+  rep->raw = std::move(text);
+  g.rep_ = std::move(rep);
   return g;
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> ReplicaGroups::Expand() const {
-  switch (form_) {
+  switch (form()) {
     case Form::kExplicit:
-      return groups_;
+      return explicit_groups();
     case Form::kRaw:
       return absl::UnimplementedError(
-          absl::StrCat("replica groups in the form '", raw_, "' can not be expanded"));
+          absl::StrCat("replica groups in the form '", raw(), "' can not be expanded"));
     case Form::kIota:
       break;
   }
-  const IotaReplicaGroupList& iota = iota_;
+  const IotaReplicaGroupList& iota = this->iota();
   int64_t total = 1;
   for (int64_t d : iota.reshape_dims) {
     if (d < 0 || __builtin_mul_overflow(total, d, &total) || total > kMaxExpandedDevices) {
@@ -97,26 +115,28 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ReplicaGroups::Expand() const 
 }
 
 std::string ReplicaGroups::ToString() const {
-  switch (form_) {
+  const std::vector<std::vector<int64_t>>& groups = explicit_groups();
+  const IotaReplicaGroupList& list = iota();
+  switch (form()) {
     case Form::kExplicit: {
       std::string out = "{";
-      for (size_t i = 0; i < groups_.size(); ++i) {
+      for (size_t i = 0; i < groups.size(); ++i) {
         if (i > 0) out.push_back(',');
-        absl::StrAppend(&out, "{", absl::StrJoin(groups_[i], ","), "}");
+        absl::StrAppend(&out, "{", absl::StrJoin(groups[i], ","), "}");
       }
       out.push_back('}');
       return out;
     }
     case Form::kIota: {
-      std::string out = absl::StrCat("[", iota_.num_groups, ",", iota_.group_size, "]<=[",
-                                     absl::StrJoin(iota_.reshape_dims, ","), "]");
-      if (!iota_.transpose_perm.empty()) {
-        absl::StrAppend(&out, "T(", absl::StrJoin(iota_.transpose_perm, ","), ")");
+      std::string out = absl::StrCat("[", list.num_groups, ",", list.group_size, "]<=[",
+                                     absl::StrJoin(list.reshape_dims, ","), "]");
+      if (!list.transpose_perm.empty()) {
+        absl::StrAppend(&out, "T(", absl::StrJoin(list.transpose_perm, ","), ")");
       }
       return out;
     }
     case Form::kRaw:
-      return raw_;
+      return raw();
   }
   return "";
 }

@@ -5,6 +5,7 @@
 #define HILO_IR_REPLICA_GROUPS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct IotaReplicaGroupList {
   bool operator==(const IotaReplicaGroupList&) const = default;
 };
 
+// A value type. The contents are immutable and shared between copies: a
+// module's collectives mostly repeat a handful of group lists, and the parser
+// gives every collective written with the same text the same contents, so
+// copies and comparisons of equal lists are cheap and stored once.
 class ReplicaGroups {
  public:
   enum class Form { kExplicit, kIota, kRaw };
@@ -34,11 +39,13 @@ class ReplicaGroups {
   // A form this project does not interpret (e.g. `mesh[...]`), kept verbatim.
   static ReplicaGroups Raw(std::string text);
 
-  Form form() const { return form_; }
-  bool empty() const { return form_ == Form::kExplicit && groups_.empty(); }
-  const std::vector<std::vector<int64_t>>& explicit_groups() const { return groups_; }
-  const IotaReplicaGroupList& iota() const { return iota_; }
-  const std::string& raw() const { return raw_; }
+  Form form() const { return rep().form; }
+  bool empty() const { return form() == Form::kExplicit && explicit_groups().empty(); }
+  const std::vector<std::vector<int64_t>>& explicit_groups() const { return rep().groups; }
+  const IotaReplicaGroupList& iota() const { return rep().iota; }
+  const std::string& raw() const { return rep().raw; }
+  // True if both share their contents (then they are equal).
+  bool SharesContentsWith(const ReplicaGroups& other) const { return rep_ == other.rep_; }
 
   // The groups as explicit lists of ids, in order. Iota form is expanded
   // (an error if its numbers are inconsistent or too large); raw form is an error.
@@ -49,13 +56,17 @@ class ReplicaGroups {
   std::string ToString() const;
 
   // Same form and same contents (no expansion).
-  bool operator==(const ReplicaGroups& other) const = default;
+  bool operator==(const ReplicaGroups& other) const;
 
  private:
-  Form form_ = Form::kExplicit;
-  std::vector<std::vector<int64_t>> groups_;
-  IotaReplicaGroupList iota_;
-  std::string raw_;
+  struct Rep {
+    Form form = Form::kExplicit;
+    std::vector<std::vector<int64_t>> groups;
+    IotaReplicaGroupList iota;
+    std::string raw;
+  };
+  const Rep& rep() const;
+  std::shared_ptr<const Rep> rep_;  // nullptr: explicit and empty
 };
 
 // True if both expand to the same ordered list of ordered groups. Forms that

@@ -4,18 +4,18 @@
 
 namespace hilo {
 
-Shape Shape::MakeArray(PrimitiveType type, std::vector<int64_t> dims) {
+Shape Shape::MakeArray(PrimitiveType type, absl::Span<const int64_t> dims) {
   Shape shape;
   shape.element_type_ = type;
   shape.dynamic_.assign(dims.size(), false);
-  shape.dims_ = std::move(dims);
+  shape.dims_.assign(dims.begin(), dims.end());
   return shape;
 }
 
-Shape Shape::MakeArrayWithLayout(PrimitiveType type, std::vector<int64_t> dims,
-                                 std::vector<int64_t> minor_to_major) {
-  Shape shape = MakeArray(type, std::move(dims));
-  shape.layout_ = Layout{std::move(minor_to_major), ""};
+Shape Shape::MakeArrayWithLayout(PrimitiveType type, absl::Span<const int64_t> dims,
+                                 absl::Span<const int64_t> minor_to_major) {
+  Shape shape = MakeArray(type, dims);
+  shape.layout_ = Layout{DimensionVector(minor_to_major.begin(), minor_to_major.end()), ""};
   return shape;
 }
 

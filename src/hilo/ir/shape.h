@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "hilo/ir/primitive_type.h"
 
@@ -26,8 +27,13 @@ namespace hilo {
 // Size recorded for an unbounded dynamic dimension (`?`).
 inline constexpr int64_t kUnboundedSize = INT64_MIN;
 
+// Dimension lists are short (rank <= 4 for almost every HLO value), so they
+// live inline in the shape: parsing a module then allocates nothing per
+// shape.
+using DimensionVector = absl::InlinedVector<int64_t, 4>;
+
 struct Layout {
-  std::vector<int64_t> minor_to_major;
+  DimensionVector minor_to_major;
   // Everything between the `:` and the closing `}` (for example
   // "T(8,128)(2,1)S(1)"), verbatim; empty when there is no `:`.
   std::string tail;
@@ -39,9 +45,9 @@ class Shape {
  public:
   Shape() = default;  // An invalid (tuple-less, element-less) shape: PrimitiveType::TUPLE with no elements.
 
-  static Shape MakeArray(PrimitiveType type, std::vector<int64_t> dims);
-  static Shape MakeArrayWithLayout(PrimitiveType type, std::vector<int64_t> dims,
-                                   std::vector<int64_t> minor_to_major);
+  static Shape MakeArray(PrimitiveType type, absl::Span<const int64_t> dims);
+  static Shape MakeArrayWithLayout(PrimitiveType type, absl::Span<const int64_t> dims,
+                                   absl::Span<const int64_t> minor_to_major);
   static Shape MakeScalar(PrimitiveType type) { return MakeArray(type, {}); }
   static Shape MakeTuple(std::vector<Shape> elements);
   static Shape MakeToken();
@@ -110,8 +116,8 @@ class Shape {
 
  private:
   PrimitiveType element_type_ = PrimitiveType::TUPLE;
-  std::vector<int64_t> dims_;
-  std::vector<bool> dynamic_;
+  DimensionVector dims_;
+  absl::InlinedVector<bool, 16> dynamic_;  // one flag per dimension
   std::optional<Layout> layout_;
   std::vector<Shape> tuple_shapes_;
 };

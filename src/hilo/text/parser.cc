@@ -1,6 +1,7 @@
 #include "hilo/text/parser.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <string>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -18,10 +20,20 @@
 namespace hilo {
 namespace {
 
-bool IsIdentChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.' || c == '-' || c == '$';
-}
+// Character classes by table: the lexer asks for every byte of the input.
+constexpr uint8_t kIdentClass = 1, kSpaceClass = 2;
+constexpr std::array<uint8_t, 256> kCharClass = [] {
+  std::array<uint8_t, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+        c == '.' || c == '-' || c == '$') {
+      table[c] = kIdentClass;
+    }
+  }
+  table[' '] = table['\n'] = table['\t'] = table['\r'] = kSpaceClass;
+  return table;
+}();
+bool IsIdentChar(char c) { return kCharClass[static_cast<unsigned char>(c)] == kIdentClass; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
@@ -106,7 +118,16 @@ class Parser {
   bool ok() const { return error_.ok(); }
 
   // --- Lexing ---------------------------------------------------------------
-  bool SkipSpace();  // whitespace and comments; false on an unterminated comment
+  // Whitespace and comments; false on an unterminated comment. Most calls
+  // find a token right away, so that case is inline.
+  bool SkipSpace() {
+    if (pos_ < text_.size() && text_[pos_] != '/' &&
+        kCharClass[static_cast<unsigned char>(text_[pos_])] != kSpaceClass) {
+      return ok();
+    }
+    return SkipSpaceSlow();
+  }
+  bool SkipSpaceSlow();
   bool AtEnd() const { return pos_ >= text_.size(); }
   char Cur() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   bool Consume(char c) {
@@ -116,6 +137,17 @@ class Parser {
     return true;
   }
   bool Expect(char c, absl::string_view what);
+  // As Expect, with the message's parts concatenated only on failure (these
+  // calls are on the per-instruction path).
+  template <typename... Parts>
+  bool ExpectOr(char c, const Parts&... what) {
+    if (!SkipSpace()) return false;
+    if (Cur() == c) {
+      ++pos_;
+      return true;
+    }
+    return Expect(c, absl::StrCat(what...));
+  }
   absl::string_view LexIdent();
   bool LexName(absl::string_view* name, bool* percent, absl::string_view what);
   bool LexInt64(int64_t* value, absl::string_view what);
@@ -158,8 +190,34 @@ class Parser {
   absl::Status error_;
   std::unique_ptr<HloModule> module_;
 
-  absl::flat_hash_map<absl::string_view, HloInstruction*> names_;  // current computation
+  // Instruction names are unique in the module (XLA's rule), and an operand
+  // names an instruction of its own computation. One module-wide map serves
+  // both: written names map to their instruction, and names the parser made
+  // up (`x.1` for a second `x`, names of nameless nested instructions and of
+  // compact get-tuple-elements) are marked `generated`.
+  struct NameEntry {
+    HloInstruction* instruction;
+    bool generated;
+  };
+  absl::flat_hash_map<absl::string_view, NameEntry> names_;
+  // Current computation: written names whose instruction was renamed
+  // because another computation already used the name.
+  absl::flat_hash_map<absl::string_view, HloInstruction*> renamed_;
+  absl::flat_hash_map<std::string, int64_t> next_suffix_;
+  absl::flat_hash_map<absl::string_view, ReplicaGroups> replica_groups_by_text_;
+  // The instruction of `comp` written with `name`, or nullptr.
+  HloInstruction* FindLocal(absl::string_view name, const HloComputation* comp) const;
+  // A module-unique name derived from `hint` exactly as
+  // HloModule::UniqueInstructionName derives it (`hint`, `hint.1`, ...).
+  std::string UniqueName(absl::string_view hint);
+  // Gives `inst` (written as `name`, empty if nameless) a module-unique name
+  // and records it; false on a duplicate in the same computation.
+  bool RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
+                    const HloComputation* comp);
   std::vector<PendingOperand> pending_operands_;
+  // False once an instruction of the current computation had to defer its
+  // operands (a forward reference or a compact get-tuple-element).
+  bool resolve_now_ = true;
   std::vector<PendingControl> pending_control_;
   std::vector<Shape> declared_shapes_;
   std::vector<std::pair<HloInstruction*, size_t>> needs_shape_;  // shape omitted in the text
@@ -222,7 +280,7 @@ bool Parser::Fail(size_t pos, absl::string_view message) {
 // Lexing
 // ---------------------------------------------------------------------------
 
-bool Parser::SkipSpace() {
+bool Parser::SkipSpaceSlow() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
     if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
@@ -394,6 +452,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   }
 
   module_ = std::make_unique<HloModule>("");
+  module_->BeginBulkLoad();  // RegisterName keeps instruction names unique
+  {
+    // About one instruction per line: sizing the name map once saves
+    // rehashing it as it grows. Capped so that a file of blank lines can not
+    // make it reserve more than a small multiple of its own size.
+    const size_t lines = static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n'));
+    names_.reserve(std::min(lines, text_.size() / 32));
+  }
   if (!SkipSpace()) return error_;
   {
     size_t save = pos_;
@@ -422,6 +488,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
     module_->set_entry_computation(comps.back());
   }
   if (!module_->has_header()) module_->set_name(module_->entry_computation()->name());
+  module_->EndBulkLoad();
   return std::move(module_);
 }
 
@@ -448,7 +515,7 @@ bool Parser::ParseHeader() {
     size_t attr_pos = pos_;
     absl::string_view attr = LexIdent();
     if (attr.empty()) return Fail(attr_pos, "expected a header attribute name");
-    if (!Expect('=', absl::StrCat("after header attribute '", attr, "'"))) return false;
+    if (!ExpectOr('=', "after header attribute '", attr, "'")) return false;
     if (module_->header_order().size() >= kMaxListedItems) {
       return Fail(attr_pos, absl::StrCat("more than ", kMaxListedItems, " header attributes"));
     }
@@ -566,7 +633,7 @@ bool Parser::ParseComputation() {
   }
   if (!SkipSpace()) return false;
   size_t open_pos = pos_;
-  if (!Expect('{', absl::StrCat("to open computation '", name, "'"))) return false;
+  if (!ExpectOr('{', "to open computation '", name, "'")) return false;
   HloComputation* comp = module_->AddComputation(std::move(computation), is_entry);
   if (comp->name() != name) {
     return Fail(name_pos, absl::StrCat("duplicate computation name '", name, "'"));
@@ -615,8 +682,46 @@ bool Parser::ParseComputation() {
 
 // Parses the instructions of `comp` up to its closing '}', then resolves
 // operand names and control predecessors.
+HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* comp) const {
+  if (!renamed_.empty()) {
+    auto it = renamed_.find(name);
+    if (it != renamed_.end()) return it->second;
+  }
+  auto it = names_.find(name);
+  if (it == names_.end() || it->second.generated || it->second.instruction->parent() != comp) {
+    return nullptr;
+  }
+  return it->second.instruction;
+}
+
+std::string Parser::UniqueName(absl::string_view hint) {
+  if (!names_.contains(hint)) return std::string(hint);
+  int64_t& next = next_suffix_[hint];
+  while (true) {
+    std::string candidate = absl::StrCat(hint, ".", ++next);
+    if (!names_.contains(candidate)) return candidate;
+  }
+}
+
+bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
+                          const HloComputation* comp) {
+  if (!name.empty()) {
+    auto [it, inserted] = names_.try_emplace(name, NameEntry{inst, false});
+    if (inserted) return true;
+    if (renamed_.contains(name) ||
+        (!it->second.generated && it->second.instruction->parent() == comp)) {
+      return Fail(name_pos, absl::StrCat("duplicate instruction name '", name, "'"));
+    }
+    renamed_.emplace(name, inst);
+  }
+  inst->SetNameUnchecked(UniqueName(name.empty() ? HloOpcodeString(inst->opcode()) : name));
+  names_.emplace(inst->name(), NameEntry{inst, true});
+  return true;
+}
+
 bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
-  names_.clear();
+  renamed_.clear();
+  resolve_now_ = true;
   pending_operands_.clear();
   pending_control_.clear();
   declared_shapes_.clear();
@@ -650,12 +755,11 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
   for (const PendingOperand& p : pending_operands_) {
     HloInstruction* operand = p.direct;
     if (operand == nullptr) {
-      auto it = names_.find(p.name);
-      if (it == names_.end()) {
+      operand = FindLocal(p.name, comp);
+      if (operand == nullptr) {
         return Fail(p.pos, absl::StrCat("undefined operand '", p.name, "' (no instruction of ",
                                         "computation '", comp->name(), "' has that name)"));
       }
-      operand = it->second;
       if (operand == p.user) {
         return Fail(p.pos, absl::StrCat("instruction '", p.name, "' uses itself as an operand"));
       }
@@ -689,7 +793,9 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
       }
       auto gte = HloInstruction::CreateGetTupleElement(operand->shape().tuple_shapes(index),
                                                        operand, index);
-      gte->mutable_attribute_order()->push_back("index");  // as it prints
+      gte->AppendAttributeName("index");  // as it prints
+      HloInstruction* made = gte.get();
+      if (!RegisterName("", p.pos, made, comp)) return false;
       operand = comp->AddInstruction(std::move(gte));
     }
     p.user->AppendOperand(operand);
@@ -713,7 +819,7 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
   for (const PendingOperand& p : pending_operands_) {
     if (p.declared_shape_index < 0 || !p.gte_indices.empty()) continue;
     const HloInstruction* operand = p.direct;
-    if (operand == nullptr) operand = names_.find(p.name)->second;
+    if (operand == nullptr) operand = FindLocal(p.name, comp);
     const Shape& declared = declared_shapes_[p.declared_shape_index];
     if (!declared.Compatible(operand->shape())) {
       return Fail(p.pos, absl::StrCat("the declared operand shape ", declared.ToString(),
@@ -722,11 +828,11 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
     }
   }
   for (const PendingControl& p : pending_control_) {
-    auto it = names_.find(p.name);
-    if (it == names_.end()) {
+    HloInstruction* predecessor = FindLocal(p.name, comp);
+    if (predecessor == nullptr) {
       return Fail(p.pos, absl::StrCat("undefined control predecessor '", p.name, "'"));
     }
-    it->second->AddControlDependencyTo(p.successor);
+    predecessor->AddControlDependencyTo(p.successor);
   }
   return true;
 }
@@ -1010,7 +1116,7 @@ bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstructio
   if (!SkipSpace()) return false;
   size_t name_pos = pos_;
   if (!LexName(&name, &percent, "an instruction name")) return false;
-  if (!Expect('=', absl::StrCat("after instruction name '", name, "'"))) return false;
+  if (!ExpectOr('=', "after instruction name '", name, "'")) return false;
   uint32_t flags = kTextFlagsSet | (percent ? kTextPercentName : 0);
   HloInstruction* inst = nullptr;
   last_operand_count_ = 0;
@@ -1116,7 +1222,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   if (shape_omitted && (*opcode == HloOpcode::kParameter || *opcode == HloOpcode::kConstant)) {
     return Fail(shape_pos, absl::StrCat("expected a shape before '", opcode_name, "'"));
   }
-  if (!Expect('(', absl::StrCat("after opcode '", opcode_name, "'"))) return false;
+  if (!ExpectOr('(', "after opcode '", opcode_name, "'")) return false;
 
   auto inst_owner = HloInstruction::Create(*opcode, std::move(shape), {}, std::string(name));
   HloInstruction* inst = inst_owner.get();
@@ -1152,6 +1258,14 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   } else {
     const size_t list_start = pos_;
     int64_t operand_count = 0;
+    // Operands are queued for the end of the computation as they are read
+    // (nested instructions queue theirs in between, and that order names
+    // compact get-tuple-elements). `defined_operands[i]` is operand i when it
+    // is already known (the usual case: XLA writes definitions before uses);
+    // then the queue entries are taken back and the instruction takes its
+    // operands at once.
+    const size_t first_pending = pending_operands_.size();
+    absl::InlinedVector<HloInstruction*, 4> defined_operands;
     if (!SkipSpace()) return false;
     if (Cur() != ')') {
       bool first = true;
@@ -1160,6 +1274,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
         int64_t declared = -1;
         size_t operand_pos = pos_;
         bool has_shape = false;
+        HloInstruction* defined = nullptr;  // looked up while checking a declared shape
         if (Cur() == '(') {
           has_shape = true;
         } else {
@@ -1211,14 +1326,15 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
             if (!LexName(&ref, &ref_percent, "an operand name")) return false;
             const bool compact_gte = Cur() == '#';
             pos_ = s2;
-            auto it = names_.find(ref);
-            if (it != names_.end() && !compact_gte && !NeedsShape(it->second)) {
-              if (!operand_shape.Compatible(it->second->shape())) {
+            defined = compact_gte ? nullptr : FindLocal(ref, comp);
+            if (defined != nullptr && !NeedsShape(defined)) {
+              if (!operand_shape.Compatible(defined->shape())) {
                 return Fail(s2, absl::StrCat("the declared operand shape ", operand_shape.ToString(),
                                              " does not match the shape of operand '", ref, "': ",
-                                             it->second->shape().ToString()));
+                                             defined->shape().ToString()));
               }
             } else {
+              defined = nullptr;
               declared_shapes_.push_back(std::move(operand_shape));
               declared = static_cast<int64_t>(declared_shapes_.size()) - 1;
             }
@@ -1226,6 +1342,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
         }
         if (nested != nullptr) {
           pending_operands_.push_back({inst, "", operand_pos, -1, nested, ""});
+          defined_operands.push_back(nested);
         } else {
           absl::string_view operand;
           bool operand_percent;
@@ -1243,8 +1360,11 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
               return Fail(digits, "expected a tuple index after '#'");
             }
           }
+          const bool compact_gte = pos_ != gte_start;
           pending_operands_.push_back({inst, operand, operand_pos, declared, nullptr,
                                        text_.substr(gte_start, pos_ - gte_start)});
+          if (!has_shape && !compact_gte) defined = FindLocal(operand, comp);
+          defined_operands.push_back(declared < 0 && !compact_gte ? defined : nullptr);
         }
         first = false;
         ++operand_count;
@@ -1257,18 +1377,31 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       }
     }
     if (!Expect(')', "to close the operand list")) return false;
+    // Operands are taken at once only while every instruction so far in the
+    // computation could take them at once; after the first forward
+    // reference all wait for the end of the computation, so every value's
+    // users stay in the order the text uses it.
+    // (A nested instruction that queued its operands cleared resolve_now_,
+    // so here the queue holds exactly this instruction's entries.)
+    if (resolve_now_ &&
+        std::find(defined_operands.begin(), defined_operands.end(), nullptr) ==
+            defined_operands.end()) {
+      pending_operands_.resize(first_pending);
+      inst->ReserveOperands(defined_operands.size());
+      for (HloInstruction* operand : defined_operands) inst->AppendOperand(operand);
+    } else {
+      resolve_now_ = false;
+    }
     last_operand_count_ = operand_count;
     if (operand_count > 5 &&
         text_.substr(list_start, pos_ - list_start).find("/*index=5*/") != absl::string_view::npos) {
       flags |= kTextOperandIndexComments;
     }
   }
-  if (!name.empty() && !names_.emplace(name, inst).second) {
-    return Fail(name_pos, absl::StrCat("duplicate instruction name '", name, "'"));
-  }
+  if (!RegisterName(name, name_pos, inst, comp)) return false;
   if (!legacy_direction.empty()) {
     inst->mutable_raw_attributes()->push_back({"direction", std::string(legacy_direction)});
-    inst->mutable_attribute_order()->push_back("direction");
+    inst->AppendAttributeName("direction");
   }
   inst->set_text_flags(flags);
   comp->AddInstruction(std::move(inst_owner));
@@ -1285,12 +1418,12 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     if (AtEnd()) return Fail(pos_, "unexpected end of input: expected an attribute name");
     return Fail(pos_, "expected an attribute name");
   }
-  if (!Expect('=', absl::StrCat("after attribute '", attr, "'"))) return false;
+  if (!ExpectOr('=', "after attribute '", attr, "'")) return false;
   if (inst->attribute_order().size() >= kMaxListedItems) {
     return Fail(attr_pos, absl::StrCat("more than ", kMaxListedItems,
                                        " attributes on one instruction"));
   }
-  for (const std::string& seen : inst->attribute_order()) {
+  for (absl::string_view seen : inst->attribute_order()) {
     if (seen == attr) return Fail(attr_pos, absl::StrCat("duplicate attribute '", attr, "'"));
   }
   if (!SkipSpace()) return false;
@@ -1311,7 +1444,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     }
     value = text_.substr(value_pos, pos_ - value_pos);
     inst->mutable_raw_attributes()->push_back({std::string(attr), std::string(value)});
-    inst->mutable_attribute_order()->push_back(std::string(attr));
+    inst->AppendAttributeName(attr);
     return true;
   }
   if (IsComputationAttribute(attr) && Cur() == '{') {
@@ -1340,24 +1473,26 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
       computation->mutable_text_info()->flags = kTextFlagsSet | kTextPercentName;
       HloComputation* comp = module_->AddComputation(std::move(computation));
       // The enclosing computation's resolution state is set aside.
-      auto names = std::move(names_);
+      auto renamed = std::move(renamed_);
+      const bool resolve_now = resolve_now_;
       auto operands = std::move(pending_operands_);
       auto control = std::move(pending_control_);
       auto declared = std::move(declared_shapes_);
       auto shapes = std::move(needs_shape_);
-      names_.clear();
+      renamed_.clear();
       ++inline_depth_;
       ++pos_;  // '{'
       bool ok_body = ResolveComputation(comp, value_pos);
       --inline_depth_;
-      names_ = std::move(names);
+      renamed_ = std::move(renamed);
+      resolve_now_ = resolve_now;
       pending_operands_ = std::move(operands);
       pending_control_ = std::move(control);
       declared_shapes_ = std::move(declared);
       needs_shape_ = std::move(shapes);
       if (!ok_body) return false;
       inst->SetCalledComputations(attr, {comp}, false);
-      inst->mutable_attribute_order()->push_back(std::string(attr));
+      inst->AppendAttributeName(attr);
       return true;
     }
   }
@@ -1388,9 +1523,15 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
      : attr == "lhs_contracting_dims" ? dn->lhs_contracting_dimensions
                                       : dn->rhs_contracting_dimensions) = std::move(dims);
   } else if (attr == "replica_groups") {
-    ReplicaGroups groups;
-    if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
-    inst->set_replica_groups(std::move(groups));
+    // Collectives repeat a few group lists: the same text gets the same
+    // (shared) contents, parsed once.
+    auto cached = replica_groups_by_text_.find(value);
+    if (cached == replica_groups_by_text_.end()) {
+      ReplicaGroups groups;
+      if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
+      cached = replica_groups_by_text_.emplace(value, std::move(groups)).first;
+    }
+    inst->set_replica_groups(cached->second);
   } else if (attr == "channel_id") {
     int64_t n;
     auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
@@ -1502,7 +1643,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     typed = false;
   }
   if (!typed) inst->mutable_raw_attributes()->push_back({std::string(attr), std::string(value)});
-  inst->mutable_attribute_order()->push_back(std::string(attr));
+  inst->AppendAttributeName(attr);
   return true;
 }
 
@@ -1531,6 +1672,8 @@ bool Parser::ParseIntList(absl::string_view v, size_t base, std::vector<int64_t>
   if (v.size() < 2 || v.front() != '{' || v.back() != '}') {
     return Fail(base, "expected a list of integers {a,b,...}");
   }
+  // One allocation per list: the values are counted by their separators.
+  out->reserve(out->size() + 1 + std::count(v.begin(), v.end(), ','));
   size_t i = 1;
   const size_t end = v.size() - 1;
   while (true) {
@@ -1560,6 +1703,7 @@ bool Parser::ParseIntListList(absl::string_view v, size_t base,
   if (v.size() < 2 || v.front() != '{' || v.back() != '}') {
     return Fail(base, "expected a list of integer lists {{a,b},...}");
   }
+  out->reserve(out->size() + std::count(v.begin(), v.end(), '{') - 1);
   size_t i = 1;
   const size_t end = v.size() - 1;
   while (true) {

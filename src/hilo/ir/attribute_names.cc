@@ -1,0 +1,79 @@
+#include "hilo/ir/attribute_names.h"
+
+#include <array>
+#include <mutex>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_set.h"
+
+namespace hilo {
+namespace {
+
+// Attribute names of XLA's HLO text format (the typed ones this project
+// interprets and the common ones it keeps verbatim).
+constexpr absl::string_view kBuiltinNames[] = {
+    "api_version", "backend_config", "batch_group_count", "body", "branch_computations",
+    "called_computations", "calls", "channel_id", "comparison_direction", "condition",
+    "constrain_layout", "control-predecessors", "custom_call_has_side_effect",
+    "custom_call_schedule", "custom_call_target", "dim_labels", "dimensions", "direction",
+    "distribution", "dynamic_slice_sizes", "exponent_bits", "false_computation",
+    "feature_group_count", "fft_length", "fft_type", "frontend_attributes", "index",
+    "indices_are_sorted", "infeed_config", "inplace", "is_host_transfer", "is_stable", "kind",
+    "lhs_batch_dims", "lhs_contracting_dims", "literal", "mantissa_bits", "metadata",
+    "operand_layout_constraints", "operand_precision", "origin", "outfeed_config",
+    "output_to_operand_aliasing", "padding", "padding_type", "precision_config",
+    "replica_groups", "rhs_batch_dims", "rhs_contracting_dims", "rng_algorithm",
+    "schedule", "scatter_dims_to_operand_dims", "sharding", "slice", "slice_sizes",
+    "source_target_pairs", "split_dimension", "split_count", "statistics", "to_apply",
+    "true_computation", "tuple_index", "type", "unique_indices", "update_window_dims",
+    "use_global_device_ids", "window", "inserted_window_dims", "collapsed_slice_dims",
+    "offset_dims", "start_index_map", "index_vector_dim", "operand_batching_dims",
+    "start_indices_batching_dims", "scatter_indices_batching_dims",
+    "input_batching_dims", "algorithm", "result_accuracy", "async_execution_thread",
+    "execution_thread", "largest", "k", "recursive", "sparsity", "convert_element_type",
+    "mode"};
+
+const absl::flat_hash_set<absl::string_view>& BuiltinNames() {
+  static const auto* const names =
+      new absl::flat_hash_set<absl::string_view>(std::begin(kBuiltinNames), std::end(kBuiltinNames));
+  return *names;
+}
+
+// The parser interns a name per attribute it reads; a direct-mapped table on
+// a cheap key (length and the first and last characters) finds almost every
+// built-in name with one comparison and no hashing.
+constexpr size_t kQuickSlots = 256;
+size_t QuickSlot(absl::string_view name) {
+  return (name.size() * 131 + static_cast<unsigned char>(name.front()) * 31 +
+          static_cast<unsigned char>(name.back())) %
+         kQuickSlots;
+}
+
+const std::array<absl::string_view, kQuickSlots>& QuickTable() {
+  static const auto* const table = [] {
+    auto* t = new std::array<absl::string_view, kQuickSlots>();
+    for (absl::string_view name : kBuiltinNames) {
+      absl::string_view& slot = (*t)[QuickSlot(name)];
+      if (slot.empty()) slot = name;
+    }
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace
+
+absl::string_view InternAttributeName(absl::string_view name) {
+  if (name.empty()) return absl::string_view();
+  if (absl::string_view quick = QuickTable()[QuickSlot(name)]; quick == name) return quick;
+  const auto& builtin = BuiltinNames();
+  if (auto it = builtin.find(name); it != builtin.end()) return *it;
+  // node_hash_set: elements never move, so views of them stay valid.
+  static std::mutex mutex;
+  static auto* const pool = new absl::node_hash_set<std::string>();
+  std::lock_guard<std::mutex> lock(mutex);
+  return *pool->emplace(name).first;
+}
+
+}  // namespace hilo
