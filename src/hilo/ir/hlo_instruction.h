@@ -118,7 +118,11 @@ class HloInstruction {
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
   const HloInstruction* operand(int64_t i) const { return operands_[i]; }
   HloInstruction* mutable_operand(int64_t i) { return operands_[i]; }
-  const std::vector<HloInstruction*>& operands() const { return operands_; }
+  // Most instructions have one or two operands and one or two users: both
+  // lists keep two entries inline, which saves two allocations per
+  // instruction of a parsed module.
+  using InstructionList = absl::InlinedVector<HloInstruction*, 2>;
+  const InstructionList& operands() const { return operands_; }
   void AppendOperand(HloInstruction* operand);
   void ReserveOperands(size_t n) { operands_.reserve(n); }
   // Replaces operand i; keeps users consistent.
@@ -129,7 +133,7 @@ class HloInstruction {
   void DetachFromOperands();
 
   // Users in the order they were added; each user once.
-  const std::vector<HloInstruction*>& users() const { return users_; }
+  const InstructionList& users() const { return users_; }
   int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
   bool IsUserOf(const HloInstruction* operand) const;
 
@@ -335,8 +339,8 @@ class HloInstruction {
   int64_t unique_id_ = -1;
   int64_t index_in_parent_ = -1;
 
-  std::vector<HloInstruction*> operands_;
-  std::vector<HloInstruction*> users_;
+  InstructionList operands_;
+  InstructionList users_;
   // Position of each user in users_, built once users_ grows past a few
   // entries so that adding and removing users stays O(1) for values with
   // very many users.

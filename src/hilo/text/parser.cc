@@ -86,6 +86,49 @@ int64_t ShapeNodes(const Shape& shape, int64_t cap) {
   return n;
 }
 
+// Index of the first byte at or after `i` that is a NUL or not ASCII (or
+// text.size()), adding the newlines before it to *lines. Eight bytes at a
+// time: this sweep reads the whole input, so a byte loop here cost as much
+// as a tenth of a round trip.
+size_t SkipPlainAscii(absl::string_view text, size_t i, size_t* lines) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
+  const char* data = text.data();
+  const size_t n = text.size();
+  // Newline flags add up per byte lane; a lane gains at most one per word,
+  // so lanes are summed before 255 words.
+  uint64_t lane_counts = 0;
+  int words = 0;
+  auto flush = [&] {
+    uint64_t pairs = (lane_counts & 0x00FF00FF00FF00FFull) + ((lane_counts >> 8) & 0x00FF00FF00FF00FFull);
+    *lines += (pairs * 0x0001000100010001ull) >> 48;
+    lane_counts = 0;
+    words = 0;
+  };
+  while (i + 8 <= n) {
+    uint64_t w;
+    std::memcpy(&w, data + i, 8);
+    const bool has_zero = ((w - kOnes) & ~w & kHighBits) != 0;
+    if ((w & kHighBits) != 0 || has_zero) break;
+    // Bytes of w are ASCII here, so a lane of x is zero exactly where w
+    // holds '\n', and (x & kLow7) + kLow7 sets a lane's high bit iff the
+    // lane is not zero.
+    const uint64_t x = w ^ (kOnes * '\n');
+    const uint64_t nonzero = ((x & kLow7) + kLow7) | x;
+    lane_counts += (~nonzero & kHighBits) >> 7;
+    if (++words == 255) flush();
+    i += 8;
+  }
+  flush();
+  for (; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(data[i]);
+    if (c == 0 || c >= 0x80) break;
+    *lines += c == '\n';
+  }
+  return i;
+}
+
 // Comparison opcodes of 2018 XLA, before `compare(...), direction=`: the
 // only legacy opcode names that still mean something. Empty if not one.
 absl::string_view LegacyCompareDirection(absl::string_view opcode) {
@@ -428,16 +471,16 @@ bool Parser::ScanValue(absl::string_view* value) {
 
 absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // NUL bytes and invalid UTF-8 are rejected up front, so that no later
-  // stage has to think about them.
+  // stage has to think about them. The same sweep counts lines, which size
+  // the name map (about one instruction per line).
+  size_t lines = 0;
   for (size_t i = 0; i < text_.size();) {
+    i = SkipPlainAscii(text_, i, &lines);
+    if (i >= text_.size()) break;
     unsigned char c = static_cast<unsigned char>(text_[i]);
-    if (c < 0x80) {
-      if (c == 0) {
-        Fail(i, "NUL byte in input");
-        return error_;
-      }
-      ++i;
-      continue;
+    if (c == 0) {
+      Fail(i, "NUL byte in input");
+      return error_;
     }
     int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
     bool valid = len != 0 && c != 0xC0 && c != 0xC1 && c <= 0xF4 && i + len <= text_.size();
@@ -453,13 +496,10 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
 
   module_ = std::make_unique<HloModule>("");
   module_->BeginBulkLoad();  // RegisterName keeps instruction names unique
-  {
-    // About one instruction per line: sizing the name map once saves
-    // rehashing it as it grows. Capped so that a file of blank lines can not
-    // make it reserve more than a small multiple of its own size.
-    const size_t lines = static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n'));
-    names_.reserve(std::min(lines, text_.size() / 32));
-  }
+  // Sizing the name map once saves rehashing it as it grows. Capped so that
+  // a file of blank lines can not make it reserve more than a small
+  // multiple of its own size.
+  names_.reserve(std::min(lines, text_.size() / 32));
   if (!SkipSpace()) return error_;
   {
     size_t save = pos_;
