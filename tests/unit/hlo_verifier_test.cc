@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -303,6 +304,196 @@ TEST(VerifierStructureTest, DeepChainAndWideFanoutVerify) {
 }
 
 // ---------------------------------------------------------------------------
+// Order of reports. Phase 1 walks each computation once, running several
+// kinds of checks together; what it reports must not depend on that: the
+// parameter checks, then the checks of each instruction on its own, then the
+// user and control-predecessor checks, each kind in list order.
+
+// Removes the edges a test's detached instructions left on the module's.
+void Detach(std::vector<std::unique_ptr<HloInstruction>>& strays) {
+  for (auto& stray : strays) {
+    stray->DetachFromOperands();
+    stray->DropAllControlDependencies();
+  }
+}
+
+TEST(VerifierOrderTest, ParametersBeforeEarlierInstructions) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  m.Op(HloOpcode::kNegate, Sh("f32[]"), {p, p}, "bad_arity");
+  HloInstruction* dup = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "dup");
+  HloInstruction* q = m.Param(1, Sh("f32[]"), nullptr, "q");
+  m.Root(p);
+  q->set_parameter_number(5);
+  ExpectError(m, "main", "q", "parameter number 5 is out of range");
+  dup->SetNameUnchecked("p0");
+  ExpectError(m, "main", "q", "parameter number 5 is out of range");
+  q->set_parameter_number(1);
+  ExpectError(m, "main", "bad_arity", "negate takes 1 operand(s) but has 2");
+}
+
+TEST(VerifierOrderTest, InstructionChecksBeforeEarlierUserChecks) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  HloInstruction* a = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "a");
+  m.Root(m.Op(HloOpcode::kNegate, Sh("f32[]"), {a}, "r"));
+  std::vector<std::unique_ptr<HloInstruction>> strays;
+  strays.push_back(HloInstruction::Create(HloOpcode::kNegate, Sh("f32[]"), {p}, "stray"));
+  ExpectError(m, "main", "p0", "%stray is listed as a user but does not use it");
+  // A later instruction's own problem outranks the user problem of p0.
+  m.Op(HloOpcode::kAdd, Sh("f32[]"), {a}, "late");
+  ExpectError(m, "main", "late", "add takes 2 operand(s) but has 1");
+  Detach(strays);
+}
+
+TEST(VerifierOrderTest, UserAndPredecessorChecksInListOrder) {
+  for (bool earlier_is_user : {false, true}) {
+    TestModule m;
+    HloInstruction* p = m.Param(0, Sh("f32[]"));
+    HloInstruction* a = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "a");
+    HloInstruction* b = m.Op(HloOpcode::kNegate, Sh("f32[]"), {a}, "b");
+    m.Root(m.Op(HloOpcode::kNegate, Sh("f32[]"), {b}, "r"));
+    std::vector<std::unique_ptr<HloInstruction>> strays;
+    HloInstruction* with_user = earlier_is_user ? a : b;
+    HloInstruction* with_pred = earlier_is_user ? b : a;
+    strays.push_back(HloInstruction::Create(HloOpcode::kNegate, Sh("f32[]"), {with_user}, "su"));
+    strays.push_back(HloInstruction::Create(HloOpcode::kNegate, Sh("f32[]"), {}, "sp"));
+    strays.back()->AddControlDependencyTo(with_pred);
+    if (earlier_is_user) {
+      ExpectError(m, "main", "a", "%su is listed as a user but does not use it");
+    } else {
+      // The predecessor check waits for the end of the walk, yet comes first.
+      ExpectError(m, "main", "a", "control predecessor %sp does not list it as a control "
+                                  "successor");
+    }
+    // On one instruction, its users are checked before its predecessors.
+    strays.back()->AddControlDependencyTo(with_user);
+    if (!earlier_is_user) {
+      ExpectError(m, "main", "a", "control predecessor %sp does not list it");
+    } else {
+      ExpectError(m, "main", "a", "%su is listed as a user");
+    }
+    Detach(strays);
+    ExpectOk(m);
+  }
+}
+
+TEST(VerifierOrderTest, UsersWithManyOperandsAreCheckedAfterTheWalk) {
+  // Each parameter's user `t` comes after it and has more operands than a
+  // direct search covers: its edges are only known once the walk reaches it.
+  TestModule m;
+  std::vector<HloInstruction*> params;
+  std::vector<Shape> shapes;
+  for (int i = 0; i < 20; ++i) {
+    params.push_back(m.Param(i, Sh("f32[]")));
+    shapes.push_back(Sh("f32[]"));
+  }
+  HloInstruction* t = m.Root(m.Op(HloOpcode::kTuple, Tup(shapes), params, "t"));
+  ExpectOk(m);
+  std::vector<std::unique_ptr<HloInstruction>> strays;
+  strays.push_back(HloInstruction::Create(HloOpcode::kTuple, Tup(shapes), params, "wide_stray"));
+  ExpectError(m, "main", "p0", "%wide_stray is listed as a user but does not use it");
+  Detach(strays);
+  strays.clear();
+  strays.push_back(HloInstruction::Create(HloOpcode::kNegate, Sh("f32[]"), {}, "sp"));
+  strays.back()->AddControlDependencyTo(t);
+  ExpectError(m, "main", "t", "control predecessor %sp does not list it");
+  Detach(strays);
+  ExpectOk(m);
+}
+
+TEST(VerifierOrderTest, StructureOfEveryComputationBeforeShapes) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[4]"));
+  m.Root(m.Op(HloOpcode::kReshape, Sh("f32[5]"), {p}, "bad_reshape"));
+  HloComputation* other = m.Comp("other");
+  HloInstruction* o = m.Param(0, Sh("f32[]"), other, "o");
+  HloInstruction* x = m.Op(HloOpcode::kAdd, Sh("f32[]"), {o, o}, "x", other);
+  HloInstruction* y = m.Op(HloOpcode::kNegate, Sh("f32[]"), {x}, "y", other);
+  m.Root(y);
+  ExpectError(m, "main", "bad_reshape", "changes the element count");
+  o->set_parameter_number(3);
+  ExpectError(m, "other", "o", "parameter number 3 is out of range");
+  o->set_parameter_number(0);
+  x->ReplaceOperandWith(1, y);  // a cycle, found in phase 2: still before the shapes
+  ExpectError(m, "other", "x", "is on a cycle (through operands from %y)");
+}
+
+TEST(VerifierOrderTest, ShapesInListOrderAcrossDeferredCallers) {
+  // The check of a while or call reads the computations it calls, so it
+  // waits for phase 3; shape errors are still reported in list order.
+  for (HloOpcode caller : {HloOpcode::kWhile, HloOpcode::kCall}) {
+    for (bool reshape_first : {false, true}) {
+      TestModule m;
+      HloComputation* cond = m.Comp("cond");
+      HloComputation* body = m.Comp("body");
+      HloInstruction* cp = m.Param(0, Sh("f32[2]"), cond, "cp");
+      m.Root(m.Op(HloOpcode::kCompare, Sh("pred[]"), {cp, cp}, "lt", cond));
+      m.Param(0, Sh("f32[2]"), body, "bp");
+      m.Root(m.Op(HloOpcode::kConstant, Sh("f32[3]"), {}, "c3", body));  // not the loop's shape
+      HloInstruction* init = m.Param(0, Sh("f32[2]"), nullptr, "init");
+      HloInstruction* x = m.Param(1, Sh("f32[4]"), nullptr, "x");
+      if (reshape_first) m.Op(HloOpcode::kReshape, Sh("f32[5]"), {x}, "bad_reshape");
+      HloInstruction* call = m.Root(m.Op(caller, Sh("f32[2]"), {init}, "caller"));
+      if (caller == HloOpcode::kWhile) {
+        call->SetCalledComputations("condition", {cond});
+        call->SetCalledComputations("body", {body});
+      } else {
+        call->SetCalledComputations("to_apply", {body});
+      }
+      if (!reshape_first) m.Op(HloOpcode::kReshape, Sh("f32[5]"), {x}, "bad_reshape");
+      if (reshape_first) {
+        ExpectError(m, "main", "bad_reshape", "changes the element count");
+      } else {
+        ExpectError(m, "main", "caller", " %body returns f32[3] but f32[2] is expected");
+      }
+      // The body's structure is checked before the caller's check reads its root.
+      body->set_root_instruction(nullptr);
+      EXPECT_EQ(m.Verify().message(),
+                "in computation %body: computation has no root instruction");
+    }
+  }
+}
+
+TEST(VerifierOrderTest, RepeatedNameFoundFarDownALongList) {
+  TestModule m;
+  HloInstruction* prev = m.Param(0, Sh("f32[]"));
+  std::vector<HloInstruction*> chain;
+  for (int i = 0; i < 100; ++i) {
+    prev = m.Op(HloOpcode::kNegate, Sh("f32[]"), {prev}, absl::StrCat("n", i));
+    chain.push_back(prev);
+  }
+  m.Root(prev);
+  ExpectOk(m);
+  // Names are hashed a few instructions ahead of their check: repeats at
+  // the start, in the middle and at the end of the list.
+  for (int i : {1, 2, 3, 4, 5, 70, 99}) {
+    chain[i]->SetNameUnchecked("n0");
+    ExpectError(m, "main", "n0", "instruction name is used more than once in the module");
+    chain[i]->SetNameUnchecked(absl::StrCat("n", i));
+    ExpectOk(m);
+  }
+}
+
+TEST(VerifierOrderTest, UseBeforeDefinitionIsNotACycle) {
+  // Operands and control predecessors with larger unique ids than their user:
+  // the cheap proof of acyclicity does not apply and the full search runs.
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[]"));
+  HloInstruction* a = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "a");
+  HloInstruction* b = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "b");
+  m.Root(m.Op(HloOpcode::kAdd, Sh("f32[]"), {a, b}, "r"));
+  a->ReplaceOperandWith(0, b);
+  ExpectOk(m);
+  b->AddControlDependencyTo(m.main->root_instruction());
+  HloInstruction* c = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "c");
+  c->AddControlDependencyTo(b);
+  ExpectOk(m);
+  b->ReplaceOperandWith(0, a);
+  ExpectError(m, "main", "a", "is on a cycle (through operands from %b)");
+}
+
+// ---------------------------------------------------------------------------
 // While, conditional, call
 
 struct WhileModule : TestModule {
@@ -557,6 +748,30 @@ TEST(VerifierDotTest, TupleOperand) {
   ExpectError(m, "main", "d", "lhs operand must be an array, got (f32[2])");
 }
 
+TEST(VerifierDotTest, ChecksDoNotCarryOverBetweenDots) {
+  // The verifier reuses one dot's dimension bookkeeping for the next: a dot
+  // of lower rank after one of higher rank must see none of its marks.
+  TestModule m;
+  HloInstruction* a = m.Param(0, Sh("f32[2,3,4]"));
+  HloInstruction* b = m.Param(1, Sh("f32[2,4,5]"));
+  HloInstruction* c = m.Param(2, Sh("f32[3,4]"));
+  HloInstruction* d = m.Param(3, Sh("f32[4,6]"));
+  HloInstruction* big = m.Op(HloOpcode::kDot, Sh("f32[2,3,5]"), {a, b}, "big");
+  *big->mutable_dot_dimension_numbers() = {{0}, {0}, {2}, {1}};
+  HloInstruction* small = m.Op(HloOpcode::kDot, Sh("f32[3,6]"), {c, d}, "small");
+  *small->mutable_dot_dimension_numbers() = {{}, {}, {1}, {0}};
+  m.Root(m.Op(HloOpcode::kTuple, Tup({big->shape(), small->shape()}), {big, small}, "t"));
+  ExpectOk(m);  // lhs dimension 0 of `small` is free although it was a batch dim of `big`
+  *small->mutable_shape() = Sh("f32[3,7]");
+  ExpectError(m, "main", "small", "result dimension 1 has size 7 but rhs dimension 1 has size 6");
+  *small->mutable_shape() = Sh("f32[3,6]");
+  *small->mutable_dot_dimension_numbers() = {{}, {}, {1, 1}, {0, 1}};
+  ExpectError(m, "main", "small", "lhs dimension 1 is named more than once");
+  *small->mutable_dot_dimension_numbers() = {{}, {}, {1}, {0}};
+  *big->mutable_dot_dimension_numbers() = {{0}, {0}, {2, 2}, {1, 2}};
+  ExpectError(m, "main", "big", "lhs dimension 2 is named more than once");
+}
+
 // ---------------------------------------------------------------------------
 // Reshape, convert, broadcast, transpose
 
@@ -651,6 +866,20 @@ TEST(VerifierShapeOpsTest, Transpose) {
   ExpectError(m, "main", "t", "result dimension 0 has size 4 but operand dimension 0 has size 2");
   t->set_dimensions({2, 0, 3});
   ExpectError(m, "main", "t", "is not a permutation");
+}
+
+TEST(VerifierShapeOpsTest, TransposeChecksDoNotCarryOver) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[2,3,4]"));
+  HloInstruction* q = m.Param(1, Sh("f32[5,6]"));
+  HloInstruction* t3 = m.Op(HloOpcode::kTranspose, Sh("f32[4,2,3]"), {p}, "t3");
+  t3->set_dimensions({2, 0, 1});
+  HloInstruction* t2 = m.Op(HloOpcode::kTranspose, Sh("f32[6,5]"), {q}, "t2");
+  t2->set_dimensions({1, 0});
+  m.Root(m.Op(HloOpcode::kTuple, Tup({t3->shape(), t2->shape()}), {t3, t2}, "t"));
+  ExpectOk(m);
+  t2->set_dimensions({1, 1});
+  ExpectError(m, "main", "t2", "dimensions={1,1} is not a permutation");
 }
 
 // ---------------------------------------------------------------------------
@@ -790,6 +1019,147 @@ TEST(VerifierAllGatherTest, OperandMustBeArrayAndDynamicIsPermissive) {
     m.op->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
     ExpectOk(m);
   }
+}
+
+TEST(VerifierAllGatherTest, SharedGroupsCheckedInEachCollectivesMode) {
+  // The three collectives share one immutable group list (the parser gives
+  // equal text the same contents); the verifier remembers what it found in
+  // the list, but the group size also depends on each collective's mode.
+  auto module = ParseHloModule(R"(
+HloModule m, replica_count=4, num_partitions=2
+ENTRY %main {
+  %x = f32[4] parameter(0)
+  %a = f32[8] all-gather(%x), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, dimensions={0}
+  %b = f32[16] all-gather(%x), channel_id=2, replica_groups={{0,1},{2,3}}, dimensions={0}
+  %c = f32[8] all-gather(%x), replica_groups={{0,1},{2,3}}, dimensions={0}
+  ROOT %t = (f32[8], f32[16], f32[8]) tuple(%a, %b, %c)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<HloInstruction*> insts = (*module)->entry_computation()->instructions();
+  HloInstruction* a = insts[1];
+  HloInstruction* b = insts[2];
+  HloInstruction* c = insts[3];
+  ASSERT_EQ(c->name(), "c");
+  ASSERT_TRUE(a->replica_groups()->SharesContentsWith(*b->replica_groups()));
+  ASSERT_TRUE(a->replica_groups()->SharesContentsWith(*c->replica_groups()));
+  absl::Status s = VerifyHloModule(**module);
+  EXPECT_TRUE(s.ok()) << s;
+  *b->mutable_shape() = Sh("f32[8]");
+  EXPECT_THAT(std::string(VerifyHloModule(**module).message()),
+              HasSubstr("instruction %b: result 0 f32[8] should have size 4 * 4 (group size)"));
+  *b->mutable_shape() = Sh("f32[16]");
+  c->set_use_global_device_ids(true);
+  EXPECT_EQ(VerifyHloModule(**module).message(),
+            "in computation %main, instruction %c: use_global_device_ids=true is only valid "
+            "with a channel_id (XLA's group modes)");
+  c->set_use_global_device_ids(std::nullopt);
+  *c->mutable_shape() = Sh("f32[16]");
+  EXPECT_THAT(std::string(VerifyHloModule(**module).message()),
+              HasSubstr("instruction %c: result 0 f32[16] should have size 4 * 2 (group size)"));
+}
+
+TEST(VerifierAllGatherTest, SharedGroupsCheckedForEachCollectivesKind) {
+  // Uneven groups are fine for an all-reduce but not for an all-gather, even
+  // when both share the list.
+  auto module = ParseHloModule(R"(
+HloModule m
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %add = f32[] add(%a, %b)
+}
+ENTRY %main {
+  %x = f32[4] parameter(0)
+  %r = f32[4] all-reduce(%x), replica_groups={{0,1},{2}}, to_apply=%sum
+  ROOT %g = f32[8] all-gather(%r), replica_groups={{0,1},{2}}, dimensions={0}
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<HloInstruction*> insts = (*module)->entry_computation()->instructions();
+  ASSERT_EQ(insts[2]->name(), "g");
+  ASSERT_TRUE(insts[1]->replica_groups()->SharesContentsWith(*insts[2]->replica_groups()));
+  EXPECT_EQ(VerifyHloModule(**module).message(),
+            "in computation %main, instruction %g: replica groups must all have the same size: "
+            "group 0 has 2 ids but group 1 has 1");
+  insts[2]->set_replica_groups(ReplicaGroups::Explicit({{0, 1}, {2, 3}}));
+  absl::Status s = VerifyHloModule(**module);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(VerifierAllGatherTest, ManySharedGroupListsFarApart) {
+  // More distinct lists than the verifier remembers at once, each shared by
+  // two collectives far apart: one list's result must never be another's.
+  TestModule m;
+  HloInstruction* x = m.Param(0, Sh("f32[2]"));
+  std::vector<ReplicaGroups> lists;
+  for (int64_t size = 1; size <= 12; ++size) {
+    std::vector<int64_t> ids;
+    for (int64_t id = 0; id < size; ++id) ids.push_back(id);
+    lists.push_back(ReplicaGroups::Explicit({ids}));
+  }
+  std::vector<HloInstruction*> gathers;
+  std::vector<Shape> shapes;
+  for (int round = 0; round < 2; ++round) {
+    for (int64_t i = 0; i < 12; ++i) {
+      Shape out = Shape::MakeArray(PrimitiveType::F32, {2 * (i + 1)});
+      HloInstruction* g = m.Op(HloOpcode::kAllGather, out, {x}, absl::StrCat("g", round, ".", i));
+      g->set_dimensions({0});
+      g->set_replica_groups(lists[i]);
+      gathers.push_back(g);
+      shapes.push_back(g->shape());
+    }
+  }
+  m.Root(m.Op(HloOpcode::kTuple, Tup(shapes), gathers, "t"));
+  ExpectOk(m);
+  *gathers[12]->mutable_shape() = Sh("f32[4]");
+  ExpectError(m, "main", "g1.0", "result 0 f32[4] should have size 2 * 1 (group size)");
+  *gathers[12]->mutable_shape() = Sh("f32[2]");
+  *gathers[23]->mutable_shape() = Sh("f32[22]");
+  ExpectError(m, "main", "g1.11", "result 0 f32[22] should have size 2 * 12 (group size)");
+}
+
+TEST(VerifierAllGatherTest, ReplicaIdChecksDoNotCarryOver) {
+  // Distinct lists over the same ids, small and huge: each list's ids are
+  // checked for repeats on their own.
+  TestModule m;
+  HloInstruction* x = m.Param(0, Sh("f32[2]"));
+  std::vector<std::vector<std::vector<int64_t>>> lists = {{{0, 1}, {2, 3}},
+                                                          {{0, 2}, {1, 3}},
+                                                          {{0, 3000000}, {1, 2000000}},
+                                                          {{2000000, 0}, {1, 3000000}}};
+  std::vector<HloInstruction*> gathers;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    HloInstruction* g = m.Op(HloOpcode::kAllGather, Sh("f32[4]"), {x}, absl::StrCat("g", i));
+    g->set_dimensions({0});
+    g->set_replica_groups(ReplicaGroups::Explicit(lists[i]));
+    gathers.push_back(g);
+  }
+  m.Root(m.Op(HloOpcode::kTuple, Tup({Sh("f32[4]"), Sh("f32[4]"), Sh("f32[4]"), Sh("f32[4]")}),
+              gathers, "t"));
+  ExpectOk(m);
+  gathers[1]->set_replica_groups(ReplicaGroups::Explicit({{0, 2}, {2, 3}}));
+  ExpectError(m, "main", "g1", "replica id 2 appears in more than one replica group");
+  gathers[1]->set_replica_groups(ReplicaGroups::Explicit(lists[1]));
+  gathers[3]->set_replica_groups(ReplicaGroups::Explicit({{2000000, 0}, {1, 2000000}}));
+  ExpectError(m, "main", "g3", "replica id 2000000 appears in more than one replica group");
+}
+
+TEST(VerifierAllGatherTest, VariadicThenSingleOperand) {
+  // The per-operand results of one collective must not leak into the next.
+  TestModule m;
+  HloInstruction* x = m.Param(0, Sh("f32[2]"));
+  HloInstruction* y = m.Param(1, Sh("f32[3]"));
+  HloInstruction* v = m.Op(HloOpcode::kAllGather, Tup({Sh("f32[4]"), Sh("f32[6]")}), {x, y}, "v");
+  HloInstruction* g = m.Op(HloOpcode::kAllGather, Sh("f32[6]"), {y}, "g");
+  for (HloInstruction* c : {v, g}) {
+    c->set_dimensions({0});
+    c->set_replica_groups(ReplicaGroups::Explicit({{0, 1}}));
+  }
+  m.Root(m.Op(HloOpcode::kTuple, Tup({v->shape(), g->shape()}), {v, g}, "t"));
+  ExpectOk(m);
+  *g->mutable_shape() = Sh("f32[5]");
+  ExpectError(m, "main", "g", "result 0 f32[5] should have size 3 * 2 (group size)");
 }
 
 TEST(VerifierReduceScatterTest, Sizes) {

@@ -7,8 +7,15 @@
 // (3) per-opcode shape checks. Later phases rely on what earlier ones
 // established (operands are in the same computation, called computations
 // belong to the module), so the first problem reported is the most basic.
+//
+// On large modules the time goes to cache misses on instructions, so phase 1
+// walks each computation once and also runs every phase-3 check that is
+// safe by then, keeping the first error of each kind so that the report is
+// the one the phases in order would give. Phase 2 searches for a cycle only
+// where unique ids do not already rule one out.
 #include "hilo/analysis/hlo_verifier.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,10 +24,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_opcode.h"
@@ -97,35 +106,31 @@ bool IsScalarOf(const Shape& shape, PrimitiveType type) {
   return shape.IsArray() && shape.element_type() == type && shape.rank() == 0;
 }
 
-// The group size a collective's replica groups imply, per XLA's group modes:
-//   no channel_id                         cross-replica: groups over replicas;
-//                                         {} = all replica_count replicas.
-//   channel_id, use_global_device_ids     cross-replica-and-partition: each
-//     absent or false                     group of replicas spans every
-//                                         partition: size * num_partitions.
-//   channel_id, use_global_device_ids     flattened ids: groups of devices;
-//     true                                {} is an error.
-// nullopt when it depends on a header value that is not written (the module
-// was written for a configuration we do not know) or on a raw group form.
 // Users with at most this many operands (and instructions with at most this
 // many users) are checked by a direct search rather than through hash sets.
 constexpr int64_t kDirectSearchOperands = 16;
 
-absl::StatusOr<std::optional<int64_t>> CollectiveGroupSize(const HloModule& module,
-                                                           const HloInstruction& inst,
-                                                           bool uniform_required) {
-  const bool has_channel = inst.channel_id().has_value();
-  const bool global_ids = inst.use_global_device_ids().value_or(false);
-  if (global_ids && !has_channel) {
-    return absl::InvalidArgumentError(
-        "use_global_device_ids=true is only valid with a channel_id (XLA's group modes)");
-  }
-  static const ReplicaGroups* const kAll = new ReplicaGroups();  // `{}`
-  const ReplicaGroups& groups = inst.replica_groups() ? *inst.replica_groups() : *kAll;
-  std::optional<int64_t> base;  // size of one replica group as written
+// How many instructions ahead the linear walks prefetch: they are bound by
+// cache misses on instructions scattered over the heap.
+constexpr size_t kAhead = 16;
+
+// What a replica group list says on its own, whatever the collective's
+// channel mode: unknown (raw form), every participant (`{}`), or groups of
+// `size` ids.
+struct GroupsShape {
+  enum class Kind { kRaw, kAll, kSized };
+  Kind kind = Kind::kAll;
+  int64_t size = 0;
+};
+
+// Validates a replica group list (iota numbers consistent; explicit groups
+// non-empty, ids non-negative and each in one group, sizes uniform if
+// required). `seen` is scratch, all false on entry and on return.
+absl::StatusOr<GroupsShape> CheckReplicaGroups(const ReplicaGroups& groups,
+                                               bool uniform_required, std::vector<bool>* seen) {
   switch (groups.form()) {
     case ReplicaGroups::Form::kRaw:
-      return std::optional<int64_t>();
+      return GroupsShape{GroupsShape::Kind::kRaw};
     case ReplicaGroups::Form::kIota: {
       const IotaReplicaGroupList& iota = groups.iota();
       int64_t total = 1;
@@ -140,80 +145,114 @@ absl::StatusOr<std::optional<int64_t>> CollectiveGroupSize(const HloModule& modu
       }
       if (ok && !iota.transpose_perm.empty()) {
         const size_t rank = iota.reshape_dims.size();
-        std::vector<bool> seen(rank, false);
+        std::vector<bool> perm_seen(rank, false);
         if (iota.transpose_perm.size() != rank) ok = false;
         for (int64_t p : iota.transpose_perm) {
           if (!ok) break;
-          if (p < 0 || static_cast<size_t>(p) >= rank || seen[p]) ok = false;
-          else seen[p] = true;
+          if (p < 0 || static_cast<size_t>(p) >= rank || perm_seen[p]) ok = false;
+          else perm_seen[p] = true;
         }
       }
       if (!ok) {
         return absl::InvalidArgumentError(absl::StrCat(
             "replica_groups=", groups.ToString(), " is not a valid iota replica group list"));
       }
-      base = iota.group_size;
+      return GroupsShape{GroupsShape::Kind::kSized, iota.group_size};
+    }
+    case ReplicaGroups::Form::kExplicit:
       break;
+  }
+  if (groups.empty()) return GroupsShape{GroupsShape::Kind::kAll};
+  const auto& list = groups.explicit_groups();
+  // Device ids are small in practice: a bitmap is much cheaper than a hash
+  // set on modules with 100,000 collectives; huge ids use the set.
+  int64_t max_id = -1;
+  for (const auto& group : list) {
+    for (int64_t id : group) max_id = std::max(max_id, id);
+  }
+  const int64_t small = max_id >= 0 && max_id < (int64_t{1} << 20) ? max_id + 1 : 0;
+  if (static_cast<int64_t>(seen->size()) < small) seen->resize(small, false);
+  absl::flat_hash_set<int64_t> seen_large;
+  auto first_time = [&](int64_t id) {
+    if (id < small) {
+      if ((*seen)[id]) return false;
+      (*seen)[id] = true;
+      return true;
     }
-    case ReplicaGroups::Form::kExplicit: {
-      if (groups.empty()) break;
-      const auto& list = groups.explicit_groups();
-      // Device ids are small in practice: a bitmap is much cheaper than a
-      // hash set on modules with 100,000 collectives; huge ids use the set.
-      int64_t max_id = -1;
-      for (const auto& group : list) {
-        for (int64_t id : group) max_id = std::max(max_id, id);
+    return seen_large.insert(id).second;
+  };
+  absl::Status status;
+  for (size_t g = 0; g < list.size() && status.ok(); ++g) {
+    if (list[g].empty()) {
+      status = absl::InvalidArgumentError(absl::StrCat("replica group ", g, " is empty"));
+    } else if (uniform_required && list[g].size() != list[0].size()) {
+      status = absl::InvalidArgumentError(absl::StrCat(
+          "replica groups must all have the same size: group 0 has ", list[0].size(),
+          " ids but group ", g, " has ", list[g].size()));
+    }
+    for (size_t k = 0; k < list[g].size() && status.ok(); ++k) {
+      const int64_t id = list[g][k];
+      if (id < 0) {
+        status = absl::InvalidArgumentError(absl::StrCat("replica id ", id, " is negative"));
+      } else if (!first_time(id)) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("replica id ", id, " appears in more than one replica group"));
       }
-      std::vector<bool> seen_small(max_id >= 0 && max_id < (int64_t{1} << 20) ? max_id + 1 : 0);
-      absl::flat_hash_set<int64_t> seen_large;
-      auto first_time = [&](int64_t id) {
-        if (id < static_cast<int64_t>(seen_small.size())) {
-          if (seen_small[id]) return false;
-          seen_small[id] = true;
-          return true;
-        }
-        return seen_large.insert(id).second;
-      };
-      for (size_t g = 0; g < list.size(); ++g) {
-        if (list[g].empty()) {
-          return absl::InvalidArgumentError(absl::StrCat("replica group ", g, " is empty"));
-        }
-        if (uniform_required && list[g].size() != list[0].size()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "replica groups must all have the same size: group 0 has ", list[0].size(),
-              " ids but group ", g, " has ", list[g].size()));
-        }
-        for (int64_t id : list[g]) {
-          if (id < 0) {
-            return absl::InvalidArgumentError(absl::StrCat("replica id ", id, " is negative"));
-          }
-          if (!first_time(id)) {
-            return absl::InvalidArgumentError(
-                absl::StrCat("replica id ", id, " appears in more than one replica group"));
-          }
-        }
-      }
-      base = static_cast<int64_t>(list[0].size());
-      break;
     }
   }
-  if (!base.has_value()) {  // `{}` or absent: every participant
-    if (global_ids) {
-      return absl::InvalidArgumentError(
-          "use_global_device_ids=true needs explicit replica_groups (flattened-id mode)");
-    }
-    base = module.replica_count();
-    if (!base.has_value()) return std::optional<int64_t>();
-  }
-  if (has_channel && !global_ids) {
-    const std::optional<int64_t>& partitions = module.num_partitions();
-    if (!partitions.has_value()) return std::optional<int64_t>();
-    int64_t size;
-    if (__builtin_mul_overflow(*base, *partitions, &size)) return std::optional<int64_t>();
-    return std::optional<int64_t>(size);
-  }
-  return base;
+  std::fill(seen->begin(), seen->begin() + small, false);
+  if (!status.ok()) return status;
+  return GroupsShape{GroupsShape::Kind::kSized, static_cast<int64_t>(list[0].size())};
 }
+
+// Instruction names seen so far in the module, as their 64-bit hashes in an
+// open-addressing table: a probe reads one cache line of a dense table
+// instead of a slot and then the string it points to. A hash seen before
+// only means "maybe": the caller confirms against the real names.
+class NameHashSet {
+ public:
+  NameHashSet() { Rehash(16); }
+  void Reserve(size_t n) {
+    size_t capacity = 16;
+    while (capacity * 3 < n * 4) capacity *= 2;  // load factor <= 3/4
+    if (capacity > slots_.size()) Rehash(capacity);
+  }
+  void Prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[Home(hash | (hash == 0))]); }
+  // Inserts `hash`; true if it was already there.
+  bool Insert(uint64_t hash) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) Rehash(slots_.size() * 2);
+    hash |= hash == 0;  // 0 marks an empty slot
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Home(hash);; i = (i + 1) & mask) {
+      if (slots_[i] == hash) return true;
+      if (slots_[i] == 0) {
+        slots_[i] = hash;
+        ++size_;
+        return false;
+      }
+    }
+  }
+
+ private:
+  size_t Home(uint64_t hash) const {
+    return static_cast<size_t>((hash * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  void Rehash(size_t capacity) {  // capacity: a power of two
+    std::vector<uint64_t> old = std::move(slots_);
+    slots_.assign(capacity, 0);
+    shift_ = 64 - __builtin_ctzll(capacity);
+    for (uint64_t hash : old) {
+      if (hash == 0) continue;
+      size_t i = Home(hash);
+      while (slots_[i] != 0) i = (i + 1) & (capacity - 1);
+      slots_[i] = hash;
+    }
+  }
+
+  std::vector<uint64_t> slots_;
+  size_t size_ = 0;
+  int shift_ = 0;
+};
 
 class Verifier {
  public:
@@ -232,35 +271,58 @@ class Verifier {
           absl::StrCat("module ", module_.name(), ": the entry computation ",
                        Name(module_.entry_computation()), " is not one of its computations"));
     }
-    names_.reserve(module_.instruction_count());
+    const int64_t instruction_count = module_.instruction_count();
+    names_.Reserve(instruction_count);
+    all_.reserve(instruction_count);
     absl::flat_hash_set<absl::string_view> comp_names;
     for (const HloComputation* comp : computations_) {
       if (!comp_names.insert(comp->name()).second) {
         return FailComputation(comp, "computation name is used twice in the module");
       }
     }
-    for (const HloComputation* comp : computations_) {
-      if (absl::Status s = VerifyStructure(comp); !s.ok()) return s;
+    acyclic_.assign(computations_.size(), false);
+    for (size_t c = 0; c < computations_.size(); ++c) {
+      if (absl::Status s = VerifyStructure(c); !s.ok()) return s;
     }
-    for (const HloComputation* comp : computations_) {
-      if (absl::Status s = VerifyAcyclic(comp); !s.ok()) return s;
+    for (size_t c = 0; c < computations_.size(); ++c) {
+      if (absl::Status s = VerifyAcyclic(c); !s.ok()) return s;
     }
-    for (const HloComputation* comp : computations_) {
-      for (const HloInstruction* inst : comp->instructions()) {
-        if (absl::Status s = VerifyShape(comp, inst); !s.ok()) return s;
-      }
+    // Phase 3: the shape checks the walk of phase 1 deferred, all of them on
+    // instructions before the first early check that failed.
+    for (const auto& [comp, inst] : deferred_shapes_) {
+      if (absl::Status s = VerifyShape(comp, inst); !s.ok()) return s;
     }
-    return absl::OkStatus();
+    return shape_error_;
   }
 
  private:
+  struct DeferredEdgeCheck {
+    const HloInstruction* inst;
+    const HloInstruction* other;  // the user, or the control predecessor
+    bool control;
+  };
+
   // ---------------------------------------------------------------------
-  // Phase 1: structure.
-  absl::Status VerifyStructure(const HloComputation* comp) {
+  // Phase 1: structure. One walk over the computation also runs the phase-3
+  // shape checks that only read the instruction and its operands, so that
+  // each instruction comes from memory once (the walk is bound by cache
+  // misses). The errors still come out in the order of the phases and of
+  // the instructions: the walk keeps the first error of each kind, and a
+  // kind is reported only if every kind checked before it passed.
+  absl::Status VerifyStructure(size_t c) {
+    const HloComputation* comp = computations_[c];
     if (comp->parent() != &module_) {
       return FailComputation(comp, "its parent is not this module");
     }
-    const std::vector<HloInstruction*> instructions = comp->instructions();
+    // Every instruction in module order, for phase 3 and for confirming a
+    // name seen twice.
+    const size_t begin = all_.size();
+    {
+      const std::vector<HloInstruction*> list = comp->instructions();
+      all_.insert(all_.end(), list.begin(), list.end());
+    }
+    const absl::Span<const HloInstruction* const> instructions(all_.data() + begin,
+                                                               all_.size() - begin);
     if (instructions.empty()) return FailComputation(comp, "computation has no instructions");
     const HloInstruction* root = comp->root_instruction();
     if (root == nullptr) return FailComputation(comp, "computation has no root instruction");
@@ -269,15 +331,42 @@ class Verifier {
                              " is not in this computation");
     }
 
-    // Parameters: numbers 0..n-1, each once.
-    std::vector<const HloInstruction*> params;
-    for (const HloInstruction* inst : instructions) {
-      if (inst->opcode() != HloOpcode::kParameter) continue;
-      const int64_t n = inst->parameter_number();
-      if (n < 0) return Fail(comp, inst, "parameter number ", n, " is negative");
-      params.push_back(inst);
+    const size_t count = instructions.size();
+    std::vector<uint64_t>& hashes = name_hashes_;
+    hashes.resize(count);
+    for (size_t k = 0; k < std::min(count, kAhead / 4); ++k) hashes[k] = NameHash(instructions[k]);
+    params_.clear();
+    edges_.Clear();
+    absl::Status instruction_error;  // first failure of CheckInstruction
+    absl::Status user_error;         // first failure of CheckUsers
+    for (size_t k = 0; k < count; ++k) {
+      if (k + kAhead < count) PrefetchInstruction(instructions[k + kAhead]);
+      if (k + kAhead / 2 < count) PrefetchReferenced(instructions[k + kAhead / 2]);
+      if (k + kAhead / 4 < count) {
+        const HloInstruction* next = instructions[k + kAhead / 4];
+        hashes[k + kAhead / 4] = NameHash(next);
+        names_.Prefetch(hashes[k + kAhead / 4]);
+        for (const HloInstruction* user : next->users()) {
+          if (user != nullptr) __builtin_prefetch(&user->operands());
+        }
+      }
+      const HloInstruction* inst = instructions[k];
+      if (inst->opcode() == HloOpcode::kParameter) params_.push_back(inst);
+      if (!instruction_error.ok()) continue;  // parameters are still needed
+      instruction_error = CheckInstruction(comp, begin + k, hashes[k]);
+      if (!instruction_error.ok() || !user_error.ok()) continue;
+      user_error = CheckUsers(comp, inst);
+      if (user_error.ok()) EarlyShapeCheck(comp, inst);
     }
-    std::vector<const HloInstruction*> by_number(params.size(), nullptr);
+
+    // Parameters: numbers 0..n-1, each once.
+    const std::vector<const HloInstruction*>& params = params_;
+    for (const HloInstruction* p : params) {
+      const int64_t n = p->parameter_number();
+      if (n < 0) return Fail(comp, p, "parameter number ", n, " is negative");
+    }
+    std::vector<const HloInstruction*>& by_number = by_number_;
+    by_number.assign(params.size(), nullptr);
     for (const HloInstruction* p : params) {
       const int64_t n = p->parameter_number();
       if (n < static_cast<int64_t>(params.size())) by_number[n] = p;
@@ -306,106 +395,16 @@ class Verifier {
       }
     }
 
-    // Operand/user and control edges, each direction checked against the
-    // other. A user with few operands is searched directly; the (operand,
-    // user) edges of users with many operands go in a set, so that high
-    // fan-in stays linear without hashing every edge of the module.
-    absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> uses;
-    absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> control;
-    size_t distinct_uses = 0;  // distinct (operand, user) edges
-    for (const HloInstruction* inst : instructions) {
-      if (inst->parent() != comp) {
-        return Fail(comp, inst, "its parent is ", Name(inst->parent()),
-                    ", not the computation that holds it");
-      }
-      if (!names_.insert(inst->name()).second) {
-        return Fail(comp, inst, "instruction name is used more than once in the module");
-      }
-      for (int64_t i = 0; i < inst->operand_count(); ++i) {
-        const HloInstruction* operand = inst->operand(i);
-        if (operand == nullptr) return Fail(comp, inst, "operand ", i, " is null");
-        if (operand->parent() != comp) {
-          return Fail(comp, inst, "operand ", i, " %", operand->name(), " is in computation ",
-                      Name(operand->parent()), ", not in ", Name(comp));
-        }
-        if (inst->operand_count() > kDirectSearchOperands) {
-          if (uses.insert({operand, inst}).second) ++distinct_uses;
-        } else if (std::find(inst->operands().begin(), inst->operands().begin() + i, operand) ==
-                   inst->operands().begin() + i) {
-          ++distinct_uses;  // first occurrence of this operand
-        }
-      }
-      for (const HloInstruction* succ : inst->control_successors()) {
-        if (succ == nullptr || succ->parent() != comp) {
-          return Fail(comp, inst, "control successor %",
-                      succ == nullptr ? std::string("<null>") : succ->name(),
-                      " is not in the same computation");
-        }
-        control.insert({inst, succ});
-      }
-      const int arity = HloOpcodeArity(inst->opcode());
-      if (inst->opcode() == HloOpcode::kAsyncUpdate) {
-        // XLA's late-binding form `*-update(start, x, y)` passes further
-        // operands to the wrapped computation; the first is the async value.
-        if (inst->operand_count() < 1) {
-          return Fail(comp, inst, "async-update needs the async value as its first operand");
-        }
-      } else if (arity != kVariadic && inst->operand_count() != arity) {
-        return Fail(comp, inst, HloOpcodeString(inst->opcode()), " takes ", arity,
-                    " operand(s) but has ", inst->operand_count());
-      }
-      for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
-        for (const HloComputation* called : attr.computations) {
-          if (called == nullptr) {
-            return Fail(comp, inst, attr.name, " names a computation that does not exist");
-          }
-          if (!computation_set_.contains(called)) {
-            return Fail(comp, inst, attr.name, "=", Name(called),
-                        " is not a computation of this module");
-          }
-          if (called == comp) {
-            return Fail(comp, inst, attr.name, " calls its own computation ", Name(comp));
-          }
-        }
-      }
+    if (!instruction_error.ok()) return instruction_error;
+    // The user and predecessor checks that needed the edges of the whole
+    // walk. All come before the first one that failed on the spot: the walk
+    // stopped checking users there.
+    for (const DeferredEdgeCheck& check : edges_.deferred) {
+      if (absl::Status s = RunDeferred(comp, check); !s.ok()) return s;
     }
-    size_t user_edges = 0;
-    size_t pred_edges = 0;
-    for (const HloInstruction* inst : instructions) {
-      const std::vector<HloInstruction*>& users = inst->users();
-      absl::flat_hash_set<const HloInstruction*> seen_users;
-      if (users.size() > kDirectSearchOperands) seen_users.reserve(users.size());
-      for (size_t u = 0; u < users.size(); ++u) {
-        const HloInstruction* user = users[u];
-        const bool repeated =
-            users.size() > kDirectSearchOperands
-                ? !seen_users.insert(user).second
-                : std::find(users.begin(), users.begin() + u, user) != users.begin() + u;
-        if (user == nullptr || repeated) {
-          return Fail(comp, inst, "a user is null or listed twice");
-        }
-        // A user outside this computation (e.g. created but never added)
-        // does not use it as far as this computation is concerned.
-        const bool uses_it = user->parent() == comp &&
-                             (user->operand_count() > kDirectSearchOperands
-                                  ? uses.contains(std::make_pair(inst, user))
-                                  : user->IsUserOf(inst));
-        if (!uses_it) {
-          return Fail(comp, inst, "%", user->name(),
-                      " is listed as a user but does not use it as an operand");
-        }
-        ++user_edges;
-      }
-      for (const HloInstruction* pred : inst->control_predecessors()) {
-        if (pred == nullptr || !control.contains(std::make_pair(pred, inst))) {
-          return Fail(comp, inst, "control predecessor %",
-                      pred == nullptr ? std::string("<null>") : pred->name(),
-                      " does not list it as a control successor");
-        }
-        ++pred_edges;
-      }
-    }
-    if (user_edges != distinct_uses || pred_edges != control.size()) {
+    if (!user_error.ok()) return user_error;
+
+    if (edges_.user_edges != edges_.distinct_uses || edges_.pred_edges != edges_.control.size()) {
       // Some operand (control) edge has no matching user (predecessor)
       // entry; find the first one for the message, still in linear time.
       absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> listed;
@@ -431,12 +430,191 @@ class Verifier {
         }
       }
     }
+    acyclic_[c] = edges_.ids_descend;
     return absl::OkStatus();
+  }
+
+  // The checks of one instruction (all_[index]) on its own: parent, name,
+  // operands, control successors, arity, called computations.
+  absl::Status CheckInstruction(const HloComputation* comp, size_t index, uint64_t name_hash) {
+    const HloInstruction* inst = all_[index];
+    if (inst->parent() != comp) {
+      return Fail(comp, inst, "its parent is ", Name(inst->parent()),
+                  ", not the computation that holds it");
+    }
+    if (NameSeenBefore(index, name_hash)) {
+      return Fail(comp, inst, "instruction name is used more than once in the module");
+    }
+    const int64_t id = inst->unique_id();
+    for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      const HloInstruction* operand = inst->operand(i);
+      if (operand == nullptr) return Fail(comp, inst, "operand ", i, " is null");
+      if (operand->parent() != comp) {
+        return Fail(comp, inst, "operand ", i, " %", operand->name(), " is in computation ",
+                    Name(operand->parent()), ", not in ", Name(comp));
+      }
+      edges_.ids_descend &= operand->unique_id() < id;
+      // A user with few operands is searched directly; the (operand, user)
+      // edges of users with many operands go in a set, so that high fan-in
+      // stays linear without hashing every edge of the module.
+      if (inst->operand_count() > kDirectSearchOperands) {
+        if (edges_.uses.insert({operand, inst}).second) ++edges_.distinct_uses;
+      } else if (std::find(inst->operands().begin(), inst->operands().begin() + i, operand) ==
+                 inst->operands().begin() + i) {
+        ++edges_.distinct_uses;  // first occurrence of this operand
+      }
+    }
+    for (const HloInstruction* succ : inst->control_successors()) {
+      if (succ == nullptr || succ->parent() != comp) {
+        return Fail(comp, inst, "control successor %",
+                    succ == nullptr ? std::string("<null>") : succ->name(),
+                    " is not in the same computation");
+      }
+      edges_.ids_descend &= succ->unique_id() > id;
+      edges_.control.insert({inst, succ});
+    }
+    const int arity = HloOpcodeArity(inst->opcode());
+    if (inst->opcode() == HloOpcode::kAsyncUpdate) {
+      // XLA's late-binding form `*-update(start, x, y)` passes further
+      // operands to the wrapped computation; the first is the async value.
+      if (inst->operand_count() < 1) {
+        return Fail(comp, inst, "async-update needs the async value as its first operand");
+      }
+    } else if (arity != kVariadic && inst->operand_count() != arity) {
+      return Fail(comp, inst, HloOpcodeString(inst->opcode()), " takes ", arity,
+                  " operand(s) but has ", inst->operand_count());
+    }
+    for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+      for (const HloComputation* called : attr.computations) {
+        if (called == nullptr) {
+          return Fail(comp, inst, attr.name, " names a computation that does not exist");
+        }
+        if (!computation_set_.contains(called)) {
+          return Fail(comp, inst, attr.name, "=", Name(called),
+                      " is not a computation of this module");
+        }
+        if (called == comp) {
+          return Fail(comp, inst, attr.name, " calls its own computation ", Name(comp));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Users and control predecessors of `inst` agree with the other side's
+  // operands and control successors. A check that needs the edges of
+  // instructions not walked yet is deferred to the end of the walk.
+  absl::Status CheckUsers(const HloComputation* comp, const HloInstruction* inst) {
+    const std::vector<HloInstruction*>& users = inst->users();
+    absl::flat_hash_set<const HloInstruction*> seen_users;
+    if (users.size() > kDirectSearchOperands) seen_users.reserve(users.size());
+    for (size_t u = 0; u < users.size(); ++u) {
+      const HloInstruction* user = users[u];
+      const bool repeated =
+          users.size() > kDirectSearchOperands
+              ? !seen_users.insert(user).second
+              : std::find(users.begin(), users.begin() + u, user) != users.begin() + u;
+      if (user == nullptr || repeated) {
+        return Fail(comp, inst, "a user is null or listed twice");
+      }
+      // A user outside this computation (e.g. created but never added)
+      // does not use it as far as this computation is concerned.
+      if (user->parent() == comp && user->operand_count() > kDirectSearchOperands) {
+        edges_.deferred.push_back({inst, user, /*control=*/false});
+      } else if (user->parent() != comp || !user->IsUserOf(inst)) {
+        return NotAUser(comp, inst, user);
+      }
+      ++edges_.user_edges;
+    }
+    for (const HloInstruction* pred : inst->control_predecessors()) {
+      edges_.deferred.push_back({inst, pred, /*control=*/true});
+      ++edges_.pred_edges;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RunDeferred(const HloComputation* comp, const DeferredEdgeCheck& check) {
+    if (!check.control) {
+      if (edges_.uses.contains(std::make_pair(check.inst, check.other))) return absl::OkStatus();
+      return NotAUser(comp, check.inst, check.other);
+    }
+    const HloInstruction* pred = check.other;
+    if (pred != nullptr && edges_.control.contains(std::make_pair(pred, check.inst))) {
+      return absl::OkStatus();
+    }
+    return Fail(comp, check.inst, "control predecessor %",
+                pred == nullptr ? std::string("<null>") : pred->name(),
+                " does not list it as a control successor");
+  }
+
+  static absl::Status NotAUser(const HloComputation* comp, const HloInstruction* inst,
+                               const HloInstruction* user) {
+    return Fail(comp, inst, "%", user->name(),
+                " is listed as a user but does not use it as an operand");
+  }
+
+  // Runs the phase-3 check of `inst` now if it reads nothing but the
+  // instruction and its operands (checked by now); a while, conditional or
+  // call also reads the computations it calls, whose structure may not be
+  // checked yet, so it waits for phase 3. Only the first failure counts.
+  void EarlyShapeCheck(const HloComputation* comp, const HloInstruction* inst) {
+    if (!shape_error_.ok()) return;
+    switch (inst->opcode()) {
+      case HloOpcode::kWhile:
+      case HloOpcode::kConditional:
+      case HloOpcode::kCall:
+        deferred_shapes_.push_back({comp, inst});
+        return;
+      default:
+        break;
+    }
+    shape_error_ = VerifyShape(comp, inst);
+  }
+
+  static uint64_t NameHash(const HloInstruction* inst) {
+    return absl::Hash<absl::string_view>()(inst->name());
+  }
+
+  // Records the name of all_[index]; true if an earlier instruction of the
+  // module has the same name.
+  bool NameSeenBefore(size_t index, uint64_t hash) {
+    if (!names_.Insert(hash)) return false;
+    const std::string& name = all_[index]->name();
+    for (size_t i = 0; i < index; ++i) {  // a duplicate, or (rarely) a hash collision
+      if (all_[i]->name() == name) return true;
+    }
+    return false;
+  }
+
+  // Every cache line of the instruction: the walk reads most of them (name,
+  // opcode, shape, edges, attributes, the side-struct pointers at the end).
+  static void PrefetchInstruction(const HloInstruction* inst) {
+    const char* bytes = reinterpret_cast<const char*>(inst);
+    for (size_t offset = 0; offset < sizeof(HloInstruction); offset += 64) {
+      __builtin_prefetch(bytes + offset);
+    }
+    __builtin_prefetch(bytes + sizeof(HloInstruction) - 1);
+  }
+
+  // What the walk reads through the instruction's pointers.
+  static void PrefetchReferenced(const HloInstruction* inst) {
+    __builtin_prefetch(inst->name().data());
+    __builtin_prefetch(inst->operands().data());
+    __builtin_prefetch(inst->users().data());
+    switch (inst->opcode()) {
+      case HloOpcode::kDot: __builtin_prefetch(&inst->dot_dimension_numbers()); break;
+      case HloOpcode::kAllGather:
+      case HloOpcode::kReduceScatter:
+      case HloOpcode::kAllReduce: __builtin_prefetch(&inst->replica_groups()); break;
+      default: break;
+    }
   }
 
   // ---------------------------------------------------------------------
   // Phase 2: no cycle through operands and control predecessors.
-  absl::Status VerifyAcyclic(const HloComputation* comp) {
+  absl::Status VerifyAcyclic(size_t c) {
+    if (acyclic_[c]) return absl::OkStatus();
+    const HloComputation* comp = computations_[c];
     if (std::optional<HloComputation::CycleEdge> edge = comp->FindCycle()) {
       return Fail(comp, edge->to, "it is on a cycle (through ",
                   edge->control ? "a control edge" : "operands", " from %", edge->from->name(), ")");
@@ -519,7 +697,8 @@ class Verifier {
       }
       return absl::OkStatus();
     };
-    std::vector<bool> lhs_used, rhs_used;
+    std::vector<bool>& lhs_used = lhs_used_;
+    std::vector<bool>& rhs_used = rhs_used_;
     if (auto s = check_side(lhs, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, "lhs",
                             &lhs_used);
         !s.ok()) {
@@ -545,7 +724,8 @@ class Verifier {
       }
     }
     // Result: batch dims, then lhs free dims, then rhs free dims, in order.
-    std::vector<std::pair<const Shape*, int64_t>> expected;
+    std::vector<std::pair<const Shape*, int64_t>>& expected = expected_dims_;
+    expected.clear();
     for (int64_t d : dn.lhs_batch_dimensions) expected.push_back({&lhs, d});
     for (int64_t d = 0; d < lhs.rank(); ++d) {
       if (!lhs_used[d]) expected.push_back({&lhs, d});
@@ -674,7 +854,8 @@ class Verifier {
                   " dimensions, and the result rank must be the same (operand ", S(in),
                   ", result ", S(out), ")");
     }
-    std::vector<bool> seen(perm.size(), false);
+    std::vector<bool>& seen = perm_seen_;
+    seen.assign(perm.size(), false);
     for (int64_t p : perm) {
       if (p < 0 || p >= in.rank() || seen[p]) {
         return Fail(comp, inst, "dimensions={", absl::StrJoin(perm, ","),
@@ -696,39 +877,38 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // The per-operand result shapes of a variadic collective: the result itself
-  // for one operand, the tuple elements for several.
-  absl::StatusOr<std::vector<const Shape*>> CollectiveOutputs(const HloComputation* comp,
-                                                               const HloInstruction* inst) {
+  // The per-operand result shapes of a variadic collective, into outputs_:
+  // the result itself for one operand, the tuple elements for several.
+  absl::Status CollectiveOutputs(const HloComputation* comp, const HloInstruction* inst) {
     const Shape& out = inst->shape();
     const int64_t n = inst->operand_count();
-    std::vector<const Shape*> outputs;
+    std::vector<const Shape*>& outputs = outputs_;
+    outputs.clear();
     if (n == 0) return Fail(comp, inst, HloOpcodeString(inst->opcode()), " has no operands");
     if (n == 1 && !out.IsTuple()) {
       outputs.push_back(&out);
-      return outputs;
+      return absl::OkStatus();
     }
     if (!out.IsTuple() || out.tuple_shapes_size() != n) {
       return Fail(comp, inst, "with ", n, " operand(s) the result must be a tuple of ", n,
                   " shapes, got ", S(out));
     }
     for (const Shape& s : out.tuple_shapes()) outputs.push_back(&s);
-    return outputs;
+    return absl::OkStatus();
   }
 
   absl::Status VerifyGatherOrScatter(const HloComputation* comp, const HloInstruction* inst,
                                      bool gather) {
     absl::string_view op = HloOpcodeString(inst->opcode());
-    auto size_or = CollectiveGroupSize(module_, *inst, /*uniform_required=*/true);
+    auto size_or = GroupSize(*inst, /*uniform_required=*/true);
     if (!size_or.ok()) return Fail(comp, inst, size_or.status().message());
     const std::optional<int64_t> group_size = *size_or;
     if (!inst->dimensions().has_value() || inst->dimensions()->size() != 1) {
       return Fail(comp, inst, op, " needs dimensions={d} with exactly one dimension");
     }
     const int64_t dim = inst->collective_dimension();
-    auto outputs_or = CollectiveOutputs(comp, inst);
-    if (!outputs_or.ok()) return outputs_or.status();
-    const std::vector<const Shape*>& outputs = *outputs_or;
+    if (absl::Status s = CollectiveOutputs(comp, inst); !s.ok()) return s;
+    const std::vector<const Shape*>& outputs = outputs_;
     for (int64_t i = 0; i < inst->operand_count(); ++i) {
       const Shape& in = inst->operand(i)->shape();
       const Shape& out = *outputs[i];
@@ -790,17 +970,16 @@ class Verifier {
   }
 
   absl::Status VerifyAllReduce(const HloComputation* comp, const HloInstruction* inst) {
-    auto size_or = CollectiveGroupSize(module_, *inst, /*uniform_required=*/false);
+    auto size_or = GroupSize(*inst, /*uniform_required=*/false);
     if (!size_or.ok()) return Fail(comp, inst, size_or.status().message());
     if (inst->to_apply() == nullptr) {
       return Fail(comp, inst, "all-reduce needs a to_apply computation");
     }
-    auto outputs_or = CollectiveOutputs(comp, inst);
-    if (!outputs_or.ok()) return outputs_or.status();
+    if (absl::Status s = CollectiveOutputs(comp, inst); !s.ok()) return s;
     for (int64_t i = 0; i < inst->operand_count(); ++i) {
       const Shape& in = inst->operand(i)->shape();
-      if (!Agree(in, *(*outputs_or)[i])) {
-        return Fail(comp, inst, "result ", i, " ", S(*(*outputs_or)[i]),
+      if (!Agree(in, *outputs_[i])) {
+        return Fail(comp, inst, "result ", i, " ", S(*outputs_[i]),
                     " must have the shape of operand ", i, " ", S(in));
       }
     }
@@ -951,9 +1130,78 @@ class Verifier {
   absl::Status VerifyCall(const HloComputation* comp, const HloInstruction* inst) {
     const HloComputation* callee = inst->to_apply();
     if (callee == nullptr) return Fail(comp, inst, "call needs exactly one to_apply computation");
-    std::vector<const Shape*> params;
+    std::vector<const Shape*>& params = call_params_;
+    params.clear();
     for (const HloInstruction* operand : inst->operands()) params.push_back(&operand->shape());
     return CheckCalled(comp, inst, callee, "to_apply", params, &inst->shape());
+  }
+
+  // The group size a collective's replica groups imply, per XLA's group modes:
+  //   no channel_id                         cross-replica: groups over replicas;
+  //                                         {} = all replica_count replicas.
+  //   channel_id, use_global_device_ids     cross-replica-and-partition: each
+  //     absent or false                     group of replicas spans every
+  //                                         partition: size * num_partitions.
+  //   channel_id, use_global_device_ids     flattened ids: groups of devices;
+  //     true                                {} is an error.
+  // nullopt when it depends on a header value that is not written (the module
+  // was written for a configuration we do not know) or on a raw group form.
+  absl::StatusOr<std::optional<int64_t>> GroupSize(const HloInstruction& inst,
+                                                   bool uniform_required) {
+    const bool has_channel = inst.channel_id().has_value();
+    const bool global_ids = inst.use_global_device_ids().value_or(false);
+    if (global_ids && !has_channel) {
+      return absl::InvalidArgumentError(
+          "use_global_device_ids=true is only valid with a channel_id (XLA's group modes)");
+    }
+    static const ReplicaGroups* const kAll = new ReplicaGroups();  // `{}`
+    const ReplicaGroups& groups = inst.replica_groups() ? *inst.replica_groups() : *kAll;
+    const absl::StatusOr<GroupsShape>& shape = CheckReplicaGroupsCached(groups, uniform_required);
+    if (!shape.ok()) return shape.status();
+    std::optional<int64_t> base;  // size of one replica group as written
+    switch (shape->kind) {
+      case GroupsShape::Kind::kRaw: return std::optional<int64_t>();
+      case GroupsShape::Kind::kAll: break;
+      case GroupsShape::Kind::kSized: base = shape->size; break;
+    }
+    if (!base.has_value()) {  // `{}` or absent: every participant
+      if (global_ids) {
+        return absl::InvalidArgumentError(
+            "use_global_device_ids=true needs explicit replica_groups (flattened-id mode)");
+      }
+      base = module_.replica_count();
+      if (!base.has_value()) return std::optional<int64_t>();
+    }
+    if (has_channel && !global_ids) {
+      const std::optional<int64_t>& partitions = module_.num_partitions();
+      if (!partitions.has_value()) return std::optional<int64_t>();
+      int64_t size;
+      if (__builtin_mul_overflow(*base, *partitions, &size)) return std::optional<int64_t>();
+      return std::optional<int64_t>(size);
+    }
+    return base;
+  }
+
+  // CheckReplicaGroups, remembered for the last few lists: collectives
+  // mostly share a handful of immutable lists, so most lookups hit. Bounded
+  // so that a module of all-distinct lists stays linear.
+  const absl::StatusOr<GroupsShape>& CheckReplicaGroupsCached(const ReplicaGroups& groups,
+                                                              bool uniform_required) {
+    for (const GroupsCacheEntry& entry : groups_cache_) {
+      if (entry.uniform_required == uniform_required && entry.groups.SharesContentsWith(groups)) {
+        return entry.shape;
+      }
+    }
+    GroupsCacheEntry entry{groups, uniform_required,
+                           CheckReplicaGroups(groups, uniform_required, &seen_ids_)};
+    if (groups_cache_.size() < kGroupsCacheSize) {
+      groups_cache_.push_back(std::move(entry));
+      return groups_cache_.back().shape;
+    }
+    GroupsCacheEntry& slot = groups_cache_[groups_cache_next_];
+    groups_cache_next_ = (groups_cache_next_ + 1) % kGroupsCacheSize;
+    slot = std::move(entry);
+    return slot.shape;
   }
 
   // Shapes agree, element types per the mixed-precision option.
@@ -970,7 +1218,58 @@ class Verifier {
   const HloVerifierOptions options_;
   std::vector<HloComputation*> computations_;
   absl::flat_hash_set<const HloComputation*> computation_set_;
-  absl::flat_hash_set<absl::string_view> names_;
+  NameHashSet names_;
+  // Every instruction, computation by computation in module order.
+  std::vector<const HloInstruction*> all_;
+  // Per computation: no cycle is possible (unique ids descend along edges).
+  std::vector<bool> acyclic_;
+
+  // Edge bookkeeping of the computation being walked.
+  struct EdgeState {
+    absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> uses;
+    absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> control;
+    std::vector<DeferredEdgeCheck> deferred;
+    size_t distinct_uses = 0;  // distinct (operand, user) edges
+    size_t user_edges = 0;
+    size_t pred_edges = 0;
+    // Every operand and control predecessor has a smaller unique id than
+    // its user: then there is no cycle and phase 2 need not search for one.
+    bool ids_descend = true;
+    void Clear() {
+      uses.clear();
+      control.clear();
+      deferred.clear();
+      distinct_uses = user_edges = pred_edges = 0;
+      ids_descend = true;
+    }
+  };
+  EdgeState edges_;
+
+  // Phase 3 as the walk left it: the checks it deferred, in module order,
+  // and the first early check that failed.
+  std::vector<std::pair<const HloComputation*, const HloInstruction*>> deferred_shapes_;
+  absl::Status shape_error_;
+
+  struct GroupsCacheEntry {
+    ReplicaGroups groups;  // holds the shared contents alive
+    bool uniform_required;
+    absl::StatusOr<GroupsShape> shape;
+  };
+  static constexpr size_t kGroupsCacheSize = 8;
+  std::vector<GroupsCacheEntry> groups_cache_;
+  size_t groups_cache_next_ = 0;
+
+  // Scratch reused across instructions instead of allocated for each.
+  std::vector<bool> seen_ids_;
+  std::vector<uint64_t> name_hashes_;
+  std::vector<const HloInstruction*> params_;
+  std::vector<const HloInstruction*> by_number_;
+  std::vector<bool> lhs_used_;
+  std::vector<bool> rhs_used_;
+  std::vector<std::pair<const Shape*, int64_t>> expected_dims_;
+  std::vector<bool> perm_seen_;
+  std::vector<const Shape*> outputs_;
+  std::vector<const Shape*> call_params_;
 };
 
 }  // namespace
