@@ -505,7 +505,7 @@ class Verifier {
   // operands and control successors. A check that needs the edges of
   // instructions not walked yet is deferred to the end of the walk.
   absl::Status CheckUsers(const HloComputation* comp, const HloInstruction* inst) {
-    const std::vector<HloInstruction*>& users = inst->users();
+    const auto& users = inst->users();
     absl::flat_hash_set<const HloInstruction*> seen_users;
     if (users.size() > kDirectSearchOperands) seen_users.reserve(users.size());
     for (size_t u = 0; u < users.size(); ++u) {

@@ -234,7 +234,7 @@ absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* 
         continue;
       }
     }
-    std::vector<HloInstruction*> operands = inst->operands_;
+    std::vector<HloInstruction*> operands(inst->operands_.begin(), inst->operands_.end());
     absl::Status status = RemoveInstruction(inst);
     if (first && !status.ok()) return status;
     first = false;

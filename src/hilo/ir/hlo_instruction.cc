@@ -191,7 +191,7 @@ void HloInstruction::ReplaceAllUsesWithDifferentShape(HloInstruction* replacemen
   if (replacement == this) return;
   // Users of `replacement` that are also users of this (e.g. a user using
   // both) are handled by ReplaceOperandWithAll.
-  std::vector<HloInstruction*> users = users_;
+  std::vector<HloInstruction*> users(users_.begin(), users_.end());
   for (HloInstruction* user : users) {
     if (user == replacement) continue;  // do not make replacement use itself
     user->ReplaceOperandWithAll(this, replacement);

@@ -32,7 +32,7 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
       worklist.pop_back();
       // Listed twice (an operand of several removed users) or already gone.
       if (inst->parent() != computation || !IsDead(inst)) continue;
-      std::vector<HloInstruction*> operands = inst->operands();
+      std::vector<HloInstruction*> operands(inst->operands().begin(), inst->operands().end());
       absl::Status status = computation->RemoveInstruction(inst);
       if (!status.ok()) {
         return absl::InternalError(absl::StrCat("removing ", inst->name(), " from ",
