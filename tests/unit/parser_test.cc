@@ -661,6 +661,55 @@ ENTRY e {
   EXPECT_EQ(Find(*m, "c")->operand(0)->opcode(), HloOpcode::kGetTupleElement);
 }
 
+// An operand shape written in the same bytes as its definition's shape is
+// checked by comparing the bytes; every other spelling still goes through
+// the shape parser. Both must give the same module.
+TEST(ParserTest, DeclaredOperandShapesInEverySpelling) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[2,3]{1,0:T(8,128)} parameter(0)
+  q = (f32[2,3]{1,0}, s32[]) parameter(1)
+  same = f32[2,3]{1,0:T(8,128)} negate(f32[2,3]{1,0:T(8,128)} %p)
+  no_layout = f32[2,3]{1,0} negate(f32[2,3] p)
+  spaced = f32[2,3]{1,0} negate(f32[2,3]  {1,0:T(8,128)}   p)
+  tuple = (f32[2,3]{1,0}, s32[]) copy((f32[2,3]{1,0}, s32[]) q)
+  gte = f32[2,3]{1,0} negate(f32[2,3]{1,0} q#0)
+  ROOT t = (f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, (f32[2,3]{1,0}, s32[]), f32[2,3]{1,0}) tuple(f32[2,3]{1,0:T(8,128)} same, f32[2,3]{1,0} no_layout, f32[2,3]{1,0} spaced, (f32[2,3]{1,0}, s32[]) tuple, f32[2,3]{1,0} gte)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* p = Find(*m, "p");
+  for (absl::string_view name : {"same", "no_layout", "spaced"}) {
+    const HloInstruction* inst = Find(*m, name);
+    ASSERT_EQ(inst->operand_count(), 1) << name;
+    EXPECT_EQ(inst->operand(0), p) << name;
+  }
+  EXPECT_EQ(Find(*m, "tuple")->operand(0), Find(*m, "q"));
+  EXPECT_EQ(Find(*m, "gte")->operand(0)->opcode(), HloOpcode::kGetTupleElement);
+  const HloInstruction* root = m->entry_computation()->root_instruction();
+  ASSERT_EQ(root->operand_count(), 5);
+  EXPECT_EQ(root->operand(0), Find(*m, "same"));
+  EXPECT_EQ(root->operand(3), Find(*m, "tuple"));
+  EXPECT_EQ(p->users().size(), 3u);
+}
+
+// Decimal integers up to 18 digits are read without overflow checks; 19
+// digits go through the checked path, at both ends of int64.
+TEST(ParserTest, IntegersAtTheEdgesOfInt64) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[] parameter(999999999999999999)
+  b = f32[] parameter(1000000000000000000)
+  c = f32[] parameter(9223372036854775807)
+  ROOT t = (f32[], f32[], f32[]) tuple(a, b, c)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "a")->parameter_number(), 999999999999999999);
+  EXPECT_EQ(Find(*m, "b")->parameter_number(), 1000000000000000000);
+  EXPECT_EQ(Find(*m, "c")->parameter_number(), INT64_MAX);
+}
+
 TEST(ParserTest, CollectivesWrittenWithTheSameGroupsShareThem) {
   auto m = Parse(R"(HloModule m
 ENTRY e {
@@ -755,6 +804,23 @@ INSTANTIATE_TEST_SUITE_P(
                   "3:46", "invalid UTF-8"},
         ErrorCase{"DimOverflow", "HloModule m\nENTRY e {\n  ROOT a = f32[99999999999999999999] parameter(0)\n}\n",
                   "3:16", "integer overflow"},
+        ErrorCase{"DimOverflowByOne",
+                  "HloModule m\nENTRY e {\n  ROOT a = f32[9223372036854775808] parameter(0)\n}\n",
+                  "3:16", "integer overflow"},
+        ErrorCase{"LoneMinus", "HloModule m\nENTRY e {\n  ROOT a = f32[-] parameter(0)\n}\n",
+                  "3:16", "expected an integer as a dimension size"},
+        ErrorCase{"NegativeParameterNumber",
+                  "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(-12)\n}\n", "3:28",
+                  "must not be negative"},
+        ErrorCase{"OperandShapeSameTextOtherComputation",
+                  "HloModule m\nc {\n  a = f32[2] parameter(0)\n}\nENTRY e {\n  ROOT b = f32[2] negate(f32[2] a)\n}\n",
+                  "6:33", "undefined operand 'a'"},
+        ErrorCase{"OperandShapeDisagreesAfterSpace",
+                  "HloModule m\nENTRY e {\n  a = f32[2]{0} parameter(0)\n  ROOT b = f32[3] negate(f32[3] {0} a)\n}\n",
+                  "4:37", "does not match the shape of operand 'a'"},
+        ErrorCase{"OperandShapeLongerThanDefinition",
+                  "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2,1] negate(f32[2,1] a)\n}\n",
+                  "4:37", "does not match the shape of operand 'a'"},
         ErrorCase{"NegativeDim", "HloModule m\nENTRY e {\n  ROOT a = f32[-1] parameter(0)\n}\n",
                   "3:16", "must not be negative"},
         ErrorCase{"BadLiteral", "HloModule m\nENTRY e {\n  ROOT a = s4[] constant(8)\n}\n", "3:26",

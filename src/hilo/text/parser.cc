@@ -21,7 +21,7 @@ namespace hilo {
 namespace {
 
 // Character classes by table: the lexer asks for every byte of the input.
-constexpr uint8_t kIdentClass = 1, kSpaceClass = 2;
+constexpr uint8_t kIdentClass = 1, kSpaceClass = 2, kBracketClass = 3;
 constexpr std::array<uint8_t, 256> kCharClass = [] {
   std::array<uint8_t, 256> table{};
   for (int c = 0; c < 256; ++c) {
@@ -31,6 +31,7 @@ constexpr std::array<uint8_t, 256> kCharClass = [] {
     }
   }
   table[' '] = table['\n'] = table['\t'] = table['\r'] = kSpaceClass;
+  for (char c : {'{', '[', '(', '}', ']', ')', '"'}) table[static_cast<unsigned char>(c)] = kBracketClass;
   return table;
 }();
 bool IsIdentChar(char c) { return kCharClass[static_cast<unsigned char>(c)] == kIdentClass; }
@@ -238,10 +239,17 @@ class Parser {
   // both: written names map to their instruction, and names the parser made
   // up (`x.1` for a second `x`, names of nameless nested instructions and of
   // compact get-tuple-elements) are marked `generated`.
+  //
+  // A written name also keeps where its instruction's shape was written
+  // (`shape_size` 0: not kept), so an operand whose declared shape is the
+  // same text is checked by comparing bytes instead of parsing the shape.
   struct NameEntry {
     HloInstruction* instruction;
-    bool generated;
+    uint32_t shape_begin = 0;
+    uint16_t shape_size = 0;
+    bool generated = false;
   };
+  static_assert(sizeof(NameEntry) == 16);
   absl::flat_hash_map<absl::string_view, NameEntry> names_;
   // Current computation: written names whose instruction was renamed
   // because another computation already used the name.
@@ -255,8 +263,16 @@ class Parser {
   std::string UniqueName(absl::string_view hint);
   // Gives `inst` (written as `name`, empty if nameless) a module-unique name
   // and records it; false on a duplicate in the same computation.
+  // `shape_text`, a part of the input or empty, is where the instruction's
+  // shape was written.
   bool RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
-                    const HloComputation* comp);
+                    const HloComputation* comp, absl::string_view shape_text = {});
+  // At a declared operand shape (`f32[2]{0} %x`): when the operand is an
+  // instruction of `comp` defined earlier with a shape written in exactly
+  // the same bytes, moves past the shape and returns that instruction;
+  // otherwise leaves the position alone and returns nullptr (the caller then
+  // parses the shape). Never reports an error.
+  HloInstruction* SkipShapeOfDefinedOperand(const HloComputation* comp);
   std::vector<PendingOperand> pending_operands_;
   // False once an instruction of the current computation had to defer its
   // operands (a forward reference or a compact get-tuple-element).
@@ -356,9 +372,13 @@ bool Parser::Expect(char c, absl::string_view what) {
 }
 
 absl::string_view Parser::LexIdent() {
-  size_t start = pos_;
-  while (pos_ < text_.size() && IsIdentChar(text_[pos_])) ++pos_;
-  return text_.substr(start, pos_ - start);
+  const size_t start = pos_;
+  const size_t size = text_.size();
+  const char* data = text_.data();
+  size_t i = start;
+  while (i < size && IsIdentChar(data[i])) ++i;
+  pos_ = i;
+  return absl::string_view(data + start, i - start);
 }
 
 bool Parser::LexName(absl::string_view* name, bool* percent, absl::string_view what) {
@@ -376,9 +396,25 @@ bool Parser::LexName(absl::string_view* name, bool* percent, absl::string_view w
 
 bool Parser::LexInt64(int64_t* value, absl::string_view what) {
   if (!SkipSpace()) return false;
-  size_t start = pos_;
-  if (Cur() == '-') ++pos_;
-  while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+  const size_t start = pos_;
+  const size_t size = text_.size();
+  const char* data = text_.data();
+  size_t i = start;
+  const bool negative = i < size && data[i] == '-';
+  if (negative) ++i;
+  const size_t digits_start = i;
+  uint64_t magnitude = 0;
+  while (i < size && IsDigit(data[i])) {
+    magnitude = magnitude * 10 + static_cast<uint64_t>(data[i] - '0');
+    ++i;
+  }
+  pos_ = i;
+  // Up to 18 digits cannot overflow; longer ones go through from_chars,
+  // which reports the overflow.
+  if (i > digits_start && i - digits_start <= 18) {
+    *value = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    return true;
+  }
   absl::string_view tok = text_.substr(start, pos_ - start);
   auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), *value);
   if (tok.empty() || ec == std::errc::invalid_argument || ptr != tok.data() + tok.size()) {
@@ -391,10 +427,17 @@ bool Parser::LexInt64(int64_t* value, absl::string_view what) {
 }
 
 bool Parser::ScanBalanced(size_t* end) {
-  std::vector<char> closers;
+  absl::InlinedVector<char, 32> closers;
   size_t i = pos_;
-  while (i < text_.size()) {
-    char c = text_[i];
+  const size_t size = text_.size();
+  const char* data = text_.data();
+  while (i < size) {
+    // Most bytes are neither brackets nor quotes.
+    if (kCharClass[static_cast<unsigned char>(data[i])] != kBracketClass) {
+      ++i;
+      continue;
+    }
+    char c = data[i];
     if (c == '"') {
       size_t j = i + 1;
       while (j < text_.size() && text_[j] != '"') j += text_[j] == '\\' ? 2 : 1;
@@ -734,6 +777,48 @@ HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* 
   return it->second.instruction;
 }
 
+HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
+  const char* data = text_.data();
+  const size_t size = text_.size();
+  const size_t start = pos_;
+  // The shape's end: the first space outside brackets. Anything unusual
+  // (a comment, a string, a line break, a space before a layout) is left to
+  // the parser.
+  size_t i = start;
+  int depth = 0;
+  for (; i < size; ++i) {
+    const char c = data[i];
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (--depth < 0) return nullptr;
+    } else if (c == ' ') {
+      if (depth == 0) break;
+    } else if (c == '\n' || c == '\r' || c == '"' || c == '/' || (depth == 0 && !IsIdentChar(c))) {
+      return nullptr;
+    }
+  }
+  if (i == size || i == start) return nullptr;
+  const size_t shape_end = i;
+  while (i < size && data[i] == ' ') ++i;
+  if (i < size && data[i] == '%') ++i;
+  const size_t name_start = i;
+  while (i < size && IsIdentChar(data[i])) ++i;
+  if (i == name_start || i == size || data[i] == '#' || data[i] == '(') return nullptr;
+  const absl::string_view name(data + name_start, i - name_start);
+  if (!renamed_.empty() && renamed_.contains(name)) return nullptr;
+  auto it = names_.find(name);
+  if (it == names_.end()) return nullptr;
+  const NameEntry& entry = it->second;
+  if (entry.generated || entry.shape_size != shape_end - start ||
+      entry.instruction->parent() != comp || NeedsShape(entry.instruction) ||
+      std::memcmp(data + entry.shape_begin, data + start, entry.shape_size) != 0) {
+    return nullptr;
+  }
+  pos_ = shape_end;
+  return entry.instruction;
+}
+
 std::string Parser::UniqueName(absl::string_view hint) {
   if (!names_.contains(hint)) return std::string(hint);
   int64_t& next = next_suffix_[hint];
@@ -744,9 +829,15 @@ std::string Parser::UniqueName(absl::string_view hint) {
 }
 
 bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
-                          const HloComputation* comp) {
+                          const HloComputation* comp, absl::string_view shape_text) {
   if (!name.empty()) {
-    auto [it, inserted] = names_.try_emplace(name, NameEntry{inst, false});
+    NameEntry entry{inst};
+    const size_t shape_begin = shape_text.empty() ? 0 : shape_text.data() - text_.data();
+    if (!shape_text.empty() && shape_begin <= UINT32_MAX && shape_text.size() <= UINT16_MAX) {
+      entry.shape_begin = static_cast<uint32_t>(shape_begin);
+      entry.shape_size = static_cast<uint16_t>(shape_text.size());
+    }
+    auto [it, inserted] = names_.try_emplace(name, entry);
     if (inserted) return true;
     if (renamed_.contains(name) ||
         (!it->second.generated && it->second.instruction->parent() == comp)) {
@@ -755,7 +846,9 @@ bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstructio
     renamed_.emplace(name, inst);
   }
   inst->SetNameUnchecked(UniqueName(name.empty() ? HloOpcodeString(inst->opcode()) : name));
-  names_.emplace(inst->name(), NameEntry{inst, true});
+  NameEntry generated{inst};
+  generated.generated = true;
+  names_.emplace(inst->name(), generated);
   return true;
 }
 
@@ -1209,6 +1302,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   Shape shape;
   bool shape_omitted = false;
   size_t shape_pos = pos_;
+  absl::string_view shape_text;  // as written, when parsed here
   if (preparsed_shape != nullptr) {
     shape = std::move(*preparsed_shape);
   } else {
@@ -1220,6 +1314,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     shape_omitted = Cur() == '(' && pos_ > s && ident != "b";
     pos_ = s;
     if (!shape_omitted && !ParseShape(&shape, 0)) return false;
+    if (!shape_omitted) shape_text = text_.substr(shape_pos, pos_ - shape_pos);
   }
   if (!SkipSpace()) return false;
   size_t opcode_pos = pos_;
@@ -1339,7 +1434,9 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
             }
           }
         }
-        if (has_shape) {
+        if (has_shape && (defined = SkipShapeOfDefinedOperand(comp)) != nullptr) {
+          if (first) flags |= kTextOperandShapes;
+        } else if (has_shape) {
           Shape operand_shape;
           if (!ParseShape(&operand_shape, 0)) return false;
           if (first) flags |= kTextOperandShapes;
@@ -1438,7 +1535,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       flags |= kTextOperandIndexComments;
     }
   }
-  if (!RegisterName(name, name_pos, inst, comp)) return false;
+  if (!RegisterName(name, name_pos, inst, comp, shape_text)) return false;
   if (!legacy_direction.empty()) {
     inst->mutable_raw_attributes()->push_back({"direction", std::string(legacy_direction)});
     inst->AppendAttributeName("direction");
