@@ -153,15 +153,58 @@ TEST(ShapeTest, DynamicAndUnboundedDims) {
 
 TEST(ShapeTest, LayoutTailIsKeptVerbatim) {
   Shape s = Shape::MakeArrayWithLayout(PrimitiveType::BF16, {8, 128}, {1, 0});
-  s.mutable_layout()->tail = "T(8,128)(2,1)S(1)";
+  s.mutable_layout()->tail.set("T(8,128)(2,1)S(1)");
   EXPECT_EQ(s.ToString(), "bf16[8,128]{1,0:T(8,128)(2,1)S(1)}");
   // A tail with an empty minor_to_major still prints the colon.
   Shape t = F32({});
-  t.set_layout(Layout{{}, "S(5)"});
+  Layout tail_only;
+  tail_only.tail.set("S(5)");
+  t.set_layout(tail_only);
   EXPECT_EQ(t.ToString(), "f32[]{:S(5)}");
   t.clear_layout();
   EXPECT_FALSE(t.has_layout());
   EXPECT_EQ(t.ToString(), "f32[]");
+}
+
+// Dynamic flags of the first 32 dimensions live in the shape, the others
+// out of line; both read, write, compare and copy alike.
+TEST(ShapeTest, DynamicFlagsPastTheThirtySecondDimension) {
+  Shape wide = F32({});
+  for (int i = 0; i < 40; ++i) wide.add_dimension(i + 1, /*dynamic=*/i == 3 || i == 35);
+  ASSERT_EQ(wide.rank(), 40);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(wide.is_dynamic_dimension(i), i == 3 || i == 35) << i;
+  EXPECT_FALSE(wide.is_static());
+  Shape copy = wide;
+  EXPECT_EQ(copy, wide);
+  copy.set_dynamic_dimension(35, false);
+  EXPECT_FALSE(copy.is_dynamic_dimension(35));
+  EXPECT_TRUE(wide.is_dynamic_dimension(35));  // the copy is deep
+  EXPECT_NE(copy, wide);
+  EXPECT_FALSE(copy.Compatible(wide));
+  copy.set_dynamic_dimension(3, false);
+  EXPECT_TRUE(copy.is_static());
+  std::vector<int64_t> dims(40);
+  for (int i = 0; i < 40; ++i) dims[i] = i + 1;
+  EXPECT_EQ(copy, Shape::MakeArray(PrimitiveType::F32, dims));
+  copy.set_dynamic_dimension(31, true);
+  EXPECT_TRUE(copy.is_dynamic_dimension(31));
+  EXPECT_FALSE(copy.is_dynamic_dimension(30));
+  EXPECT_FALSE(copy.is_dynamic_dimension(32));
+  EXPECT_THAT(copy.ToString(), HasSubstr(",31,<=32,33,"));
+}
+
+// Most shapes have no tuple elements, no layout tail and at most 32
+// dimensions; those parts stay out of line so that a shape stays small.
+TEST(ShapeTest, CommonShapesAreCompact) {
+  static_assert(sizeof(Shape) <= 112, "a Shape grew: every instruction holds one");
+  Shape a = Shape::MakeArrayWithLayout(PrimitiveType::F32, {2, 3}, {1, 0});
+  EXPECT_TRUE(a.tuple_shapes().empty());
+  EXPECT_TRUE(a.layout().tail.get().empty());
+  Shape none = F32({2});
+  EXPECT_FALSE(none.has_layout());
+  none.mutable_layout()->minor_to_major.push_back(0);
+  EXPECT_TRUE(none.has_layout());
+  EXPECT_EQ(none.ToString(), "f32[2]{0}");
 }
 
 TEST(ShapeTest, Tuples) {
@@ -188,7 +231,7 @@ TEST(ShapeTest, CompatibleIgnoresLayoutButEqualityDoesNot) {
   EXPECT_FALSE(a == c);
   EXPECT_TRUE(a == Shape::MakeArrayWithLayout(PrimitiveType::F32, {2, 3}, {1, 0}));
   Shape tail = a;
-  tail.mutable_layout()->tail = "T(8,128)";
+  tail.mutable_layout()->tail.set("T(8,128)");
   EXPECT_TRUE(tail.Compatible(a));
   EXPECT_NE(tail, a);
   // Element type, dims and dynamic flags matter to both.

@@ -551,7 +551,7 @@ ENTRY e {
   EXPECT_TRUE(a.is_dynamic_dimension(1));
   EXPECT_EQ(a.dimensions(1), 3);
   EXPECT_TRUE(a.is_unbounded_dimension(2));
-  EXPECT_EQ(a.layout().tail, "T(8,128)(2,1)S(1)");
+  EXPECT_EQ(a.layout().tail.get(), "T(8,128)(2,1)S(1)");
   EXPECT_EQ(a.ToString(), "f32[2,<=3,?]{2,1,0:T(8,128)(2,1)S(1)}");
   EXPECT_EQ(Find(*m, "b")->shape().ToString(), "bf16[4,4]{1,0}");
   EXPECT_TRUE(Find(*m, "t")->shape().IsToken());

@@ -7,22 +7,24 @@ namespace hilo {
 Shape Shape::MakeArray(PrimitiveType type, absl::Span<const int64_t> dims) {
   Shape shape;
   shape.element_type_ = type;
-  shape.dynamic_.assign(dims.size(), false);
   shape.dims_.assign(dims.begin(), dims.end());
+  if (shape.rank() > kInlineDynamicFlags) {
+    shape.extra_.mutable_get()->dynamic_high.assign(shape.rank() - kInlineDynamicFlags, false);
+  }
   return shape;
 }
 
 Shape Shape::MakeArrayWithLayout(PrimitiveType type, absl::Span<const int64_t> dims,
                                  absl::Span<const int64_t> minor_to_major) {
   Shape shape = MakeArray(type, dims);
-  shape.layout_ = Layout{DimensionVector(minor_to_major.begin(), minor_to_major.end()), ""};
+  shape.mutable_layout()->minor_to_major.assign(minor_to_major.begin(), minor_to_major.end());
   return shape;
 }
 
 Shape Shape::MakeTuple(std::vector<Shape> elements) {
   Shape shape;
   shape.element_type_ = PrimitiveType::TUPLE;
-  shape.tuple_shapes_ = std::move(elements);
+  if (!elements.empty()) *shape.mutable_tuple_shapes() = std::move(elements);
   return shape;
 }
 
@@ -41,20 +43,34 @@ Shape Shape::MakeOpaque() {
 Shape Shape::MakeBuffer(Shape contents) {
   Shape shape;
   shape.element_type_ = PrimitiveType::BUFFER;
-  shape.tuple_shapes_.push_back(std::move(contents));
+  shape.mutable_tuple_shapes()->push_back(std::move(contents));
   return shape;
 }
 
 void Shape::add_dimension(int64_t size, bool dynamic) {
   dims_.push_back(size);
-  dynamic_.push_back(dynamic);
+  const int64_t i = rank() - 1;
+  if (i < kInlineDynamicFlags) {
+    dynamic_low_ |= static_cast<uint32_t>(dynamic) << i;
+  } else {
+    extra_.mutable_get()->dynamic_high.push_back(dynamic);
+  }
+}
+
+void Shape::set_dynamic_dimension(int64_t i, bool dynamic) {
+  if (i < kInlineDynamicFlags) {
+    dynamic_low_ = (dynamic_low_ & ~(uint32_t{1} << i)) | (static_cast<uint32_t>(dynamic) << i);
+  } else {
+    extra_.mutable_get()->dynamic_high[i - kInlineDynamicFlags] = dynamic;
+  }
 }
 
 bool Shape::is_static() const {
-  for (bool d : dynamic_) {
+  if (dynamic_low_ != 0) return false;
+  for (bool d : extra_.get().dynamic_high) {
     if (d) return false;
   }
-  for (const Shape& s : tuple_shapes_) {
+  for (const Shape& s : tuple_shapes()) {
     if (!s.is_static()) return false;
   }
   return true;
@@ -83,7 +99,7 @@ int64_t Shape::byte_size() const {
 
 bool Shape::AreAllLeavesIntegers() const {
   if (IsTuple() || IsBuffer()) {
-    for (const Shape& s : tuple_shapes_) {
+    for (const Shape& s : tuple_shapes()) {
       if (!s.AreAllLeavesIntegers()) return false;
     }
     return true;
@@ -101,9 +117,9 @@ void Shape::AppendTo(std::string* out, bool print_layout) const {
   }
   if (IsTuple()) {
     out->push_back('(');
-    for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
+    for (size_t i = 0; i < tuple_shapes().size(); ++i) {
       if (i > 0) out->append(", ");
-      tuple_shapes_[i].AppendTo(out, print_layout);
+      tuple_shapes()[i].AppendTo(out, print_layout);
     }
     out->push_back(')');
     return;
@@ -116,19 +132,19 @@ void Shape::AppendTo(std::string* out, bool print_layout) const {
       out->push_back('?');
       continue;
     }
-    if (dynamic_[i]) out->append("<=");
+    if (is_dynamic_dimension(i)) out->append("<=");
     absl::StrAppend(out, dims_[i]);
   }
   out->push_back(']');
-  if (print_layout && layout_.has_value()) {
+  if (print_layout && has_layout_) {
     out->push_back('{');
-    for (size_t i = 0; i < layout_->minor_to_major.size(); ++i) {
+    for (size_t i = 0; i < layout_.minor_to_major.size(); ++i) {
       if (i > 0) out->push_back(',');
-      absl::StrAppend(out, layout_->minor_to_major[i]);
+      absl::StrAppend(out, layout_.minor_to_major[i]);
     }
-    if (!layout_->tail.empty()) {
+    if (!layout_.tail.get().empty()) {
       out->push_back(':');
-      out->append(layout_->tail);
+      out->append(layout_.tail.get());
     }
     out->push_back('}');
   }
@@ -143,23 +159,25 @@ std::string Shape::ToString(bool print_layout) const {
 bool Shape::Compatible(const Shape& other) const {
   if (element_type_ != other.element_type_) return false;
   if (IsTuple() || IsBuffer()) {
-    if (tuple_shapes_.size() != other.tuple_shapes_.size()) return false;
-    for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
-      if (!tuple_shapes_[i].Compatible(other.tuple_shapes_[i])) return false;
+    if (tuple_shapes().size() != other.tuple_shapes().size()) return false;
+    for (size_t i = 0; i < tuple_shapes().size(); ++i) {
+      if (!tuple_shapes()[i].Compatible(other.tuple_shapes()[i])) return false;
     }
     return true;
   }
-  return dims_ == other.dims_ && dynamic_ == other.dynamic_;
+  return dims_ == other.dims_ && dynamic_low_ == other.dynamic_low_ &&
+         extra_.get().dynamic_high == other.extra_.get().dynamic_high;
 }
 
 bool Shape::operator==(const Shape& other) const {
   if (element_type_ != other.element_type_ || dims_ != other.dims_ ||
-      dynamic_ != other.dynamic_ || layout_ != other.layout_ ||
-      tuple_shapes_.size() != other.tuple_shapes_.size()) {
+      dynamic_low_ != other.dynamic_low_ || has_layout_ != other.has_layout_ ||
+      !(layout_ == other.layout_) || !(extra_.get().dynamic_high == other.extra_.get().dynamic_high) ||
+      tuple_shapes().size() != other.tuple_shapes().size()) {
     return false;
   }
-  for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
-    if (tuple_shapes_[i] != other.tuple_shapes_[i]) return false;
+  for (size_t i = 0; i < tuple_shapes().size(); ++i) {
+    if (tuple_shapes()[i] != other.tuple_shapes()[i]) return false;
   }
   return true;
 }

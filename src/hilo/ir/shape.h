@@ -14,6 +14,7 @@
 #define HILO_IR_SHAPE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,11 +33,44 @@ inline constexpr int64_t kUnboundedSize = INT64_MIN;
 // shape.
 using DimensionVector = absl::InlinedVector<int64_t, 4>;
 
+// A value kept behind a pointer and copied deeply: for members that are
+// empty in almost every object, so that they cost one pointer there. An
+// absent value reads as a default-constructed T.
+template <typename T>
+class OutOfLine {
+ public:
+  OutOfLine() = default;
+  OutOfLine(const OutOfLine& other)
+      : value_(other.value_ != nullptr ? std::make_unique<T>(*other.value_) : nullptr) {}
+  OutOfLine(OutOfLine&&) noexcept = default;
+  OutOfLine& operator=(const OutOfLine& other) {
+    if (this != &other) value_ = other.value_ != nullptr ? std::make_unique<T>(*other.value_) : nullptr;
+    return *this;
+  }
+  OutOfLine& operator=(OutOfLine&&) noexcept = default;
+
+  const T& get() const { return value_ != nullptr ? *value_ : Empty(); }
+  T* mutable_get() {
+    if (value_ == nullptr) value_ = std::make_unique<T>();
+    return value_.get();
+  }
+  void set(T value) { *mutable_get() = std::move(value); }
+  bool operator==(const OutOfLine& other) const { return get() == other.get(); }
+
+ private:
+  static const T& Empty() {
+    static const T* const empty = new T();
+    return *empty;
+  }
+  std::unique_ptr<T> value_;
+};
+
 struct Layout {
   DimensionVector minor_to_major;
   // Everything between the `:` and the closing `}` (for example
-  // "T(8,128)(2,1)S(1)"), verbatim; empty when there is no `:`.
-  std::string tail;
+  // "T(8,128)(2,1)S(1)"), verbatim; empty when there is no `:` (most
+  // layouts, hence out of line).
+  OutOfLine<std::string> tail;
 
   bool operator==(const Layout& other) const = default;
 };
@@ -64,7 +98,7 @@ class Shape {
   bool IsOpaque() const { return element_type_ == PrimitiveType::OPAQUE_TYPE; }
   bool IsBuffer() const { return element_type_ == PrimitiveType::BUFFER; }
   // The shape a buffer holds (only for IsBuffer()).
-  const Shape& buffer_contents() const { return tuple_shapes_[0]; }
+  const Shape& buffer_contents() const { return tuple_shapes()[0]; }
 
   // Array dimensions.
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
@@ -72,8 +106,10 @@ class Shape {
   int64_t dimensions(int64_t i) const { return dims_[i]; }
   void set_dimensions(int64_t i, int64_t size) { dims_[i] = size; }
   // True for `<=N` and `?` dimensions.
-  bool is_dynamic_dimension(int64_t i) const { return dynamic_[i]; }
-  void set_dynamic_dimension(int64_t i, bool dynamic) { dynamic_[i] = dynamic; }
+  bool is_dynamic_dimension(int64_t i) const {
+    return i < kInlineDynamicFlags ? (dynamic_low_ >> i) & 1 : extra_.get().dynamic_high[i - kInlineDynamicFlags];
+  }
+  void set_dynamic_dimension(int64_t i, bool dynamic);
   bool is_unbounded_dimension(int64_t i) const { return dims_[i] == kUnboundedSize; }
   bool is_static() const;  // no dynamic dimension anywhere (tuples included)
   void add_dimension(int64_t size, bool dynamic = false);
@@ -87,17 +123,28 @@ class Shape {
   int64_t byte_size() const;
 
   // Layout.
-  bool has_layout() const { return layout_.has_value(); }
-  const Layout& layout() const { return *layout_; }
-  Layout* mutable_layout() { return &*layout_; }
-  void set_layout(Layout layout) { layout_ = std::move(layout); }
-  void clear_layout() { layout_.reset(); }
+  bool has_layout() const { return has_layout_; }
+  // Only when has_layout().
+  const Layout& layout() const { return layout_; }
+  // Gives the shape an empty layout first if it has none.
+  Layout* mutable_layout() {
+    has_layout_ = true;
+    return &layout_;
+  }
+  void set_layout(Layout layout) {
+    layout_ = std::move(layout);
+    has_layout_ = true;
+  }
+  void clear_layout() {
+    layout_ = Layout();
+    has_layout_ = false;
+  }
 
   // Tuple elements. (A buffer keeps its contents as its single element.)
-  const std::vector<Shape>& tuple_shapes() const { return tuple_shapes_; }
-  std::vector<Shape>* mutable_tuple_shapes() { return &tuple_shapes_; }
-  int64_t tuple_shapes_size() const { return static_cast<int64_t>(tuple_shapes_.size()); }
-  const Shape& tuple_shapes(int64_t i) const { return tuple_shapes_[i]; }
+  const std::vector<Shape>& tuple_shapes() const { return extra_.get().tuple_shapes; }
+  std::vector<Shape>* mutable_tuple_shapes() { return &extra_.mutable_get()->tuple_shapes; }
+  int64_t tuple_shapes_size() const { return static_cast<int64_t>(tuple_shapes().size()); }
+  const Shape& tuple_shapes(int64_t i) const { return tuple_shapes()[i]; }
 
   // True if every array leaf has an integral (signed or unsigned, not pred)
   // element type. A shape with no array leaf returns true, as XLA's
@@ -115,11 +162,25 @@ class Shape {
   bool operator!=(const Shape& other) const { return !(*this == other); }
 
  private:
+  // Every instruction holds a shape, so its size counts: the common parts
+  // (type, up to four dimensions, a layout without tail) are inline, the
+  // rest (tuple elements, dynamic flags past the 32nd dimension) behind one
+  // pointer.
+  static constexpr int64_t kInlineDynamicFlags = 32;
+  struct Extra {
+    std::vector<Shape> tuple_shapes;
+    // Flags of dimensions kInlineDynamicFlags..rank-1: empty up to rank 32,
+    // else rank - 32 entries.
+    std::vector<bool> dynamic_high;
+    bool operator==(const Extra& other) const = default;
+  };
+
   PrimitiveType element_type_ = PrimitiveType::TUPLE;
+  bool has_layout_ = false;
+  uint32_t dynamic_low_ = 0;  // bit i: dimension i is dynamic (i < 32)
   DimensionVector dims_;
-  absl::InlinedVector<bool, 16> dynamic_;  // one flag per dimension
-  std::optional<Layout> layout_;
-  std::vector<Shape> tuple_shapes_;
+  Layout layout_;  // empty unless has_layout_
+  OutOfLine<Extra> extra_;
 };
 
 }  // namespace hilo

@@ -1224,7 +1224,7 @@ bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
         ++pos_;
       }
       if (AtEnd()) return Fail(open, "unexpected end of input in a layout");
-      layout.tail = std::string(text_.substr(tail_start, pos_ - tail_start));
+      layout.tail.set(std::string(text_.substr(tail_start, pos_ - tail_start)));
     }
     ++pos_;  // '}'
     shape->set_layout(std::move(layout));

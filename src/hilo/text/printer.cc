@@ -201,9 +201,9 @@ void AppendShape(const Shape& shape, bool print_layout, bool index_comments, Wri
     const Layout& layout = shape.layout();
     w.Push('{');
     AppendJoined(layout.minor_to_major, w);
-    if (!layout.tail.empty()) {
+    if (!layout.tail.get().empty()) {
       w.Push(':');
-      w.Append(layout.tail);
+      w.Append(layout.tail.get());
     }
     w.Push('}');
   }
