@@ -73,7 +73,7 @@ std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, Shape s
 std::unique_ptr<HloInstruction> HloInstruction::CreateParameter(int64_t number, Shape shape,
                                                                 std::string name) {
   auto inst = Create(HloOpcode::kParameter, std::move(shape), {}, std::move(name));
-  inst->parameter_number_ = number;
+  inst->index_ = number;
   return inst;
 }
 
@@ -86,7 +86,7 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateGetTupleElement(Shape shap
                                                                       HloInstruction* operand,
                                                                       int64_t index) {
   auto inst = Create(HloOpcode::kGetTupleElement, std::move(shape), {operand});
-  inst->tuple_index_ = index;
+  inst->index_ = index;
   return inst;
 }
 
@@ -276,8 +276,9 @@ void HloInstruction::SetCalledComputations(absl::string_view name,
 // Attributes
 
 int64_t HloInstruction::collective_dimension() const {
-  if (!dimensions_.has_value() || dimensions_->empty()) return -1;
-  return (*dimensions_)[0];
+  const std::optional<std::vector<int64_t>>& dims = dimensions();
+  if (!dims.has_value() || dims->empty()) return -1;
+  return (*dims)[0];
 }
 
 absl::string_view HloInstruction::ApiVersionName(int v) {
