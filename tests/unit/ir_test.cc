@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hilo/ir/attribute_names.h"
+#include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
@@ -919,6 +920,92 @@ TEST(HloInstructionTest, RareAttributesDefaultUntilSetAndAttributeOrderOwnsNoTex
     temporary.assign(temporary.size(), 'x');
   }
   EXPECT_THAT(inst->attribute_order(), ElementsAre("replica_groups", "extra"));
+}
+
+// The collective group holds channel_id and the flags; other ops (send,
+// custom-call) get it on first write, and each instruction has its own.
+TEST(HloInstructionTest, GroupedAttributesBelongToOneInstruction) {
+  auto send = HloInstruction::Create(HloOpcode::kSend, Shape::MakeToken());
+  auto ag = HloInstruction::Create(HloOpcode::kAllGather, Shape::MakeArray(PrimitiveType::F32, {8}));
+  EXPECT_FALSE(send->channel_id().has_value());
+  send->set_channel_id(7);
+  EXPECT_EQ(send->channel_id(), 7);
+  EXPECT_FALSE(ag->channel_id().has_value());
+  ag->set_use_global_device_ids(true);
+  ag->set_constrain_layout(false);
+  EXPECT_EQ(ag->use_global_device_ids(), true);
+  EXPECT_EQ(ag->constrain_layout(), false);
+  EXPECT_FALSE(send->use_global_device_ids().has_value());
+  EXPECT_FALSE(ag->dimensions().has_value());
+  EXPECT_EQ(ag->collective_dimension(), -1);
+  ag->set_dimensions({0});
+  EXPECT_EQ(ag->collective_dimension(), 0);
+  EXPECT_FALSE(send->dimensions().has_value());
+  ag->set_source_target_pairs(std::vector<std::pair<int64_t, int64_t>>{{0, 1}});
+  EXPECT_EQ(ag->source_target_pairs()->size(), 1u);
+  EXPECT_FALSE(send->source_target_pairs().has_value());
+  ag->set_metadata("op_name=\"x\"");
+  EXPECT_EQ(ag->metadata(), "op_name=\"x\"");
+  ag->set_metadata("");
+  EXPECT_TRUE(ag->metadata().empty());
+}
+
+// Parameter numbers and tuple indices share a field: each reads -1 on the
+// other opcode.
+TEST(HloInstructionTest, ParameterNumberAndTupleIndexDependOnTheOpcode) {
+  auto p = HloInstruction::CreateParameter(3, Shape::MakeArray(PrimitiveType::F32, {}), "p");
+  EXPECT_EQ(p->parameter_number(), 3);
+  EXPECT_EQ(p->tuple_index(), -1);
+  auto gte = HloInstruction::Create(HloOpcode::kGetTupleElement, Shape::MakeArray(PrimitiveType::F32, {}));
+  EXPECT_EQ(gte->tuple_index(), -1);
+  gte->set_tuple_index(2);
+  EXPECT_EQ(gte->tuple_index(), 2);
+  EXPECT_EQ(gte->parameter_number(), -1);
+}
+
+TEST(CompactStringTest, EmptyAssignCopyMove) {
+  CompactString empty;
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.view(), "");
+  CompactString s("metadata text");
+  EXPECT_FALSE(s.empty());
+  EXPECT_EQ(s.view(), "metadata text");
+  CompactString copy = s;
+  s.Assign("changed");
+  EXPECT_EQ(copy.view(), "metadata text");
+  EXPECT_EQ(s.view(), "changed");
+  CompactString moved = std::move(s);
+  EXPECT_EQ(moved.view(), "changed");
+  copy = copy;  // self-assignment keeps the text
+  EXPECT_EQ(copy.view(), "metadata text");
+  copy = moved;
+  EXPECT_EQ(copy.view(), "changed");
+  copy.Assign("");
+  EXPECT_TRUE(copy.empty());
+  std::string with_nul("a\0b", 3);
+  copy.Assign(with_nul);
+  EXPECT_EQ(copy.view(), with_nul);
+  static_assert(sizeof(CompactString) == sizeof(void*));
+}
+
+TEST(AttributeOrderTest, FourInlineThenMoreEraseAndCompare) {
+  AttributeOrder order;
+  EXPECT_TRUE(order.empty());
+  for (const char* name : {"channel_id", "replica_groups", "dimensions", "frontend_attributes",
+                           "metadata", "my_own_attribute"}) {
+    order.Append(std::string(name));
+  }
+  EXPECT_THAT(order, ElementsAre("channel_id", "replica_groups", "dimensions",
+                                 "frontend_attributes", "metadata", "my_own_attribute"));
+  EXPECT_EQ(order[5], "my_own_attribute");
+  AttributeOrder copy = order;
+  EXPECT_TRUE(copy == order);
+  copy.Erase(0);
+  EXPECT_FALSE(copy == order);
+  EXPECT_EQ(copy.size(), 5u);
+  EXPECT_EQ(copy[0], "replica_groups");
+  order.Append("");
+  EXPECT_EQ(order[6], "");
 }
 
 TEST(ShapeTest, InlineDimensionsBeyondTheInlineCapacity) {

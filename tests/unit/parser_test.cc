@@ -693,6 +693,31 @@ ENTRY e {
   EXPECT_EQ(p->users().size(), 3u);
 }
 
+// A name another computation already used is renamed; operands written
+// with the name still find this computation's instruction, with or without
+// a declared shape.
+TEST(ParserTest, RenamedInstructionsAreFoundByTheirWrittenName) {
+  auto m = Parse(R"(HloModule m
+c {
+  x = f32[2]{0} parameter(0)
+  ROOT y = f32[2]{0} negate(f32[2]{0} x)
+}
+ENTRY e {
+  x = f32[2]{0} parameter(0)
+  n = f32[2]{0} negate(f32[2]{0} x)
+  ROOT r = f32[2]{0} add(x, f32[2]{0} n)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloComputation* entry = m->entry_computation();
+  const HloInstruction* root = entry->root_instruction();
+  const HloInstruction* x = root->operand(0);
+  EXPECT_EQ(x->parent(), entry);
+  EXPECT_NE(x->name(), "x");  // renamed: the module's names are unique
+  EXPECT_EQ(root->operand(1)->operand(0), x);
+  EXPECT_EQ(m->GetComputationWithName("c")->root_instruction()->operand(0)->name(), "x");
+}
+
 // Decimal integers up to 18 digits are read without overflow checks; 19
 // digits go through the checked path, at both ends of int64.
 TEST(ParserTest, IntegersAtTheEdgesOfInt64) {

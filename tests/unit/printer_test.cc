@@ -168,7 +168,7 @@ ENTRY e {
             "backend_config=\"{\\\"a\\\": 1}\"");
   // An attribute removed by a pass is no longer printed.
   ag->set_metadata("");
-  ag->mutable_attribute_order()->erase(ag->mutable_attribute_order()->begin() + 1);
+  ag->mutable_attribute_order()->Erase(1);
   EXPECT_THAT(PrintHloInstruction(*ag), ::testing::Not(HasSubstr("metadata")));
 }
 

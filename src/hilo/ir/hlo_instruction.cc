@@ -107,31 +107,32 @@ HloInstruction::~HloInstruction() = default;
 
 void HloInstruction::AddUser(HloInstruction* user) {
   static constexpr size_t kIndexThreshold = 16;
-  if (user_index_ != nullptr) {
-    if (user_index_->contains(user)) return;
-    user_index_->emplace(user, users_.size());
+  if (auto* user_index = UserIndex(); user_index != nullptr) {
+    if (user_index->contains(user)) return;
+    user_index->emplace(user, users_.size());
     users_.push_back(user);
     return;
   }
   if (std::find(users_.begin(), users_.end(), user) != users_.end()) return;
   users_.push_back(user);
   if (users_.size() > kIndexThreshold) {
-    user_index_ = std::make_unique<absl::flat_hash_map<const HloInstruction*, size_t>>();
-    for (size_t i = 0; i < users_.size(); ++i) user_index_->emplace(users_[i], i);
+    auto& user_index = mutable_rare().user_index;
+    user_index = std::make_unique<absl::flat_hash_map<const HloInstruction*, size_t>>();
+    for (size_t i = 0; i < users_.size(); ++i) user_index->emplace(users_[i], i);
   }
 }
 
 void HloInstruction::RemoveUser(HloInstruction* user) {
-  if (user_index_ != nullptr) {
-    auto it = user_index_->find(user);
-    if (it == user_index_->end()) return;
+  if (auto* user_index = UserIndex(); user_index != nullptr) {
+    auto it = user_index->find(user);
+    if (it == user_index->end()) return;
     // Swap-and-pop keeps removal O(1) for values with very many users; the
     // order of users stays deterministic.
     size_t pos = it->second;
-    user_index_->erase(it);
+    user_index->erase(it);
     if (pos + 1 != users_.size()) {
       users_[pos] = users_.back();
-      (*user_index_)[users_[pos]] = pos;
+      (*user_index)[users_[pos]] = pos;
     }
     users_.pop_back();
     return;

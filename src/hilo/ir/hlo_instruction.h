@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "hilo/ir/attribute_names.h"
+#include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
@@ -218,10 +219,10 @@ class HloInstruction {
   void set_constrain_layout(std::optional<bool> v) { Materialize(collective_).constrain_layout = v; }
   // `source_target_pairs={{0,1},{1,2}}`
   const std::optional<std::vector<std::pair<int64_t, int64_t>>>& source_target_pairs() const {
-    return OrDefault(collective_).source_target_pairs;
+    return OrDefault(collective_).source_target_pairs.get();
   }
   void set_source_target_pairs(std::optional<std::vector<std::pair<int64_t, int64_t>>> p) {
-    Materialize(collective_).source_target_pairs = std::move(p);
+    Materialize(collective_).source_target_pairs.set(std::move(p));
   }
   // custom-call `custom_call_target="..."`
   const std::string& custom_call_target() const { return rare().custom_call_target; }
@@ -248,8 +249,8 @@ class HloInstruction {
   FrontendAttributes* mutable_frontend_attributes() { return &frontend_attributes_; }
   void set_frontend_attributes(FrontendAttributes fa) { frontend_attributes_ = std::move(fa); }
   // `metadata={...}`: the text between the braces, verbatim; empty if absent.
-  const std::string& metadata() const { return metadata_; }
-  void set_metadata(std::string m) { metadata_ = std::move(m); }
+  absl::string_view metadata() const { return metadata_.view(); }
+  void set_metadata(absl::string_view m) { metadata_.Assign(m); }
   // `sharding=...`: the value text verbatim; empty if absent.
   const std::string& sharding() const { return rare().sharding; }
   void set_sharding(std::string s) { mutable_rare().sharding = std::move(s); }
@@ -268,17 +269,11 @@ class HloInstruction {
 
   // Names of all attributes (typed, called-computation and raw) in the order
   // they were written. The printer prints in this order and then any set
-  // attribute not listed here in XLA's order. The names are interned
-  // (InternAttributeName), so the list holds views and costs no allocation
-  // for up to three attributes.
-  using AttributeOrder = absl::InlinedVector<absl::string_view, 3>;
+  // attribute not listed here in XLA's order.
   const AttributeOrder& attribute_order() const { return attribute_order_; }
   // Appends `name` (interned here, so any string may be passed).
-  void AppendAttributeName(absl::string_view name) {
-    attribute_order_.push_back(InternAttributeName(name));
-  }
-  // For reordering and removing only: every element must stay a view
-  // returned by InternAttributeName (a view of a temporary would dangle).
+  void AppendAttributeName(absl::string_view name) { attribute_order_.Append(name); }
+  // For removing names.
   AttributeOrder* mutable_attribute_order() { return &attribute_order_; }
 
   // Text-format fidelity bits owned by the parser and printer (for example
@@ -312,7 +307,8 @@ class HloInstruction {
   // bytes): it was most of the parser's memory and page faults.
   struct CollectiveAttributes {
     std::optional<ReplicaGroups> replica_groups;
-    std::optional<std::vector<std::pair<int64_t, int64_t>>> source_target_pairs;
+    // Only collective-permute has pairs: out of line.
+    OutOfLine<std::optional<std::vector<std::pair<int64_t, int64_t>>>> source_target_pairs;
     std::optional<int64_t> channel_id;
     std::optional<bool> use_global_device_ids;
     std::optional<bool> constrain_layout;
@@ -331,6 +327,10 @@ class HloInstruction {
     std::string sharding;
     std::string literal_text;
     std::vector<RawAttribute> raw_attributes;
+    // Position of each user in users_, built once users_ grows past a few
+    // entries so that adding and removing users stays O(1) for values with
+    // very many users.
+    std::unique_ptr<absl::flat_hash_map<const HloInstruction*, size_t>> user_index;
   };
   // The value of an absent group: every attribute at its default.
   template <typename T>
@@ -344,6 +344,9 @@ class HloInstruction {
     return *group;
   }
   const Rare& rare() const { return OrDefault(rare_); }
+  absl::flat_hash_map<const HloInstruction*, size_t>* UserIndex() const {
+    return rare_ != nullptr ? rare_->user_index.get() : nullptr;
+  }
   Rare& mutable_rare() { return Materialize(rare_); }
 
   std::string name_;
@@ -356,15 +359,11 @@ class HloInstruction {
 
   InstructionList operands_;
   InstructionList users_;
-  // Position of each user in users_, built once users_ grows past a few
-  // entries so that adding and removing users stays O(1) for values with
-  // very many users.
-  std::unique_ptr<absl::flat_hash_map<const HloInstruction*, size_t>> user_index_;
 
   // parameter_number() of a parameter, tuple_index() of a get-tuple-element.
   int64_t index_ = -1;
   FrontendAttributes frontend_attributes_;
-  std::string metadata_;
+  CompactString metadata_;
   AttributeOrder attribute_order_;
   std::unique_ptr<CollectiveAttributes> collective_;
   std::unique_ptr<DimensionsAttribute> dimensions_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
@@ -235,22 +236,34 @@ class Parser {
   std::unique_ptr<HloModule> module_;
 
   // Instruction names are unique in the module (XLA's rule), and an operand
-  // names an instruction of its own computation. One module-wide map serves
-  // both: written names map to their instruction, and names the parser made
-  // up (`x.1` for a second `x`, names of nameless nested instructions and of
-  // compact get-tuple-elements) are marked `generated`.
-  //
-  // A written name also keeps where its instruction's shape was written
-  // (`shape_size` 0: not kept), so an operand whose declared shape is the
-  // same text is checked by comparing bytes instead of parsing the shape.
-  struct NameEntry {
-    HloInstruction* instruction;
-    uint32_t shape_begin = 0;
-    uint16_t shape_size = 0;
-    bool generated = false;
+  // names an instruction of its own computation. One module-wide set serves
+  // both: it holds every instruction, found by its own name (so a slot is
+  // one pointer: the set is the parser's largest structure), and the
+  // instructions whose name the parser made up (`x.1` for a second `x`,
+  // nameless nested instructions, compact get-tuple-elements) are also in
+  // `generated_`.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(absl::string_view name) const { return absl::Hash<absl::string_view>()(name); }
+    size_t operator()(const HloInstruction* inst) const { return (*this)(inst->name()); }
   };
-  static_assert(sizeof(NameEntry) == 16);
-  absl::flat_hash_map<absl::string_view, NameEntry> names_;
+  struct NameEq {
+    using is_transparent = void;
+    static absl::string_view Key(absl::string_view name) { return name; }
+    static absl::string_view Key(const HloInstruction* inst) { return inst->name(); }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Key(a) == Key(b);
+    }
+  };
+  absl::flat_hash_set<HloInstruction*, NameHash, NameEq> names_;
+  absl::flat_hash_set<const HloInstruction*> generated_;
+  // Where each instruction's shape was written, by unique id: the offset in
+  // the text shifted left 16 bits, or'ed with the size (0: not kept). An
+  // operand whose declared shape is the same text is then checked by
+  // comparing bytes instead of parsing the shape.
+  std::vector<uint64_t> shape_spans_;
+  void RecordShapeText(const HloInstruction* inst, absl::string_view shape_text);
   // Current computation: written names whose instruction was renamed
   // because another computation already used the name.
   absl::flat_hash_map<absl::string_view, HloInstruction*> renamed_;
@@ -263,10 +276,8 @@ class Parser {
   std::string UniqueName(absl::string_view hint);
   // Gives `inst` (written as `name`, empty if nameless) a module-unique name
   // and records it; false on a duplicate in the same computation.
-  // `shape_text`, a part of the input or empty, is where the instruction's
-  // shape was written.
   bool RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
-                    const HloComputation* comp, absl::string_view shape_text = {});
+                    const HloComputation* comp);
   // At a declared operand shape (`f32[2]{0} %x`): when the operand is an
   // instruction of `comp` defined earlier with a shape written in exactly
   // the same bytes, moves past the shape and returns that instruction;
@@ -543,6 +554,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // a file of blank lines can not make it reserve more than a small
   // multiple of its own size.
   names_.reserve(std::min(lines, text_.size() / 32));
+  shape_spans_.reserve(std::min(lines, text_.size() / 32));
   if (!SkipSpace()) return error_;
   {
     size_t save = pos_;
@@ -771,10 +783,21 @@ HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* 
     if (it != renamed_.end()) return it->second;
   }
   auto it = names_.find(name);
-  if (it == names_.end() || it->second.generated || it->second.instruction->parent() != comp) {
+  if (it == names_.end() || (*it)->parent() != comp ||
+      (!generated_.empty() && generated_.contains(*it))) {
     return nullptr;
   }
-  return it->second.instruction;
+  return *it;
+}
+
+void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape_text) {
+  const int64_t id = inst->unique_id();
+  const size_t begin = static_cast<size_t>(shape_text.data() - text_.data());
+  if (id < 0 || shape_text.empty() || shape_text.size() > 0xffff || begin >= (size_t{1} << 47)) {
+    return;
+  }
+  if (shape_spans_.size() <= static_cast<size_t>(id)) shape_spans_.resize(id + 1, 0);
+  shape_spans_[id] = (static_cast<uint64_t>(begin) << 16) | shape_text.size();
 }
 
 HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
@@ -807,16 +830,18 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   if (i == name_start || i == size || data[i] == '#' || data[i] == '(') return nullptr;
   const absl::string_view name(data + name_start, i - name_start);
   if (!renamed_.empty() && renamed_.contains(name)) return nullptr;
-  auto it = names_.find(name);
-  if (it == names_.end()) return nullptr;
-  const NameEntry& entry = it->second;
-  if (entry.generated || entry.shape_size != shape_end - start ||
-      entry.instruction->parent() != comp || NeedsShape(entry.instruction) ||
-      std::memcmp(data + entry.shape_begin, data + start, entry.shape_size) != 0) {
+  HloInstruction* defined = FindLocal(name, comp);
+  if (defined == nullptr || NeedsShape(defined)) return nullptr;
+  const size_t id = static_cast<size_t>(defined->unique_id());
+  if (id >= shape_spans_.size()) return nullptr;
+  const uint64_t span = shape_spans_[id];
+  const size_t shape_size = span & 0xffff;
+  if (shape_size == 0 || shape_size != shape_end - start ||
+      std::memcmp(data + (span >> 16), data + start, shape_size) != 0) {
     return nullptr;
   }
   pos_ = shape_end;
-  return entry.instruction;
+  return defined;
 }
 
 std::string Parser::UniqueName(absl::string_view hint) {
@@ -829,26 +854,22 @@ std::string Parser::UniqueName(absl::string_view hint) {
 }
 
 bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
-                          const HloComputation* comp, absl::string_view shape_text) {
+                          const HloComputation* comp) {
   if (!name.empty()) {
-    NameEntry entry{inst};
-    const size_t shape_begin = shape_text.empty() ? 0 : shape_text.data() - text_.data();
-    if (!shape_text.empty() && shape_begin <= UINT32_MAX && shape_text.size() <= UINT16_MAX) {
-      entry.shape_begin = static_cast<uint32_t>(shape_begin);
-      entry.shape_size = static_cast<uint16_t>(shape_text.size());
-    }
-    auto [it, inserted] = names_.try_emplace(name, entry);
+    // The set finds an instruction by its name: it must be `name` now.
+    if (inst->name() != name) inst->SetNameUnchecked(std::string(name));
+    auto [it, inserted] = names_.insert(inst);
     if (inserted) return true;
+    const HloInstruction* existing = *it;
     if (renamed_.contains(name) ||
-        (!it->second.generated && it->second.instruction->parent() == comp)) {
+        (!generated_.contains(existing) && existing->parent() == comp)) {
       return Fail(name_pos, absl::StrCat("duplicate instruction name '", name, "'"));
     }
     renamed_.emplace(name, inst);
   }
   inst->SetNameUnchecked(UniqueName(name.empty() ? HloOpcodeString(inst->opcode()) : name));
-  NameEntry generated{inst};
-  generated.generated = true;
-  names_.emplace(inst->name(), generated);
+  names_.insert(inst);
+  generated_.insert(inst);
   return true;
 }
 
@@ -1535,13 +1556,14 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       flags |= kTextOperandIndexComments;
     }
   }
-  if (!RegisterName(name, name_pos, inst, comp, shape_text)) return false;
+  if (!RegisterName(name, name_pos, inst, comp)) return false;
   if (!legacy_direction.empty()) {
     inst->mutable_raw_attributes()->push_back({"direction", std::string(legacy_direction)});
     inst->AppendAttributeName("direction");
   }
   inst->set_text_flags(flags);
   comp->AddInstruction(std::move(inst_owner));
+  if (!shape_text.empty()) RecordShapeText(inst, shape_text);
   if (shape_omitted) needs_shape_.emplace_back(inst, shape_pos);
   *out = inst;
   return true;
