@@ -331,7 +331,9 @@ bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
 
 void HloInstruction::CopyMetadataIfAbsent(const HloInstruction& other) {
   if (metadata_.empty()) metadata_ = other.metadata_;
-  if (frontend_attributes_.empty()) frontend_attributes_ = other.frontend_attributes_;
+  if (frontend_attributes().empty() && !other.frontend_attributes().empty()) {
+    frontend_attributes_ = other.frontend_attributes_;
+  }
 }
 
 bool HloInstruction::IsCollectiveWithReplicaGroups(HloOpcode opcode) {

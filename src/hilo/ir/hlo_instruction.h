@@ -245,9 +245,9 @@ class HloInstruction {
     r.backend_config = std::move(config);
     r.backend_config_is_dict = is_dict;
   }
-  const FrontendAttributes& frontend_attributes() const { return frontend_attributes_; }
-  FrontendAttributes* mutable_frontend_attributes() { return &frontend_attributes_; }
-  void set_frontend_attributes(FrontendAttributes fa) { frontend_attributes_ = std::move(fa); }
+  const FrontendAttributes& frontend_attributes() const { return frontend_attributes_.get(); }
+  FrontendAttributes* mutable_frontend_attributes() { return frontend_attributes_.mutable_get(); }
+  void set_frontend_attributes(FrontendAttributes fa) { frontend_attributes_.set(std::move(fa)); }
   // `metadata={...}`: the text between the braces, verbatim; empty if absent.
   absl::string_view metadata() const { return metadata_.view(); }
   void set_metadata(absl::string_view m) { metadata_.Assign(m); }
@@ -362,7 +362,7 @@ class HloInstruction {
 
   // parameter_number() of a parameter, tuple_index() of a get-tuple-element.
   int64_t index_ = -1;
-  FrontendAttributes frontend_attributes_;
+  OutOfLine<FrontendAttributes> frontend_attributes_;  // most instructions have none
   CompactString metadata_;
   AttributeOrder attribute_order_;
   std::unique_ptr<CollectiveAttributes> collective_;
