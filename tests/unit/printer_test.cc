@@ -99,6 +99,40 @@ ENTRY e {
 }
 )hlo";
 
+// Explicit replica groups are printed once per shared list and then
+// copied; more lists than the printer remembers, lists changed by a pass and
+// empty lists still print exactly.
+TEST(PrinterTest, SharedReplicaGroupsPrintExactly) {
+  std::string text = "HloModule m\n\nENTRY %e (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n";
+  std::string previous = "%p";
+  for (int i = 0; i < 12; ++i) {
+    // Six different lists, each used twice, interleaved.
+    const int k = i % 6;
+    std::string groups = "{";
+    for (int g = 0; g <= k; ++g) absl::StrAppend(&groups, g > 0 ? "," : "", "{", g, ",", g + 8, "}");
+    groups += "}";
+    absl::StrAppend(&text, "  %ar", i, " = f32[8]{0} all-reduce(f32[8]{0} ", previous,
+                    "), channel_id=", i + 1, ", replica_groups=", groups, ", to_apply=%add\n");
+    previous = absl::StrCat("%ar", i);
+  }
+  absl::StrAppend(&text, "  ROOT %r = f32[8]{0} all-reduce(f32[8]{0} ", previous,
+                  "), channel_id=13, replica_groups={}, to_apply=%add\n}\n");
+  text = absl::StrCat("HloModule m\n\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+                      "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n",
+                      text.substr(std::string("HloModule m\n\n").size()));
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(PrintHloModule(*m), text);
+  // A pass gives one collective new groups: only it prints them.
+  Find(*m, "ar7")->set_replica_groups(ReplicaGroups::Explicit({{0, 1, 2, 3}}));
+  std::string printed = PrintHloModule(*m);
+  EXPECT_THAT(printed, HasSubstr("%ar7 = f32[8]{0} all-reduce(f32[8]{0} %ar6), channel_id=8, "
+                                 "replica_groups={{0,1,2,3}}"));
+  EXPECT_THAT(printed, HasSubstr("%ar1 = f32[8]{0} all-reduce(f32[8]{0} %ar0), channel_id=2, "
+                                 "replica_groups={{0,8},{1,9}},"));
+  EXPECT_THAT(printed, HasSubstr("channel_id=13, replica_groups={}, to_apply=%add"));
+}
+
 TEST(PrinterTest, ShortStyleRoundTripsByteIdentical) { ExpectRoundTrip(kShortStyle); }
 
 TEST(PrinterTest, AsyncSugarExecutionThreadAndRawValuesRoundTrip) {

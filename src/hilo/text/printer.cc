@@ -69,6 +69,26 @@ class Writer {
     return status_;
   }
 
+  // The text of explicit replica groups printed lately with the same
+  // (shared) contents, or nullptr. A module's collectives share a few group
+  // lists (the parser shares equal ones), and printing them number by
+  // number was about 3% of a round trip.
+  const std::string* CachedGroupsText(const ReplicaGroups& groups) const {
+    for (const auto& [cached, text] : groups_texts_) {
+      if (cached.SharesContentsWith(groups)) return &text;
+    }
+    return nullptr;
+  }
+  void CacheGroupsText(const ReplicaGroups& groups, std::string text) {
+    static constexpr size_t kEntries = 4;
+    if (groups_texts_.size() < kEntries) {
+      groups_texts_.emplace_back(groups, std::move(text));
+    } else {
+      groups_texts_[next_groups_text_] = {groups, std::move(text)};
+      next_groups_text_ = (next_groups_text_ + 1) % kEntries;
+    }
+  }
+
  private:
   void AppendSlow(absl::string_view s) {
     Flush();
@@ -88,6 +108,8 @@ class Writer {
   char* pos_;
   char* end_;
   absl::Status status_;
+  std::vector<std::pair<ReplicaGroups, std::string>> groups_texts_;
+  size_t next_groups_text_ = 0;
 };
 
 class StringSink final : public OutputSink {
@@ -226,18 +248,32 @@ void AppendQuoted(absl::string_view s, Writer& w) {
   w.Push('"');
 }
 
+void AppendExplicitGroups(const ReplicaGroups& groups, Writer& w) {
+  w.Push('{');
+  bool first = true;
+  for (const auto& group : groups.explicit_groups()) {
+    if (!first) w.Push(',');
+    first = false;
+    AppendIntList(group, w);
+  }
+  w.Push('}');
+}
+
 // As ReplicaGroups::ToString, without the temporaries.
 void AppendReplicaGroups(const ReplicaGroups& groups, Writer& w) {
   switch (groups.form()) {
     case ReplicaGroups::Form::kExplicit: {
-      w.Push('{');
-      bool first = true;
-      for (const auto& group : groups.explicit_groups()) {
-        if (!first) w.Push(',');
-        first = false;
-        AppendIntList(group, w);
+      if (groups.empty()) {
+        w.Append("{}");
+        return;
       }
-      w.Push('}');
+      if (const std::string* text = w.CachedGroupsText(groups)) {
+        w.Append(*text);
+        return;
+      }
+      std::string text = PrintToString([&](Writer& t) { AppendExplicitGroups(groups, t); });
+      w.Append(text);
+      w.CacheGroupsText(groups, std::move(text));
       return;
     }
     case ReplicaGroups::Form::kIota: {
