@@ -1,6 +1,7 @@
 #include "file_io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -69,12 +71,35 @@ absl::Status WriteAll(int fd, absl::string_view contents, const std::string& pat
 
 }  // namespace
 
-absl::StatusOr<std::string> ReadInput(const std::string& path) {
+InputBuffer::InputBuffer(InputBuffer&& other) noexcept
+    : mapped_(std::exchange(other.mapped_, nullptr)),
+      mapped_size_(std::exchange(other.mapped_size_, 0)),
+      contents_(std::move(other.contents_)) {}
+
+InputBuffer& InputBuffer::operator=(InputBuffer&& other) noexcept {
+  if (this != &other) {
+    Unmap();
+    mapped_ = std::exchange(other.mapped_, nullptr);
+    mapped_size_ = std::exchange(other.mapped_size_, 0);
+    contents_ = std::move(other.contents_);
+  }
+  return *this;
+}
+
+InputBuffer::~InputBuffer() { Unmap(); }
+
+void InputBuffer::Unmap() {
+  if (mapped_ != nullptr) munmap(const_cast<char*>(mapped_), mapped_size_);
+  mapped_ = nullptr;
+  mapped_size_ = 0;
+}
+
+absl::StatusOr<InputBuffer> ReadInput(const std::string& path) {
   std::string contents;
   if (path == "-") {
     absl::Status status = ReadAll(STDIN_FILENO, "<stdin>", &contents);
     if (!status.ok()) return status;
-    return contents;
+    return InputBuffer(std::move(contents));
   }
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
@@ -83,10 +108,22 @@ absl::StatusOr<std::string> ReadInput(const std::string& path) {
     close(fd);
     return ErrnoError("cannot read", path, EISDIR);
   }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    const size_t size = static_cast<size_t>(st.st_size);
+    void* mapped = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (mapped != MAP_FAILED) {
+      close(fd);
+      InputBuffer buffer;
+      buffer.mapped_ = static_cast<const char*>(mapped);
+      buffer.mapped_size_ = size;
+      return buffer;
+    }
+    // Not mappable (some special file systems): read it instead.
+  }
   absl::Status status = ReadAll(fd, path, &contents);
   close(fd);
   if (!status.ok()) return status;
-  return contents;
+  return InputBuffer(std::move(contents));
 }
 
 AtomicFileWriter::~AtomicFileWriter() { Abandon(); }

@@ -161,14 +161,14 @@ class Driver {
   // Runs every part; returns the exit status.
   int Run() {
     display_ = options_.input == "-" ? "<stdin>" : options_.input;
-    absl::StatusOr<std::string> input = ReadInput(options_.input);
+    absl::StatusOr<InputBuffer> input = ReadInput(options_.input);
     if (!input.ok()) {
       std::fprintf(stderr, "hilo-opt: error: %s\n", std::string(input.status().message()).c_str());
       return kExitBadInput;
     }
     input_ = *std::move(input);
 
-    std::vector<InputPart> parts = SplitInput(input_, options_.split_input_file);
+    std::vector<InputPart> parts = SplitInput(input_.text(), options_.split_input_file);
     split_ = parts.size() > 1;
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
@@ -358,7 +358,7 @@ class Driver {
   const PassRegistry& registry_;
   const std::vector<std::string> pass_names_;
   std::string display_;
-  std::string input_;
+  InputBuffer input_;
   bool split_ = false;
   const InputPart* part_ = nullptr;
   nlohmann::json report_entries_ = nlohmann::json::array();
