@@ -718,6 +718,25 @@ ENTRY e {
   EXPECT_EQ(m->GetComputationWithName("c")->root_instruction()->operand(0)->name(), "x");
 }
 
+// Strings end at the first quote not escaped by an odd run of backslashes.
+TEST(ParserTest, QuotesAfterRunsOfBackslashes) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[] parameter(0), metadata={op_name="x\"y" source_file="dir\\"}
+  b = f32[] negate(a), metadata={op_name="\\\"}{\\\\"}
+  ROOT c = f32[] negate(b), backend_config="}\\\\\""
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "a")->metadata(), R"(op_name="x\"y" source_file="dir\\")");
+  EXPECT_EQ(Find(*m, "b")->metadata(), R"(op_name="\\\"}{\\\\")");
+  EXPECT_EQ(Find(*m, "c")->backend_config(), R"(}\\")");
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), metadata={op_name=\"x\\\"}\n}\n"),
+              HasSubstr("unterminated string"));
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), sharding=\"\\\\\\\""),
+              HasSubstr("unterminated string"));
+}
+
 // Decimal integers up to 18 digits are read without overflow checks; 19
 // digits go through the checked path, at both ends of int64.
 TEST(ParserTest, IntegersAtTheEdgesOfInt64) {

@@ -201,6 +201,9 @@ class Parser {
   bool ScanValue(absl::string_view* value);
   // Scans from an opening bracket at pos_ to just after its matching closer.
   bool ScanBalanced(size_t* end);
+  // The '"' that closes the string opened by the '"' at `open` (a backslash
+  // escapes the next byte), or npos.
+  size_t ClosingQuote(size_t open) const;
 
   // --- Grammar ----------------------------------------------------------------
   bool ParseHeader();
@@ -437,6 +440,24 @@ bool Parser::LexInt64(int64_t* value, absl::string_view what) {
   return true;
 }
 
+size_t Parser::ClosingQuote(size_t open) const {
+  const char* data = text_.data();
+  const size_t size = text_.size();
+  size_t from = open + 1;
+  while (from < size) {
+    const void* hit = std::memchr(data + from, '"', size - from);
+    if (hit == nullptr) break;
+    const size_t quote = static_cast<size_t>(static_cast<const char*>(hit) - data);
+    // Escaped by an odd run of backslashes right before it. Each run is
+    // counted once (a quote ends it), so the search stays linear.
+    size_t backslashes = 0;
+    while (quote - backslashes > open + 1 && data[quote - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return quote;
+    from = quote + 1;
+  }
+  return absl::string_view::npos;
+}
+
 bool Parser::ScanBalanced(size_t* end) {
   absl::InlinedVector<char, 32> closers;
   size_t i = pos_;
@@ -450,9 +471,8 @@ bool Parser::ScanBalanced(size_t* end) {
     }
     char c = data[i];
     if (c == '"') {
-      size_t j = i + 1;
-      while (j < text_.size() && text_[j] != '"') j += text_[j] == '\\' ? 2 : 1;
-      if (j >= text_.size()) return Fail(i, "unterminated string");
+      const size_t j = ClosingQuote(i);
+      if (j == absl::string_view::npos) return Fail(i, "unterminated string");
       i = j + 1;
       continue;
     }
@@ -485,9 +505,8 @@ bool Parser::ScanValue(absl::string_view* value) {
     if (c == '{' || c == '[' || c == '(' || c == '"') {
       size_t end;
       if (c == '"') {
-        size_t j = pos_ + 1;
-        while (j < text_.size() && text_[j] != '"') j += text_[j] == '\\' ? 2 : 1;
-        if (j >= text_.size()) return Fail(pos_, "unterminated string");
+        const size_t j = ClosingQuote(pos_);
+        if (j == absl::string_view::npos) return Fail(pos_, "unterminated string");
         end = j + 1;
       } else if (!ScanBalanced(&end)) {
         return false;
