@@ -827,17 +827,27 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   // (a comment, a string, a line break, a space before a layout) is left to
   // the parser.
   size_t i = start;
-  int depth = 0;
-  for (; i < size; ++i) {
-    const char c = data[i];
-    if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      if (--depth < 0) return nullptr;
-    } else if (c == ' ') {
-      if (depth == 0) break;
-    } else if (c == '\n' || c == '\r' || c == '"' || c == '/' || (depth == 0 && !IsIdentChar(c))) {
-      return nullptr;
+  if (start < size && data[start] != '(') {
+    // An array shape has no space: it ends at the next one. (Bounded, so
+    // that a long line without spaces costs no more than parsing.) If the
+    // bytes up to there are not exactly the definition's shape, the
+    // comparison below fails and the shape is parsed.
+    const void* space = std::memchr(data + start, ' ', std::min<size_t>(size - start, 256));
+    if (space == nullptr) return nullptr;
+    i = static_cast<size_t>(static_cast<const char*>(space) - data);
+  } else {
+    int depth = 0;
+    for (; i < size; ++i) {
+      const char c = data[i];
+      if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+      } else if (c == ')' || c == ']' || c == '}') {
+        if (--depth < 0) return nullptr;
+      } else if (c == ' ') {
+        if (depth == 0) break;
+      } else if (c == '\n' || c == '\r' || c == '"' || c == '/' || (depth == 0 && !IsIdentChar(c))) {
+        return nullptr;
+      }
     }
   }
   if (i == size || i == start) return nullptr;
