@@ -133,6 +133,19 @@ TEST(PrinterTest, SharedReplicaGroupsPrintExactly) {
   EXPECT_THAT(printed, HasSubstr("channel_id=13, replica_groups={}, to_apply=%add"));
 }
 
+// Integers print through three paths (below 100, below 10,000, the rest):
+// every boundary prints exactly.
+TEST(PrinterTest, IntegersAtEveryPrintingBoundary) {
+  const std::string text =
+      "HloModule m\n\nENTRY %e (p: s8[0,9,10,99,100,999,1000,9999,10000,123456789]) -> "
+      "s8[0,9,10,99,100,999,1000,9999,10000,123456789] {\n"
+      "  ROOT %p = s8[0,9,10,99,100,999,1000,9999,10000,123456789]{9,8,7,6,5,4,3,2,1,0} "
+      "parameter(0), channel_id=9223372036854775807\n}\n";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(PrintHloModule(*m), text);
+}
+
 TEST(PrinterTest, ShortStyleRoundTripsByteIdentical) { ExpectRoundTrip(kShortStyle); }
 
 TEST(PrinterTest, AsyncSugarExecutionThreadAndRawValuesRoundTrip) {

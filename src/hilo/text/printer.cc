@@ -48,6 +48,15 @@ class Writer {
       *pos_++ = static_cast<char>('0' + v % 10);
       return;
     }
+    // Dimension sizes are mostly below 10,000 (128, 4096).
+    if (static_cast<uint64_t>(v) < 10000 && end_ - pos_ >= 4) {
+      const unsigned u = static_cast<unsigned>(v);
+      if (u >= 1000) *pos_++ = static_cast<char>('0' + u / 1000);
+      *pos_++ = static_cast<char>('0' + u / 100 % 10);
+      *pos_++ = static_cast<char>('0' + u / 10 % 10);
+      *pos_++ = static_cast<char>('0' + u % 10);
+      return;
+    }
     constexpr ptrdiff_t kMaxDigits = 20;  // "-9223372036854775808"
     if (ABSL_PREDICT_FALSE(end_ - pos_ < kMaxDigits)) {
       char digits[kMaxDigits];
