@@ -906,6 +906,26 @@ TEST(ParserErrorTest, NulByte) {
   EXPECT_THAT(message, ::testing::StartsWith("t.hlo:3:4: error: NUL byte")) << message;
 }
 
+// The input is checked 16 and 8 bytes at a time, then byte by byte: a bad
+// byte at any offset, after any number of lines, is reported where it is.
+TEST(ParserErrorTest, BadBytesAtEveryOffsetAreLocated) {
+  for (int lines = 0; lines < 3; ++lines) {
+    for (int k = 0; k < 40; ++k) {
+      for (char bad : {'\0', '\xff'}) {
+        std::string text = "HloModule m\n";
+        for (int l = 0; l < lines; ++l) text += "// a comment line\n";
+        text += "// " + std::string(k, 'x');
+        text.push_back(bad);
+        text += "\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\n";
+        std::string message = ParseError(text);
+        EXPECT_THAT(message, ::testing::StartsWith(absl::StrCat("t.hlo:", lines + 2, ":", k + 4,
+                                                                ": error: ")))
+            << "lines=" << lines << " k=" << k << " bad=" << int(bad) << "\n" << message;
+      }
+    }
+  }
+}
+
 TEST(ParserErrorTest, NestingLimit) {
   std::string deep(kMaxNestingDepth + 5, '(');
   std::string text = absl::StrCat("HloModule m\nENTRY e {\n  ROOT a = ", deep, "f32[]",
