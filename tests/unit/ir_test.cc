@@ -17,6 +17,7 @@
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
+#include "hilo/ir/name_table.h"
 #include "hilo/ir/primitive_type.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
@@ -961,6 +962,25 @@ TEST(HloInstructionTest, ParameterNumberAndTupleIndexDependOnTheOpcode) {
   gte->set_tuple_index(2);
   EXPECT_EQ(gte->tuple_index(), 2);
   EXPECT_EQ(gte->parameter_number(), -1);
+}
+
+// Names that share a quick slot (same length and the same three sampled
+// characters) and names outside the vocabulary still look up exactly.
+TEST(NameTableTest, CollidingAndUnknownNames) {
+  static const std::vector<std::string>* const names = [] {
+    auto* v = new std::vector<std::string>();
+    for (int i = 0; i < 2000; ++i) v->push_back("op" + std::to_string(i) + "x");
+    v->push_back("axb");  // "a?b" names: one slot
+    v->push_back("ayb");
+    v->push_back("azb");
+    return v;
+  }();
+  NameTable<int> table;
+  for (size_t i = 0; i < names->size(); ++i) table.Add((*names)[i], static_cast<int>(i));
+  for (size_t i = 0; i < names->size(); ++i) EXPECT_EQ(table.Find((*names)[i]), static_cast<int>(i));
+  EXPECT_FALSE(table.Find("awb").has_value());
+  EXPECT_FALSE(table.Find("op2000x").has_value());
+  EXPECT_FALSE(table.Find("").has_value());
 }
 
 TEST(CompactStringTest, EmptyAssignCopyMove) {

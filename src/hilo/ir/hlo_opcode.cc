@@ -1,6 +1,6 @@
 #include "hilo/ir/hlo_opcode.h"
 
-#include "absl/container/flat_hash_map.h"
+#include "hilo/ir/name_table.h"
 
 namespace hilo {
 namespace {
@@ -27,15 +27,11 @@ int HloOpcodeArity(HloOpcode opcode) { return kOpcodeInfo[static_cast<int>(opcod
 
 std::optional<HloOpcode> StringToHloOpcode(absl::string_view name) {
   static const auto* const kByName = [] {
-    auto* map = new absl::flat_hash_map<absl::string_view, HloOpcode>();
-    for (int i = 0; i < kHloOpcodeCount; ++i) {
-      map->emplace(kOpcodeInfo[i].name, static_cast<HloOpcode>(i));
-    }
-    return map;
+    auto* table = new NameTable<HloOpcode>();
+    for (int i = 0; i < kHloOpcodeCount; ++i) table->Add(kOpcodeInfo[i].name, static_cast<HloOpcode>(i));
+    return table;
   }();
-  auto it = kByName->find(name);
-  if (it == kByName->end()) return std::nullopt;
-  return it->second;
+  return kByName->Find(name);
 }
 
 }  // namespace hilo

@@ -1,6 +1,6 @@
 #include "hilo/ir/primitive_type.h"
 
-#include "absl/container/flat_hash_map.h"
+#include "hilo/ir/name_table.h"
 
 namespace hilo {
 namespace {
@@ -25,16 +25,14 @@ absl::string_view PrimitiveTypeName(PrimitiveType type) { return Info(type).name
 
 std::optional<PrimitiveType> StringToPrimitiveType(absl::string_view name) {
   static const auto* const kByName = [] {
-    auto* map = new absl::flat_hash_map<absl::string_view, PrimitiveType>();
+    auto* table = new NameTable<PrimitiveType>();
     for (size_t i = 0; i < sizeof(kTypeInfo) / sizeof(kTypeInfo[0]); ++i) {
       if (kTypeInfo[i].kind == 'T' || kTypeInfo[i].kind == 'b') continue;
-      map->emplace(kTypeInfo[i].name, static_cast<PrimitiveType>(i));
+      table->Add(kTypeInfo[i].name, static_cast<PrimitiveType>(i));
     }
-    return map;
+    return table;
   }();
-  auto it = kByName->find(name);
-  if (it == kByName->end()) return std::nullopt;
-  return it->second;
+  return kByName->Find(name);
 }
 
 int BitWidth(PrimitiveType type) { return Info(type).bits; }
