@@ -4,13 +4,13 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -102,8 +102,6 @@ size_t SkipPlainAscii(absl::string_view text, size_t i, size_t* lines) {
   constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
   const char* data = text.data();
   const size_t n = text.size();
-  // Newline flags add up per byte lane; a lane gains at most one per word,
-  // so lanes are summed before 255 words.
 #if defined(__SSE2__)
   // Sixteen bytes at a time first (SSE2 is part of x86-64); the word loop
   // below finishes the tail and finds the exact stop.
@@ -117,6 +115,8 @@ size_t SkipPlainAscii(absl::string_view text, size_t i, size_t* lines) {
     i += 16;
   }
 #endif
+  // Newline flags add up per byte lane; a lane gains at most one per word,
+  // so lanes are summed before 255 words.
   uint64_t lane_counts = 0;
   int words = 0;
   auto flush = [&] {
@@ -840,9 +840,9 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   const char* data = text_.data();
   const size_t size = text_.size();
   const size_t start = pos_;
-  // The shape's end: the first space outside brackets. Anything unusual
-  // (a comment, a string, a line break, a space before a layout) is left to
-  // the parser.
+  // The shape's end: an array's next space, a tuple's first space outside
+  // brackets. Anything unusual (a comment, a string, a line break, a space
+  // before a layout) fails the comparison below and is left to the parser.
   size_t i = start;
   if (start < size && data[start] != '(') {
     // An array shape has no space: it ends at the next one. (Bounded, so
@@ -874,9 +874,7 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   const size_t name_start = i;
   while (i < size && IsIdentChar(data[i])) ++i;
   if (i == name_start || i == size || data[i] == '#' || data[i] == '(') return nullptr;
-  const absl::string_view name(data + name_start, i - name_start);
-  if (!renamed_.empty() && renamed_.contains(name)) return nullptr;
-  HloInstruction* defined = FindLocal(name, comp);
+  HloInstruction* defined = FindLocal(absl::string_view(data + name_start, i - name_start), comp);
   if (defined == nullptr || NeedsShape(defined)) return nullptr;
   const size_t id = static_cast<size_t>(defined->unique_id());
   if (id >= shape_spans_.size()) return nullptr;
