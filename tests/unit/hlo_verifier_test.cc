@@ -275,12 +275,18 @@ TEST(VerifierStructureTest, OperandCycle) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("is on a cycle (through operands"));
 }
 
+// `r = add(a, b)` with `a` and `b` two negations of parameter `p`.
+struct TwoBranchModule : TestModule {
+  HloInstruction* p = Param(0, Sh("f32[]"));
+  HloInstruction* a = Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "a");
+  HloInstruction* b = Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "b");
+  HloInstruction* r = Root(Op(HloOpcode::kAdd, Sh("f32[]"), {a, b}, "r"));
+};
+
 TEST(VerifierStructureTest, ControlCycle) {
-  TestModule m;
-  HloInstruction* p = m.Param(0, Sh("f32[]"));
-  HloInstruction* a = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "a");
-  HloInstruction* b = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "b");
-  m.Root(m.Op(HloOpcode::kAdd, Sh("f32[]"), {a, b}, "r"));
+  TwoBranchModule m;
+  HloInstruction* a = m.a;
+  HloInstruction* b = m.b;
   a->AddControlDependencyTo(b);
   ExpectOk(m);
   b->AddControlDependencyTo(a);
@@ -478,15 +484,13 @@ TEST(VerifierOrderTest, RepeatedNameFoundFarDownALongList) {
 TEST(VerifierOrderTest, UseBeforeDefinitionIsNotACycle) {
   // Operands and control predecessors with larger unique ids than their user:
   // the cheap proof of acyclicity does not apply and the full search runs.
-  TestModule m;
-  HloInstruction* p = m.Param(0, Sh("f32[]"));
-  HloInstruction* a = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "a");
-  HloInstruction* b = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "b");
-  m.Root(m.Op(HloOpcode::kAdd, Sh("f32[]"), {a, b}, "r"));
+  TwoBranchModule m;
+  HloInstruction* a = m.a;
+  HloInstruction* b = m.b;
   a->ReplaceOperandWith(0, b);
   ExpectOk(m);
   b->AddControlDependencyTo(m.main->root_instruction());
-  HloInstruction* c = m.Op(HloOpcode::kNegate, Sh("f32[]"), {p}, "c");
+  HloInstruction* c = m.Op(HloOpcode::kNegate, Sh("f32[]"), {m.p}, "c");
   c->AddControlDependencyTo(b);
   ExpectOk(m);
   b->ReplaceOperandWith(0, a);
