@@ -92,6 +92,51 @@ int64_t ShapeNodes(const Shape& shape, int64_t cap) {
   return n;
 }
 
+// The hash of an instruction name, for the parser's name set. Names are
+// short (`add.12`, `reduce_sum.43166`, `dot_general.1234.clone.2`): they are
+// read eight bytes at a time and mixed inline, where absl::Hash called out
+// to its large-input hash for names over 16 bytes (about half of a large
+// module's names; hashing was 3.5% of a parse). The seed is the address of
+// a static (ASLR), as absl's is, so that a crafted module can not count on
+// colliding names.
+inline uint64_t MixWord(uint64_t h, uint64_t word) {
+  h = (h ^ word) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 29);
+}
+
+size_t HashName(absl::string_view name) {
+  static const char seed_anchor = 0;
+  const char* p = name.data();
+  size_t n = name.size();
+  uint64_t h = reinterpret_cast<uintptr_t>(&seed_anchor) ^ (n * 0xC2B2AE3D27D4EB4Full);
+  if (n >= 8) {
+    uint64_t word;
+    for (; n > 8; p += 8, n -= 8) {
+      std::memcpy(&word, p, 8);
+      h = MixWord(h, word);
+    }
+    // The last (possibly overlapping) eight bytes.
+    std::memcpy(&word, p + n - 8, 8);
+    h = MixWord(h, word);
+  } else if (n >= 4) {
+    uint32_t first;
+    uint32_t last;
+    std::memcpy(&first, p, 4);
+    std::memcpy(&last, p + n - 4, 4);
+    h = MixWord(h, (uint64_t{first} << 32) | last);
+  } else if (n > 0) {
+    const uint64_t word = (uint64_t{static_cast<unsigned char>(p[0])} << 16) |
+                          (uint64_t{static_cast<unsigned char>(p[n / 2])} << 8) |
+                          static_cast<unsigned char>(p[n - 1]);
+    h = MixWord(h, word);
+  }
+  // A final avalanche: the set takes its 7-bit tags from the low bits and
+  // its positions from the high ones.
+  h ^= h >> 32;
+  h *= 0xD6E8FEB86659FD93ull;
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
 // Index of the first byte at or after `i` that is a NUL or not ASCII (or
 // text.size()), adding the newlines before it to *lines. Eight bytes at a
 // time: this sweep reads the whole input, so a byte loop here cost as much
@@ -105,15 +150,29 @@ size_t SkipPlainAscii(absl::string_view text, size_t i, size_t* lines) {
 #if defined(__SSE2__)
   // Sixteen bytes at a time first (SSE2 is part of x86-64); the word loop
   // below finishes the tail and finds the exact stop.
+  // Newlines add up per byte lane (a match is -1, subtracted), and the lanes
+  // are summed (psadbw) before any can pass 255: x86-64's baseline has no
+  // popcnt instruction, and the libgcc call was 1.5% of a round trip.
   const __m128i zero = _mm_setzero_si128();
   const __m128i newline = _mm_set1_epi8('\n');
+  __m128i lane_newlines = zero;
+  int blocks = 0;
+  auto flush_blocks = [&] {
+    const __m128i sums = _mm_sad_epu8(lane_newlines, zero);
+    *lines += static_cast<size_t>(_mm_cvtsi128_si64(sums)) +
+              static_cast<size_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
+    lane_newlines = zero;
+    blocks = 0;
+  };
   while (i + 16 <= n) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
     // A lane's high bit: a non-ASCII byte, or (after the or) a NUL.
     if (_mm_movemask_epi8(_mm_or_si128(v, _mm_cmpeq_epi8(v, zero))) != 0) break;
-    *lines += static_cast<size_t>(__builtin_popcount(_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline))));
+    lane_newlines = _mm_sub_epi8(lane_newlines, _mm_cmpeq_epi8(v, newline));
     i += 16;
+    if (++blocks == 255) flush_blocks();
   }
+  flush_blocks();
 #endif
   // Newline flags add up per byte lane; a lane gains at most one per word,
   // so lanes are summed before 255 words.
@@ -264,7 +323,7 @@ class Parser {
   // `generated_`.
   struct NameHash {
     using is_transparent = void;
-    size_t operator()(absl::string_view name) const { return absl::Hash<absl::string_view>()(name); }
+    size_t operator()(absl::string_view name) const { return HashName(name); }
     size_t operator()(const HloInstruction* inst) const { return (*this)(inst->name()); }
   };
   struct NameEq {
@@ -748,6 +807,7 @@ bool Parser::ParseComputation() {
   if (!SkipSpace()) return false;
   size_t sig_result_pos = 0;
   Shape sig_result;
+  absl::string_view written_signature;
   if (Cur() == '(') {
     size_t sig_start = pos_;
     size_t end;
@@ -760,7 +820,7 @@ bool Parser::ParseComputation() {
     sig_result_pos = pos_;
     if (!ParseShape(&sig_result, 0, /*space_before_layout=*/false)) return false;
     info->has_signature = true;
-    info->signature = std::string(text_.substr(sig_start, pos_ - sig_start));
+    written_signature = text_.substr(sig_start, pos_ - sig_start);
   }
   if (!SkipSpace()) return false;
   size_t open_pos = pos_;
@@ -777,7 +837,13 @@ bool Parser::ParseComputation() {
                              " does not match its root's shape ",
                              comp->root_instruction()->shape().ToString()));
   }
-  if (info->has_signature) info->canonical_signature = ComputationSignature(*comp);
+  // A signature written as XLA prints it (the usual case) is not stored:
+  // the printer derives it again. Only one written differently is kept,
+  // with the canonical form it stands for (see TextInfo).
+  if (info->has_signature && !ComputationSignatureIs(*comp, written_signature)) {
+    info->signature = std::string(written_signature);
+    info->canonical_signature = ComputationSignature(*comp);
+  }
   {
     size_t look = pos_;
     while (look < text_.size() && text_[look] == ' ') ++look;
@@ -832,7 +898,11 @@ void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape
   if (id < 0 || shape_text.empty() || shape_text.size() > 0xffff || begin >= (size_t{1} << 47)) {
     return;
   }
-  if (shape_spans_.size() <= static_cast<size_t>(id)) shape_spans_.resize(id + 1, 0);
+  if (shape_spans_.size() <= static_cast<size_t>(id)) {
+    // Doubling in one call: growing by one element per instruction went
+    // through vector's fill-insert every time (2.5% of a parse).
+    shape_spans_.resize(std::max<size_t>(id + 1, 2 * shape_spans_.size()), 0);
+  }
   shape_spans_[id] = (static_cast<uint64_t>(begin) << 16) | shape_text.size();
 }
 
