@@ -261,6 +261,59 @@ ENTRY %e (a: f32[4]{0}) -> s32[4]{0} {
   EXPECT_EQ(ComputationSignature(*m->entry_computation()), "(p: f32[4]) -> f32[4]");
 }
 
+TEST(PrinterTest, ComputationSignatureIsComparesWithoutBuilding) {
+  auto m = Parse(R"hlo(HloModule m
+ENTRY %e {
+  %p = f32[4]{0} parameter(0)
+  %q = (s32[], f32[4]{0}) parameter(1)
+  ROOT %n = f32[4]{0} negate(f32[4]{0} %p)
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  const HloComputation& e = *m->entry_computation();
+  const std::string canonical = "(p: f32[4], q: (s32[], f32[4])) -> f32[4]";
+  EXPECT_EQ(ComputationSignature(e), canonical);
+  EXPECT_TRUE(ComputationSignatureIs(e, canonical));
+  EXPECT_FALSE(ComputationSignatureIs(e, ""));
+  EXPECT_FALSE(ComputationSignatureIs(e, canonical.substr(0, canonical.size() - 1)));  // a prefix
+  EXPECT_FALSE(ComputationSignatureIs(e, canonical + " "));                           // longer
+  EXPECT_FALSE(ComputationSignatureIs(e, "(p: f32[4], q: (s32[], f32[5])) -> f32[4]"));
+}
+
+TEST(PrinterTest, ComputationSignatureIsHandlesSignaturesLongerThanItsBuffer) {
+  // 200 parameters: about 3 KB of signature, flushed in several pieces.
+  std::string text = "HloModule m\nENTRY %e {\n";
+  for (int i = 0; i < 200; ++i) {
+    absl::StrAppend(&text, "  %parameter_", i, " = f32[16,32]{1,0} parameter(", i, ")\n");
+  }
+  absl::StrAppend(&text, "  ROOT %t = f32[16,32]{1,0} negate(f32[16,32]{1,0} %parameter_0)\n}\n");
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  const HloComputation& e = *m->entry_computation();
+  std::string canonical = ComputationSignature(e);
+  ASSERT_GT(canonical.size(), 3000u);
+  EXPECT_TRUE(ComputationSignatureIs(e, canonical));
+  std::string changed = canonical;
+  changed[2500] = changed[2500] == '1' ? '2' : '1';  // in a later piece
+  EXPECT_FALSE(ComputationSignatureIs(e, changed));
+}
+
+TEST(PrinterTest, CanonicalSignatureFollowsTheComputation) {
+  // A signature written as XLA prints it is derived at print time, so it
+  // follows a pass's change too.
+  auto m = Parse(R"hlo(HloModule m
+ENTRY %e (p: f32[4]) -> s32[4] {
+  %p = f32[4]{0} parameter(0)
+  %n = f32[4]{0} negate(f32[4]{0} %p)
+  ROOT %c = s32[4]{0} convert(f32[4]{0} %n)
+}
+)hlo");
+  ASSERT_NE(m, nullptr);
+  EXPECT_THAT(PrintHloModule(*m), HasSubstr("ENTRY %e (p: f32[4]) -> s32[4] {"));
+  m->entry_computation()->set_root_instruction(Find(*m, "n"));
+  EXPECT_THAT(PrintHloModule(*m), HasSubstr("ENTRY %e (p: f32[4]) -> f32[4] {"));
+}
+
 TEST(PrinterTest, StringsAreEscaped) {
   auto m = Parse(R"hlo(HloModule m
 ENTRY e {

@@ -99,8 +99,10 @@ class HloComputation {
   // the signature as written). Opaque to everything else.
   struct TextInfo {
     bool has_signature = false;
-    std::string signature;  // `(p: f32[2]) -> f32[2]` verbatim, when written
     uint32_t flags = 0;
+    // `(p: f32[2]) -> f32[2]` verbatim, when written otherwise than XLA
+    // prints it (empty when written canonically: the printer derives it).
+    std::string signature;
     // The signature as XLA would print it when the text was parsed; the
     // printer writes `signature` back only while that is still current.
     std::string canonical_signature;

@@ -12,6 +12,7 @@
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "hilo/text/text_flags.h"
 
 namespace hilo {
@@ -785,12 +786,12 @@ void AppendComputation(const HloComputation& comp, Writer& w) {
     // The signature is derived from the computation, as XLA does, so it
     // stays right after a pass changes parameters or the root; the written
     // one is kept while it still describes the same computation.
-    std::string canonical = ComputationSignature(comp);
+    const HloComputation::TextInfo& info = comp.text_info();
     w.Push(' ');
-    if (canonical == comp.text_info().canonical_signature && !comp.text_info().signature.empty()) {
-      w.Append(comp.text_info().signature);
+    if (!info.signature.empty() && ComputationSignatureIs(comp, info.canonical_signature)) {
+      w.Append(info.signature);
     } else {
-      w.Append(canonical);
+      AppendSignature(comp, w);
     }
   }
   w.Append(" {\n");
@@ -862,6 +863,29 @@ void AppendModule(const HloModule& module, Writer& w) {
 
 std::string ComputationSignature(const HloComputation& comp) {
   return PrintToString([&](Writer& w) { AppendSignature(comp, w); });
+}
+
+bool ComputationSignatureIs(const HloComputation& comp, absl::string_view text) {
+  // Compares piece by piece as the writer flushes; stops at the first
+  // difference (the sink's error ends the printing).
+  class MatchSink : public OutputSink {
+   public:
+    explicit MatchSink(absl::string_view expected) : rest_(expected) {}
+    absl::Status Write(absl::string_view piece) override {
+      if (!absl::StartsWith(rest_, piece)) return absl::CancelledError();
+      rest_.remove_prefix(piece.size());
+      return absl::OkStatus();
+    }
+    bool AllMatched() const { return rest_.empty(); }
+
+   private:
+    absl::string_view rest_;
+  };
+  MatchSink sink(text);
+  char buffer[1024];
+  Writer w(&sink, buffer, sizeof(buffer));
+  AppendSignature(comp, w);
+  return w.Finish().ok() && sink.AllMatched();
 }
 
 absl::Status PrintHloModule(const HloModule& module, OutputSink& sink) {

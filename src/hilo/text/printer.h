@@ -46,6 +46,10 @@ std::string PrintHloInstruction(const HloInstruction& instruction);
 // (parameters in number order, shapes without layouts).
 std::string ComputationSignature(const HloComputation& computation);
 
+// Whether ComputationSignature(computation) == text, without building the
+// string.
+bool ComputationSignatureIs(const HloComputation& computation, absl::string_view text);
+
 }  // namespace hilo
 
 #endif  // HILO_TEXT_PRINTER_H_
