@@ -8,9 +8,6 @@
 #include <utility>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -18,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "hilo/text/input_check.h"
 #include "hilo/text/literal_text.h"
 #include "hilo/text/printer.h"
 #include "hilo/text/text_flags.h"
@@ -135,76 +133,6 @@ size_t HashName(absl::string_view name) {
   h ^= h >> 32;
   h *= 0xD6E8FEB86659FD93ull;
   return static_cast<size_t>(h ^ (h >> 32));
-}
-
-// Index of the first byte at or after `i` that is a NUL or not ASCII (or
-// text.size()), adding the newlines before it to *lines. Eight bytes at a
-// time: this sweep reads the whole input, so a byte loop here cost as much
-// as a tenth of a round trip.
-size_t SkipPlainAscii(absl::string_view text, size_t i, size_t* lines) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHighBits = 0x8080808080808080ull;
-  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
-  const char* data = text.data();
-  const size_t n = text.size();
-#if defined(__SSE2__)
-  // Sixteen bytes at a time first (SSE2 is part of x86-64); the word loop
-  // below finishes the tail and finds the exact stop.
-  // Newlines add up per byte lane (a match is -1, subtracted), and the lanes
-  // are summed (psadbw) before any can pass 255: x86-64's baseline has no
-  // popcnt instruction, and the libgcc call was 1.5% of a round trip.
-  const __m128i zero = _mm_setzero_si128();
-  const __m128i newline = _mm_set1_epi8('\n');
-  __m128i lane_newlines = zero;
-  int blocks = 0;
-  auto flush_blocks = [&] {
-    const __m128i sums = _mm_sad_epu8(lane_newlines, zero);
-    *lines += static_cast<size_t>(_mm_cvtsi128_si64(sums)) +
-              static_cast<size_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
-    lane_newlines = zero;
-    blocks = 0;
-  };
-  while (i + 16 <= n) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
-    // A lane's high bit: a non-ASCII byte, or (after the or) a NUL.
-    if (_mm_movemask_epi8(_mm_or_si128(v, _mm_cmpeq_epi8(v, zero))) != 0) break;
-    lane_newlines = _mm_sub_epi8(lane_newlines, _mm_cmpeq_epi8(v, newline));
-    i += 16;
-    if (++blocks == 255) flush_blocks();
-  }
-  flush_blocks();
-#endif
-  // Newline flags add up per byte lane; a lane gains at most one per word,
-  // so lanes are summed before 255 words.
-  uint64_t lane_counts = 0;
-  int words = 0;
-  auto flush = [&] {
-    uint64_t pairs = (lane_counts & 0x00FF00FF00FF00FFull) + ((lane_counts >> 8) & 0x00FF00FF00FF00FFull);
-    *lines += (pairs * 0x0001000100010001ull) >> 48;
-    lane_counts = 0;
-    words = 0;
-  };
-  while (i + 8 <= n) {
-    uint64_t w;
-    std::memcpy(&w, data + i, 8);
-    const bool has_zero = ((w - kOnes) & ~w & kHighBits) != 0;
-    if ((w & kHighBits) != 0 || has_zero) break;
-    // Bytes of w are ASCII here, so a lane of x is zero exactly where w
-    // holds '\n', and (x & kLow7) + kLow7 sets a lane's high bit iff the
-    // lane is not zero.
-    const uint64_t x = w ^ (kOnes * '\n');
-    const uint64_t nonzero = ((x & kLow7) + kLow7) | x;
-    lane_counts += (~nonzero & kHighBits) >> 7;
-    if (++words == 255) flush();
-    i += 8;
-  }
-  flush();
-  for (; i < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(data[i]);
-    if (c == 0 || c >= 0x80) break;
-    *lines += c == '\n';
-  }
-  return i;
 }
 
 // Comparison opcodes of 2018 XLA, before `compare(...), direction=`: the
@@ -622,26 +550,12 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // NUL bytes and invalid UTF-8 are rejected up front, so that no later
   // stage has to think about them. The same sweep counts lines, which size
   // the name map (about one instruction per line).
-  size_t lines = 0;
-  for (size_t i = 0; i < text_.size();) {
-    i = SkipPlainAscii(text_, i, &lines);
-    if (i >= text_.size()) break;
-    unsigned char c = static_cast<unsigned char>(text_[i]);
-    if (c == 0) {
-      Fail(i, "NUL byte in input");
-      return error_;
-    }
-    int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    bool valid = len != 0 && c != 0xC0 && c != 0xC1 && c <= 0xF4 && i + len <= text_.size();
-    for (int k = 1; valid && k < len; ++k) {
-      valid = (static_cast<unsigned char>(text_[i + k]) & 0xC0) == 0x80;
-    }
-    if (!valid) {
-      Fail(i, "invalid UTF-8 in input");
-      return error_;
-    }
-    i += len;
+  const InputCheck check = CheckInput(text_);
+  if (check.problem != nullptr) {
+    Fail(check.problem_offset, check.problem);
+    return error_;
   }
+  const size_t lines = check.lines;
 
   module_ = std::make_unique<HloModule>("");
   module_->BeginBulkLoad();  // RegisterName keeps instruction names unique
