@@ -290,6 +290,89 @@ main {
   EXPECT_EQ(Find(*m, "c")->to_apply(), m->GetComputationWithName("add"));
 }
 
+// Instruction shapes are parsed once per distinct text (the parser's shape
+// cache); every instruction must still get exactly the shape it wrote.
+TEST(ParserTest, RepeatedShapeTextsGiveEachInstructionItsShape) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[2,3]{1,0} parameter(0)
+  b = f32[2,3]{1,0} negate(a)
+  c = f32[2,3]{0,1} negate(b)
+  d = f32[2,3] negate(c)
+  t = f32[2,3]{1,0:T(8,128)} negate(d)
+  u = f32[2,3]{1,0:T(8,128)} negate(t)
+  v = f32[<=2,3]{1,0} negate(u)
+  ROOT w = f32[<=2,3]{1,0} negate(v)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  for (absl::string_view name : {"a", "b", "u", "w"}) {
+    EXPECT_EQ(Find(*m, name)->shape().dimensions(), (std::vector<int64_t>{2, 3})) << name;
+  }
+  EXPECT_EQ(Find(*m, "b")->shape().layout().minor_to_major, (DimensionVector{1, 0}));
+  EXPECT_EQ(Find(*m, "c")->shape().layout().minor_to_major, (DimensionVector{0, 1}));
+  EXPECT_FALSE(Find(*m, "d")->shape().has_layout());
+  EXPECT_EQ(Find(*m, "t")->shape().layout().tail.get(), "T(8,128)");
+  EXPECT_EQ(Find(*m, "u")->shape().layout().tail.get(), "T(8,128)");
+  EXPECT_FALSE(Find(*m, "u")->shape().is_dynamic_dimension(0));
+  EXPECT_TRUE(Find(*m, "w")->shape().is_dynamic_dimension(0));
+  EXPECT_FALSE(Find(*m, "w")->shape().is_dynamic_dimension(1));
+}
+
+TEST(ParserTest, ALayoutAfterASpaceIsNotLostToARepeatedShapeText) {
+  // `f32[2]` is first seen without a layout; the later `f32[2] {0}` (a space
+  // before the layout, which XLA accepts) must still get its layout.
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] {0} negate(a)
+  c = f32[2]  {0} negate(b)
+  ROOT d = f32[2] negate(c)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(Find(*m, "a")->shape().has_layout());
+  EXPECT_TRUE(Find(*m, "b")->shape().has_layout());
+  EXPECT_TRUE(Find(*m, "c")->shape().has_layout());
+  EXPECT_FALSE(Find(*m, "d")->shape().has_layout());
+}
+
+TEST(ParserTest, ShapeFollowedByACommentIsParsedEachTime) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[2]/*x*/ parameter(0)
+  b = f32[2]{0}/*x*/ negate(a)
+  ROOT c = f32[2]/*x*/ negate(b)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(Find(*m, "a")->shape().has_layout());
+  EXPECT_TRUE(Find(*m, "b")->shape().has_layout());
+  EXPECT_FALSE(Find(*m, "c")->shape().has_layout());
+}
+
+TEST(ParserTest, ShapeFollowedByATabIsNotTakenWithWhatFollows) {
+  // The cache's candidate text runs to the next space; after a tab that is
+  // the next line's indentation, and `b` and `c` have the same candidate.
+  auto m = Parse("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n"
+                 "  b = f32[2]\tnegate(a)\n  c = f32[2]\tnegate(a)\n"
+                 "  ROOT d = f32[2] add(b, c)\n}\n");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "c")->opcode(), HloOpcode::kNegate);
+  EXPECT_EQ(Find(*m, "d")->operand(1), Find(*m, "c"));
+}
+
+TEST(ParserTest, ErrorsAfterRepeatedShapesPointAtTheirPlace) {
+  absl::Status status = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = f32[2]{0} parameter(0)
+  b = f32[2]{0} negate(a)
+  ROOT c = f32[2]{0} bogus(b)
+}
+)", "in.hlo").status();
+  EXPECT_THAT(status.message(), HasSubstr("in.hlo:5:22:"));
+}
+
 TEST(ParserTest, SignatureWrittenDifferentlyIsStoredWithItsCanonicalForm) {
   auto m = Parse(R"(HloModule m
 
