@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "hilo/text/char_class.h"
 #include "hilo/text/input_check.h"
 #include "hilo/text/literal_text.h"
 #include "hilo/text/printer.h"
@@ -23,21 +24,6 @@
 namespace hilo {
 namespace {
 
-// Character classes by table: the lexer asks for every byte of the input.
-constexpr uint8_t kIdentClass = 1, kSpaceClass = 2, kBracketClass = 3;
-constexpr std::array<uint8_t, 256> kCharClass = [] {
-  std::array<uint8_t, 256> table{};
-  for (int c = 0; c < 256; ++c) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-        c == '.' || c == '-' || c == '$') {
-      table[c] = kIdentClass;
-    }
-  }
-  table[' '] = table['\n'] = table['\t'] = table['\r'] = kSpaceClass;
-  for (char c : {'{', '[', '(', '}', ']', ')', '"'}) table[static_cast<unsigned char>(c)] = kBracketClass;
-  return table;
-}();
-bool IsIdentChar(char c) { return kCharClass[static_cast<unsigned char>(c)] == kIdentClass; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
@@ -405,10 +391,10 @@ absl::string_view Parser::LexIdent() {
   const size_t start = pos_;
   const size_t size = text_.size();
   const char* data = text_.data();
-  size_t i = start;
-  while (i < size && IsIdentChar(data[i])) ++i;
-  pos_ = i;
-  return absl::string_view(data + start, i - start);
+  if (start >= size) return absl::string_view(data + size, 0);
+  const size_t length = IdentifierLength(absl::string_view(data + start, size - start));
+  pos_ = start + length;
+  return absl::string_view(data + start, length);
 }
 
 bool Parser::LexName(absl::string_view* name, bool* percent, absl::string_view what) {
