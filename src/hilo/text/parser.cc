@@ -156,9 +156,18 @@ class Parser {
   // Whitespace and comments; false on an unterminated comment. Most calls
   // find a token right away, so that case is inline.
   bool SkipSpace() {
-    if (pos_ < text_.size() && text_[pos_] != '/' &&
-        kCharClass[static_cast<unsigned char>(text_[pos_])] != kSpaceClass) {
-      return ok();
+    const size_t size = text_.size();
+    if (pos_ < size) {
+      const char c = text_[pos_];
+      if (c != '/' && kCharClass[static_cast<unsigned char>(c)] != kSpaceClass) return ok();
+      // One space between two tokens, the usual case, without the call.
+      if (c == ' ' && pos_ + 1 < size) {
+        const char next = text_[pos_ + 1];
+        if (next != '/' && kCharClass[static_cast<unsigned char>(next)] != kSpaceClass) {
+          ++pos_;
+          return ok();
+        }
+      }
     }
     return SkipSpaceSlow();
   }
