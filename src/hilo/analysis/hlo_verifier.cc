@@ -317,10 +317,7 @@ class Verifier {
     // Every instruction in module order, for phase 3 and for confirming a
     // name seen twice.
     const size_t begin = all_.size();
-    {
-      const std::vector<HloInstruction*> list = comp->instructions();
-      all_.insert(all_.end(), list.begin(), list.end());
-    }
+    comp->AppendInstructionsTo(&all_);
     const absl::Span<const HloInstruction* const> instructions(all_.data() + begin,
                                                                all_.size() - begin);
     if (instructions.empty()) return FailComputation(comp, "computation has no instructions");
@@ -1220,7 +1217,7 @@ class Verifier {
   absl::flat_hash_set<const HloComputation*> computation_set_;
   NameHashSet names_;
   // Every instruction, computation by computation in module order.
-  std::vector<const HloInstruction*> all_;
+  std::vector<HloInstruction*> all_;
   // Per computation: no cycle is possible (unique ids descend along edges).
   std::vector<bool> acyclic_;
 

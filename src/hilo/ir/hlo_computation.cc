@@ -44,11 +44,15 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
 
 std::vector<HloInstruction*> HloComputation::instructions() const {
   std::vector<HloInstruction*> result;
-  result.reserve(live_count_);
-  for (const auto& inst : instructions_) {
-    if (inst != nullptr) result.push_back(inst.get());
-  }
+  AppendInstructionsTo(&result);
   return result;
+}
+
+void HloComputation::AppendInstructionsTo(std::vector<HloInstruction*>* out) const {
+  out->reserve(out->size() + static_cast<size_t>(live_count_));
+  for (const auto& inst : instructions_) {
+    if (inst != nullptr) out->push_back(inst.get());
+  }
 }
 
 HloInstruction* HloComputation::parameter_instruction(int64_t number) const {

@@ -37,6 +37,9 @@ class HloComputation {
 
   // Instructions in list order (as written, then as added).
   std::vector<HloInstruction*> instructions() const;
+  // Appends instructions() to `out`, without a vector of its own (for a
+  // caller that walks every computation of a large module).
+  void AppendInstructionsTo(std::vector<HloInstruction*>* out) const;
   int64_t instruction_count() const { return live_count_; }
 
   // Parameters by number; a number with no parameter yields nullptr.

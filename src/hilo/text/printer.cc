@@ -120,6 +120,11 @@ class Writer {
   absl::Status status_;
   std::vector<std::pair<ReplicaGroups, std::string>> groups_texts_;
   size_t next_groups_text_ = 0;
+
+ public:
+  // Scratch space for a computation's print order, reused from one
+  // computation to the next (a module can have thousands).
+  std::vector<HloInstruction*> order;
 };
 
 class StringSink final : public OutputSink {
@@ -719,11 +724,13 @@ void AppendInstruction(const HloInstruction& inst, Writer& w) {
 // pass-created operands), as XLA's post-order printing would place it. A
 // created instruction nothing uses comes at the end. Iterative: no
 // recursion on graph depth.
-std::vector<HloInstruction*> PrintOrder(const HloComputation& comp) {
-  std::vector<HloInstruction*> list = comp.instructions();
+void PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result) {
+  result->clear();
+  comp.AppendInstructionsTo(result);
   auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
   // The common case, a parsed computation no pass added to, is list order.
-  if (std::none_of(list.begin(), list.end(), created)) return list;
+  if (std::none_of(result->begin(), result->end(), created)) return;
+  const std::vector<HloInstruction*> list = *result;
   absl::flat_hash_set<const HloInstruction*> placed;
   placed.reserve(list.size());
   std::vector<HloInstruction*> order;
@@ -755,7 +762,7 @@ std::vector<HloInstruction*> PrintOrder(const HloComputation& comp) {
     if (!created(inst)) place(inst);
   }
   for (HloInstruction* inst : list) place(inst);
-  return order;
+  *result = std::move(order);
 }
 
 void AppendSignature(const HloComputation& comp, Writer& w) {
@@ -796,7 +803,8 @@ void AppendComputation(const HloComputation& comp, Writer& w) {
   }
   w.Append(" {\n");
   const HloInstruction* root = comp.root_instruction();
-  for (const HloInstruction* inst : PrintOrder(comp)) {
+  PrintOrder(comp, &w.order);
+  for (const HloInstruction* inst : w.order) {
     w.Append(inst == root ? "  ROOT " : "  ");
     AppendInstruction(*inst, w);
     w.Push('\n');
