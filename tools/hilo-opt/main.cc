@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <functional>
+#include <future>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -170,6 +173,12 @@ class Driver {
 
     std::vector<InputPart> parts = SplitInput(input_.text(), options_.split_input_file);
     split_ = parts.size() > 1;
+    // A plain round trip (one module, no passes, no report or equivalence
+    // check) verifies on a second thread while the module is printed; what
+    // is printed is held back until the verification passed (PrintGated).
+    // With passes, the passes need a verified module first.
+    verify_while_printing_ = !options_.no_verify && !split_ && pass_names_.empty() &&
+                             options_.report.empty() && !options_.check_equivalence;
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
     // written otherwise), straight to the output: no copy of the text.
@@ -198,6 +207,7 @@ class Driver {
       absl::Status status = WriteFileAtomically(options_.report, text);
       if (!status.ok()) return Fail(status, kExitBadInput);
     }
+    if (verification_.valid()) return PrintGated(modules);
     absl::Status status = options_.output == "-" ? PrintToStdout(modules)
                                                  : PrintToFile(modules, options_.output);
     if (!status.ok()) return Fail(status, ExitCodeFor(status));
@@ -232,6 +242,75 @@ class Driver {
     return absl::OkStatus();
   }
 
+  // Passes text on once `gate` returned OK, and until then keeps up to
+  // kHeldBackBytes of it in memory (then the printer waits for the gate).
+  // The gate also opens the output, so nothing of it is touched (not even a
+  // device opened) for a module that fails verification.
+  class GatedSink final : public OutputSink {
+   public:
+    static constexpr size_t kHeldBackBytes = size_t{2} << 20;
+
+    GatedSink(std::function<absl::Status()> gate, std::function<absl::Status(absl::string_view)> write)
+        : gate_(std::move(gate)), write_(std::move(write)) {}
+
+    absl::Status Write(absl::string_view text) override {
+      if (!open_) {
+        if (held_.size() + text.size() <= kHeldBackBytes) {
+          held_.append(text.data(), text.size());
+          return absl::OkStatus();
+        }
+        absl::Status opened = Open();
+        if (!opened.ok()) return opened;
+      }
+      return write_(text);
+    }
+
+    // Waits for the gate, then writes what was held back.
+    absl::Status Open() {
+      if (open_) return absl::OkStatus();
+      absl::Status status = gate_();
+      if (!status.ok()) return status;
+      open_ = true;
+      if (!held_.empty()) status = write_(held_);
+      std::string().swap(held_);
+      return status;
+    }
+
+   private:
+    std::function<absl::Status()> gate_;
+    std::function<absl::Status(absl::string_view)> write_;
+    std::string held_;
+    bool open_ = false;
+  };
+
+  // Prints the one module while verification_ runs; writes the output only
+  // once the module is known to be valid. An invalid module fails exactly as
+  // when it is verified before printing (same message, same exit status,
+  // output untouched).
+  int PrintGated(const std::vector<std::unique_ptr<HloModule>>& modules) {
+    std::optional<absl::Status> verified;
+    AtomicFileWriter file;
+    const bool to_stdout = options_.output == "-";
+    GatedSink sink(
+        [&]() -> absl::Status {
+          verified = verification_.get();
+          if (!verified->ok()) return *verified;
+          return to_stdout ? absl::OkStatus() : file.Open(options_.output);
+        },
+        [&](absl::string_view text) { return to_stdout ? WriteStdout(text) : file.Write(text); });
+    absl::Status status = PrintModules(modules, sink);
+    if (status.ok()) status = sink.Open();
+    if (verification_.valid()) verified = verification_.get();  // the printer failed first
+    if (verified.has_value() && !verified->ok()) {
+      return Fail(absl::InvalidArgumentError(
+                      absl::StrCat("input module is invalid: ", verified->message())),
+                  kExitBadInput);
+    }
+    if (status.ok() && !to_stdout) status = file.Commit();
+    if (!status.ok()) return Fail(status, ExitCodeFor(status));
+    return kExitOk;
+  }
+
   static absl::Status PrintToStdout(const std::vector<std::unique_ptr<HloModule>>& modules) {
     ForwardingSink sink([](absl::string_view text) { return WriteStdout(text); });
     return PrintModules(modules, sink);
@@ -263,7 +342,11 @@ class Driver {
     }
     std::unique_ptr<HloModule> module = *std::move(parsed);
 
-    if (!options_.no_verify) {
+    if (verify_while_printing_) {
+      const HloModule* to_verify = module.get();
+      verification_ = std::async(std::launch::async,
+                                 [to_verify] { return VerifyHloModule(*to_verify); });
+    } else if (!options_.no_verify) {
       absl::Status verified = VerifyHloModule(*module);
       if (!verified.ok()) {
         return Fail(absl::InvalidArgumentError(
@@ -360,6 +443,9 @@ class Driver {
   std::string display_;
   InputBuffer input_;
   bool split_ = false;
+  bool verify_while_printing_ = false;
+  // The verification running beside the printing, when verify_while_printing_.
+  std::future<absl::Status> verification_;
   const InputPart* part_ = nullptr;
   nlohmann::json report_entries_ = nlohmann::json::array();
 };
