@@ -217,6 +217,9 @@ class Parser {
   bool ParseShape(Shape* shape, int depth, bool space_before_layout = true);
   // ParseShape(shape, 0) for an instruction's own shape, through shape_cache_.
   bool ParseDefinitionShape(Shape* shape);
+  // Where the array shape starting at `start` ends if it is followed by a
+  // space: the next space within 256 bytes, else text_.size().
+  size_t ArrayShapeTextEnd(size_t start) const;
   bool InferShape(HloInstruction* inst, size_t pos);
   bool NeedsShape(const HloInstruction* inst) const {
     return !needs_shape_.empty() && inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0;
@@ -827,6 +830,14 @@ void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape
   shape_spans_[id] = (static_cast<uint64_t>(begin) << 16) | shape_text.size();
 }
 
+size_t Parser::ArrayShapeTextEnd(size_t start) const {
+  // An array shape has no space: it ends at the next one. Bounded, so that a
+  // long line without spaces costs no more than parsing it.
+  const size_t size = text_.size();
+  const void* space = std::memchr(text_.data() + start, ' ', std::min<size_t>(size - start, 256));
+  return space == nullptr ? size : static_cast<size_t>(static_cast<const char*>(space) - text_.data());
+}
+
 HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   const char* data = text_.data();
   const size_t size = text_.size();
@@ -836,13 +847,10 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   // before a layout) fails the comparison below and is left to the parser.
   size_t i = start;
   if (start < size && data[start] != '(') {
-    // An array shape has no space: it ends at the next one. (Bounded, so
-    // that a long line without spaces costs no more than parsing.) If the
-    // bytes up to there are not exactly the definition's shape, the
-    // comparison below fails and the shape is parsed.
-    const void* space = std::memchr(data + start, ' ', std::min<size_t>(size - start, 256));
-    if (space == nullptr) return nullptr;
-    i = static_cast<size_t>(static_cast<const char*>(space) - data);
+    // If the bytes up to the next space are not exactly the definition's
+    // shape, the comparison below fails and the shape is parsed.
+    i = ArrayShapeTextEnd(start);
+    if (i == size) return nullptr;
   } else {
     int depth = 0;
     for (; i < size; ++i) {
@@ -1292,13 +1300,9 @@ bool Parser::ParseDefinitionShape(Shape* shape) {
   const char* data = text_.data();
   const size_t size = text_.size();
   const size_t start = pos_;
-  // The candidate text: an array shape ends at the next space (bounded, as in
-  // SkipShapeOfDefinedOperand). Tuples hold spaces: parsed every time.
-  size_t end = size;
-  if (start < size && data[start] != '(') {
-    const void* space = std::memchr(data + start, ' ', std::min<size_t>(size - start, 256));
-    if (space != nullptr) end = static_cast<size_t>(static_cast<const char*>(space) - data);
-  }
+  // The candidate text: an array shape up to the next space. Tuples hold
+  // spaces: parsed every time.
+  const size_t end = start < size && data[start] != '(' ? ArrayShapeTextEnd(start) : size;
   if (end == size) return ParseShape(shape, 0);
   // ParseShape reads one thing past the shape: a '{' after spaces is its
   // layout. Then the shape is not the text before the space.
