@@ -15,8 +15,8 @@
 #include <exception>
 #include <functional>
 #include <future>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
