@@ -52,6 +52,10 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitInternal = 2;
 constexpr int kExitNotEquivalent = 3;  // --check-equivalence found a difference
 
+// A plain round trip of a module up to this size verifies it while printing
+// it, holding the printed text back up to this much (see PrintGated).
+constexpr size_t kVerifyWhilePrintingBytes = size_t{8} << 20;
+
 struct DriverOptions {
   std::string input = "-";
   std::string output = "-";
@@ -61,7 +65,7 @@ struct DriverOptions {
   bool no_verify = false;
   // How much printed text a round trip holds back while the module is being
   // verified (see PrintGated). A hidden option, for tests.
-  size_t hold_back_bytes = size_t{8} << 20;
+  size_t hold_back_bytes = kVerifyWhilePrintingBytes;
   bool explain = false;
   std::string report;
   PassOptions pass_options;
@@ -180,7 +184,7 @@ class Driver {
     // five bytes of heap per byte of text, plus the printed text held back
     // while verifying (PrintGated).
     const size_t input_size = input_.text().size();
-    if (input_size >= kMinInputToPrefault && input_size <= kMaxInputToVerifyWhilePrinting) {
+    if (input_size >= kMinInputToPrefault && input_size <= kVerifyWhilePrintingBytes) {
       prefaulter_.emplace(input_size * 7);
     }
 
@@ -195,7 +199,7 @@ class Driver {
     // 8 MB of text prints in ~25 ms), and holding text back costs memory.
     verify_while_printing_ = !options_.no_verify && !split_ && pass_names_.empty() &&
                              options_.report.empty() && !options_.check_equivalence &&
-                             input_.text().size() <= kMaxInputToVerifyWhilePrinting;
+                             input_.text().size() <= kVerifyWhilePrintingBytes;
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
     // written otherwise), straight to the output: no copy of the text.
@@ -259,7 +263,6 @@ class Driver {
     return absl::OkStatus();
   }
 
-  static constexpr size_t kMaxInputToVerifyWhilePrinting = size_t{8} << 20;
   static constexpr size_t kMinInputToPrefault = size_t{512} << 10;
 
   // Passes text on once `gate` returned OK, and until then keeps up to

@@ -120,11 +120,6 @@ class Writer {
   absl::Status status_;
   std::vector<std::pair<ReplicaGroups, std::string>> groups_texts_;
   size_t next_groups_text_ = 0;
-
- public:
-  // Scratch space for a computation's print order, reused from one
-  // computation to the next (a module can have thousands).
-  std::vector<HloInstruction*> order;
 };
 
 class StringSink final : public OutputSink {
@@ -783,7 +778,10 @@ void AppendSignature(const HloComputation& comp, Writer& w) {
   }
 }
 
-void AppendComputation(const HloComputation& comp, Writer& w) {
+// `order`: scratch space for the print order, reused from one computation to
+// the next (a module can have thousands).
+void AppendComputation(const HloComputation& comp, std::vector<HloInstruction*>& order,
+                       Writer& w) {
   uint32_t flags = comp.text_info().flags;
   if (!(flags & kTextFlagsSet)) flags = ModuleStyle(comp.parent());
   if (comp.IsEntryComputation()) w.Append("ENTRY ");
@@ -803,8 +801,8 @@ void AppendComputation(const HloComputation& comp, Writer& w) {
   }
   w.Append(" {\n");
   const HloInstruction* root = comp.root_instruction();
-  PrintOrder(comp, &w.order);
-  for (const HloInstruction* inst : w.order) {
+  PrintOrder(comp, &order);
+  for (const HloInstruction* inst : order) {
     w.Append(inst == root ? "  ROOT " : "  ");
     AppendInstruction(*inst, w);
     w.Push('\n');
@@ -858,11 +856,12 @@ void AppendModule(const HloModule& module, Writer& w) {
     w.Append("\n\n\n");
   }
   bool first = true;
+  std::vector<HloInstruction*> print_order;
   for (const HloComputation* comp : module.computations()) {
     if (w.failed()) return;
     if (!first) w.Append("\n\n");
     first = false;
-    AppendComputation(*comp, w);
+    AppendComputation(*comp, print_order, w);
   }
   w.Push('\n');
 }
