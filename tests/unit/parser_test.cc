@@ -362,6 +362,70 @@ TEST(ParserTest, ShapeFollowedByATabIsNotTakenWithWhatFollows) {
   EXPECT_EQ(Find(*m, "d")->operand(1), Find(*m, "c"));
 }
 
+// Instructions whose shape is written the same share one shape; changing
+// it through one of them copies it first (ir/shared_shape.h).
+TEST(ParserTest, RepeatedShapeTextsShareOneShapeCopiedOnWrite) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[2,3]{1,0} parameter(0)
+  b = f32[2,3]{1,0} negate(a)
+  c = f32[2,3]{0,1} negate(b)
+  ROOT d = f32[2,3]{1,0} negate(c)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  HloInstruction* b = Find(*m, "b");
+  HloInstruction* d = Find(*m, "d");
+  EXPECT_TRUE(b->shared_shape().SharesWith(Find(*m, "a")->shared_shape()));
+  EXPECT_TRUE(b->shared_shape().SharesWith(d->shared_shape()));
+  EXPECT_FALSE(b->shared_shape().SharesWith(Find(*m, "c")->shared_shape()));
+  b->mutable_shape()->set_dimensions(0, 7);
+  EXPECT_EQ(b->shape().ToString(), "f32[7,3]{1,0}");
+  EXPECT_EQ(d->shape().ToString(), "f32[2,3]{1,0}");
+  EXPECT_EQ(Find(*m, "a")->shape().ToString(), "f32[2,3]{1,0}");
+  EXPECT_FALSE(b->shared_shape().SharesWith(d->shared_shape()));
+}
+
+// Tuple shapes are cached too: the text runs to the first space outside
+// brackets.
+TEST(ParserTest, RepeatedTupleShapeTextsGiveEachInstructionItsShape) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = (f32[2]{0}, s32[]) parameter(0)
+  b = (f32[2]{0}, s32[]) copy(a)
+  c = (f32[2]{0:T(2)}, s32[]) copy(b)
+  d = (f32[2]{0:T(2)}, s32[]) copy(c)
+  e = (f32[2]{0}, (s32[], token[])) parameter(1)
+  f = (f32[2]{0}, (s32[], token[])) copy(e)
+  g = (f32[2]{0}, s32[])/*x*/ copy(d)
+  h = (f32[2], s32[]) copy(g)
+  ROOT t = ((f32[2]{0}, s32[]), (f32[2]{0}, (s32[], token[])), (f32[2], s32[])) tuple(b, f, h)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(Find(*m, "a")->shared_shape().SharesWith(Find(*m, "b")->shared_shape()));
+  EXPECT_TRUE(Find(*m, "c")->shared_shape().SharesWith(Find(*m, "d")->shared_shape()));
+  EXPECT_TRUE(Find(*m, "e")->shared_shape().SharesWith(Find(*m, "f")->shared_shape()));
+  EXPECT_EQ(Find(*m, "b")->shape().ToString(), "(f32[2]{0}, s32[])");
+  EXPECT_EQ(Find(*m, "d")->shape().ToString(), "(f32[2]{0:T(2)}, s32[])");
+  EXPECT_EQ(Find(*m, "f")->shape().ToString(), "(f32[2]{0}, (s32[], token[]))");
+  EXPECT_EQ(Find(*m, "g")->shape().ToString(), "(f32[2]{0}, s32[])");
+  EXPECT_EQ(Find(*m, "h")->shape().ToString(), "(f32[2], s32[])");
+  EXPECT_EQ(Find(*m, "t")->shape().tuple_shapes_size(), 3);
+  EXPECT_EQ(Find(*m, "t")->shape().tuple_shapes(2).ToString(), "(f32[2], s32[])");
+}
+
+TEST(ParserTest, ErrorsInRepeatedTupleShapesPointAtTheirPlace) {
+  absl::Status status = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = (f32[2], s32[]) parameter(0)
+  b = (f32[2], s32[]) copy(a)
+  ROOT c = (f32[2], s33[]) copy(b)
+}
+)", "in.hlo").status();
+  EXPECT_THAT(status.message(), HasSubstr("in.hlo:5:21: error: unknown element type"));
+}
+
 TEST(ParserTest, ErrorsAfterRepeatedShapesPointAtTheirPlace) {
   absl::Status status = ParseHloModule(R"(HloModule m
 ENTRY e {

@@ -63,6 +63,12 @@ bool FrontendAttributes::Remove(absl::string_view key) {
 std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, Shape shape,
                                                        absl::Span<HloInstruction* const> operands,
                                                        std::string name) {
+  return Create(opcode, SharedShape(std::move(shape)), operands, std::move(name));
+}
+
+std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, SharedShape shape,
+                                                       absl::Span<HloInstruction* const> operands,
+                                                       std::string name) {
   std::unique_ptr<HloInstruction> inst(new HloInstruction(opcode, std::move(shape)));
   inst->name_ = std::move(name);
   inst->operands_.reserve(operands.size());
@@ -179,9 +185,9 @@ void HloInstruction::DetachFromOperands() {
 }
 
 absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* replacement) {
-  if (!shape_.Compatible(replacement->shape())) {
+  if (!shape_->Compatible(replacement->shape())) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot replace all uses of ", name_, " (", shape_.ToString(), ") with ",
+        "cannot replace all uses of ", name_, " (", shape_->ToString(), ") with ",
         replacement->name(), " (", replacement->shape().ToString(), "): shapes differ"));
   }
   ReplaceAllUsesWithDifferentShape(replacement);

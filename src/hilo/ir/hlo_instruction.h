@@ -28,6 +28,7 @@
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
+#include "hilo/ir/shared_shape.h"
 
 namespace hilo {
 
@@ -89,6 +90,10 @@ class HloInstruction {
   static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, Shape shape,
                                                 absl::Span<HloInstruction* const> operands = {},
                                                 std::string name = "");
+  // With a shape shared with other instructions (shared_shape.h).
+  static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, SharedShape shape,
+                                                absl::Span<HloInstruction* const> operands = {},
+                                                std::string name = "");
   static std::unique_ptr<HloInstruction> CreateParameter(int64_t number, Shape shape,
                                                          std::string name = "");
   static std::unique_ptr<HloInstruction> CreateReshape(Shape shape, HloInstruction* operand);
@@ -109,8 +114,12 @@ class HloInstruction {
   // HloModule::RenameInstruction to keep names unique.
   void SetNameUnchecked(std::string name) { name_ = std::move(name); }
   HloOpcode opcode() const { return opcode_; }
-  const Shape& shape() const { return shape_; }
-  Shape* mutable_shape() { return &shape_; }
+  const Shape& shape() const { return shape_.get(); }
+  // The shape is shared with other instructions that have the same one;
+  // changing it through mutable_shape() copies it first (shared_shape.h).
+  Shape* mutable_shape() { return shape_.Mutable(); }
+  const SharedShape& shared_shape() const { return shape_; }
+  void set_shape(SharedShape shape) { shape_ = std::move(shape); }
   HloComputation* parent() const { return parent_; }
   // Unique id within the module, assigned when added to a computation.
   int64_t unique_id() const { return unique_id_; }
@@ -295,7 +304,7 @@ class HloInstruction {
  private:
   friend class HloComputation;
   friend class HloModule;
-  HloInstruction(HloOpcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}
+  HloInstruction(HloOpcode opcode, SharedShape shape) : opcode_(opcode), shape_(std::move(shape)) {}
 
   void AddUser(HloInstruction* user);
   void RemoveUser(HloInstruction* user);
@@ -352,7 +361,7 @@ class HloInstruction {
   std::string name_;
   HloOpcode opcode_;
   uint32_t text_flags_ = 0;
-  Shape shape_;
+  SharedShape shape_;
   HloComputation* parent_ = nullptr;
   int64_t unique_id_ = -1;
   int64_t index_in_parent_ = -1;

@@ -216,10 +216,11 @@ class Parser {
                             HloInstruction** out);
   bool ParseShape(Shape* shape, int depth, bool space_before_layout = true);
   // ParseShape(shape, 0) for an instruction's own shape, through shape_cache_.
-  bool ParseDefinitionShape(Shape* shape);
+  bool ParseDefinitionShape(SharedShape* shape);
   // Where the array shape starting at `start` ends if it is followed by a
   // space: the next space within 256 bytes, else text_.size().
   size_t ArrayShapeTextEnd(size_t start) const;
+  size_t ShapeTextEnd(size_t start) const;
   bool InferShape(HloInstruction* inst, size_t pos);
   bool NeedsShape(const HloInstruction* inst) const {
     return !needs_shape_.empty() && inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0;
@@ -278,7 +279,7 @@ class Parser {
   struct ShapeTextHash {
     size_t operator()(absl::string_view text) const { return HashName(text); }
   };
-  absl::flat_hash_map<absl::string_view, Shape, ShapeTextHash> shape_cache_;
+  absl::flat_hash_map<absl::string_view, SharedShape, ShapeTextHash> shape_cache_;
   static constexpr size_t kShapeCacheLimit = 4096;
   void RecordShapeText(const HloInstruction* inst, absl::string_view shape_text);
   // Current computation: written names whose instruction was renamed
@@ -838,34 +839,37 @@ size_t Parser::ArrayShapeTextEnd(size_t start) const {
   return space == nullptr ? size : static_cast<size_t>(static_cast<const char*>(space) - text_.data());
 }
 
+size_t Parser::ShapeTextEnd(size_t start) const {
+  // An array's next space, a tuple's first space outside brackets. Anything
+  // unusual in a tuple (a comment, a string, a line break) gives up; for an
+  // array, callers check that the text up to the space is exactly a shape.
+  const char* data = text_.data();
+  const size_t size = text_.size();
+  if (start < size && data[start] != '(') return ArrayShapeTextEnd(start);
+  int depth = 0;
+  for (size_t i = start; i < size; ++i) {
+    const char c = data[i];
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (--depth < 0) return size;
+    } else if (c == ' ') {
+      if (depth == 0) return i;
+    } else if (c == '\n' || c == '\r' || c == '"' || c == '/' || (depth == 0 && !IsIdentChar(c))) {
+      return size;
+    }
+  }
+  return size;
+}
+
 HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   const char* data = text_.data();
   const size_t size = text_.size();
   const size_t start = pos_;
-  // The shape's end: an array's next space, a tuple's first space outside
-  // brackets. Anything unusual (a comment, a string, a line break, a space
-  // before a layout) fails the comparison below and is left to the parser.
-  size_t i = start;
-  if (start < size && data[start] != '(') {
-    // If the bytes up to the next space are not exactly the definition's
-    // shape, the comparison below fails and the shape is parsed.
-    i = ArrayShapeTextEnd(start);
-    if (i == size) return nullptr;
-  } else {
-    int depth = 0;
-    for (; i < size; ++i) {
-      const char c = data[i];
-      if (c == '(' || c == '[' || c == '{') {
-        ++depth;
-      } else if (c == ')' || c == ']' || c == '}') {
-        if (--depth < 0) return nullptr;
-      } else if (c == ' ') {
-        if (depth == 0) break;
-      } else if (c == '\n' || c == '\r' || c == '"' || c == '/' || (depth == 0 && !IsIdentChar(c))) {
-        return nullptr;
-      }
-    }
-  }
+  // If the bytes up to the shape's end are not exactly the definition's
+  // shape (a space before a layout, say), the comparison below fails and
+  // the shape is parsed.
+  size_t i = ShapeTextEnd(start);
   if (i == size || i == start) return nullptr;
   const size_t shape_end = i;
   while (i < size && data[i] == ' ') ++i;
@@ -1147,7 +1151,7 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos) {
       }
     }
   }
-  *inst->mutable_shape() = std::move(result);
+  inst->set_shape(SharedShape(std::move(result)));
   return true;
 }
 
@@ -1296,29 +1300,34 @@ bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
   return true;
 }
 
-bool Parser::ParseDefinitionShape(Shape* shape) {
+bool Parser::ParseDefinitionShape(SharedShape* shared) {
   const char* data = text_.data();
   const size_t size = text_.size();
   const size_t start = pos_;
-  // The candidate text: an array shape up to the next space. Tuples hold
-  // spaces: parsed every time.
-  const size_t end = start < size && data[start] != '(' ? ArrayShapeTextEnd(start) : size;
-  if (end == size) return ParseShape(shape, 0);
+  auto parse_uncached = [&] {
+    Shape shape;
+    if (!ParseShape(&shape, 0)) return false;
+    *shared = SharedShape(std::move(shape));
+    return true;
+  };
+  // The candidate text: the shape up to the next space (outside brackets).
+  const size_t end = ShapeTextEnd(start);
+  if (end == size) return parse_uncached();
   // ParseShape reads one thing past the shape: a '{' after spaces is its
   // layout. Then the shape is not the text before the space.
   size_t look = end;
   while (look < size && data[look] == ' ') ++look;
-  if (look < size && data[look] == '{') return ParseShape(shape, 0);
+  if (look < size && data[look] == '{') return parse_uncached();
   const absl::string_view text(data + start, end - start);
   if (auto it = shape_cache_.find(text); it != shape_cache_.end()) {
-    *shape = it->second;
+    *shared = it->second;  // the same shape, shared
     pos_ = end;
     return true;
   }
-  if (!ParseShape(shape, 0)) return false;
+  if (!parse_uncached()) return false;
   // Kept only if the parse took exactly that text (not, say, a shape
   // followed by a comment).
-  if (pos_ == end && shape_cache_.size() < kShapeCacheLimit) shape_cache_.emplace(text, *shape);
+  if (pos_ == end && shape_cache_.size() < kShapeCacheLimit) shape_cache_.emplace(text, *shared);
   return true;
 }
 
@@ -1389,12 +1398,12 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     return Fail(name_pos, absl::StrCat("instructions nested more than ", kMaxNestingDepth, " deep"));
   }
   if (!SkipSpace()) return false;
-  Shape shape;
+  SharedShape shape;
   bool shape_omitted = false;
   size_t shape_pos = pos_;
   absl::string_view shape_text;  // as written, when parsed here
   if (preparsed_shape != nullptr) {
-    shape = std::move(*preparsed_shape);
+    shape = SharedShape(std::move(*preparsed_shape));
   } else {
     // The shape may be omitted (`t = tuple(a, b)`): an identifier directly
     // followed by '(' is the opcode.
