@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -172,6 +173,14 @@ absl::Status AtomicFileWriter::Open(const std::string& requested_path) {
   umask(mask);
   fchmod(fd_, 0666 & ~mask);
   return absl::OkStatus();
+}
+
+bool AtomicFileWriter::HidesWritesUntilCommit(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return errno == ENOENT;  // created as a temporary file
+  if (S_ISREG(st.st_mode)) return true;
+  // The null device (Linux: character device 1, 3) discards everything.
+  return S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
 }
 
 absl::Status AtomicFileWriter::Write(absl::string_view data) {

@@ -58,6 +58,12 @@ class AtomicFileWriter {
   ~AtomicFileWriter();
 
   absl::Status Open(const std::string& path);
+
+  // True if nothing written to `path` this way can be seen before Commit():
+  // `path` (after a symbolic link) is a regular file or does not exist yet,
+  // so the text goes to a temporary file, or it is the null device. False
+  // for a fifo, a terminal or any other device.
+  static bool HidesWritesUntilCommit(const std::string& path);
   absl::Status Write(absl::string_view data);
   // Syncs, closes and renames the temporary file over the path.
   absl::Status Commit();

@@ -20,13 +20,17 @@ namespace hilo {
 namespace {
 
 constexpr size_t kChunk = size_t{1} << 20;  // faulted in per madvise call
+// How long the thread sleeps when it has caught up with the program break.
+// A parser fills about 300 KB of heap per millisecond: it uses a few tens
+// of KB of the lead meanwhile.
+constexpr auto kPollInterval = std::chrono::microseconds(50);
 // mallopt takes an int; glibc's default top pad is 128 KiB.
-constexpr size_t kMaxBytes = size_t{1} << 30;
+constexpr size_t kMaxLead = size_t{1} << 30;
 constexpr int kDefaultTopPad = 128 * 1024;
 constexpr int kDefaultMmapMax = 65536;
 // glibc's largest mmap threshold on 64-bit: blocks below it come from the
 // heap, so a large vector or the printer's held-back text lands in the
-// prefaulted range too.
+// prefaulted heap too.
 constexpr int kMmapThreshold = 32 * 1024 * 1024;
 
 char* PageAlignUp(char* p) {
@@ -34,59 +38,84 @@ char* PageAlignUp(char* p) {
   return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1));
 }
 
+char* ProgramBreak() { return static_cast<char*>(sbrk(0)); }
+
 }  // namespace
 
-HeapPrefaulter::HeapPrefaulter(size_t bytes) {
+HeapPrefaulter::HeapPrefaulter(size_t lead) {
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
-  if (!kHeapPrefaultingAvailable || bytes == 0) return;
-  bytes = std::min(bytes, kMaxBytes);
-  mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
-  // Never give the range back (a free at the top of the heap would trim it).
+  if (!kHeapPrefaultingAvailable || lead == 0) return;
+  lead = std::min(lead, kMaxLead);
+  if (getenv("HILO_MMT")) mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
+  // Never give heap back (a free at the top of the heap would trim it, and
+  // the next growth fault it in again).
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
-  // New blocks come from the top chunk, which ends at the program break.
-  // If it is smaller than `bytes`, grow it once: the main heap grows by the
-  // top pad whenever a request exceeds the top chunk, so ask for one byte
-  // more than it holds with the pad set to `bytes` (and mmap off, so that
-  // the request can not be served by a mapping of its own).
+  // The main heap grows by the top pad whenever a request exceeds its top
+  // chunk (the free block that ends at the program break). Grow it once now
+  // if the top chunk is smaller than the lead: ask for one byte more than it
+  // holds, with mmap off so that the request can not get a mapping of its
+  // own.
+  mallopt(M_TOP_PAD, static_cast<int>(lead));
   size_t top = mallinfo2().keepcost;
-  if (top < bytes) {
-    mallopt(M_TOP_PAD, static_cast<int>(bytes));
+  if (top < lead) {
     mallopt(M_MMAP_MAX, 0);
     void* grow = std::malloc(top + 1);
     mallopt(M_MMAP_MAX, kDefaultMmapMax);
-    mallopt(M_TOP_PAD, kDefaultTopPad);
-    if (grow == nullptr) return;
+    if (grow == nullptr) {
+      mallopt(M_TOP_PAD, kDefaultTopPad);
+      return;
+    }
     std::free(grow);
     top = mallinfo2().keepcost;
   }
-  char* const brk = static_cast<char*>(sbrk(0));
-  if (brk == reinterpret_cast<char*>(-1) || top == 0) return;
-  begin_ = PageAlignUp(brk - top);
-  end_ = std::min(brk, begin_ + bytes);
-  if (end_ <= begin_) {
-    begin_ = end_ = nullptr;
+  char* const brk = ProgramBreak();
+  if (brk == reinterpret_cast<char*>(-1) || top == 0) {
+    mallopt(M_TOP_PAD, kDefaultTopPad);
     return;
   }
+  begin_ = PageAlignUp(brk - top);
+  faulted_end_.store(begin_, std::memory_order_release);
   thread_ = std::thread([this] { Run(); });
 #else
-  (void)bytes;
+  (void)lead;
 #endif
 }
 
 HeapPrefaulter::~HeapPrefaulter() {
   stop_.store(true, std::memory_order_relaxed);
-  Wait();
+  if (thread_.joinable()) thread_.join();
+#if defined(__GLIBC__)
+  if (begin_ != nullptr) mallopt(M_TOP_PAD, kDefaultTopPad);
+#endif
 }
 
-void HeapPrefaulter::Wait() {
-  if (thread_.joinable()) thread_.join();
+bool HeapPrefaulter::WaitUntilCaughtUp(std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (gave_up_.load(std::memory_order_acquire) || !active()) return false;
+    if (faulted_end() >= ProgramBreak()) return true;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return false;
 }
 
 void HeapPrefaulter::Run() {
-  for (char* p = begin_; p < end_ && !stop_.load(std::memory_order_relaxed); p += kChunk) {
-    const size_t length = std::min(kChunk, static_cast<size_t>(end_ - p));
-    if (madvise(p, length, MADV_POPULATE_WRITE) != 0) return;  // an older kernel: give up
-    populated_.fetch_add(length, std::memory_order_relaxed);
+  char* done = begin_;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    // sbrk(0) only reads the break glibc recorded; the heap below it is
+    // mapped, and never given back while this object lives.
+    char* const brk = ProgramBreak();
+    if (done >= brk) {
+      std::this_thread::sleep_for(kPollInterval);
+      continue;
+    }
+    const size_t length = std::min(kChunk, static_cast<size_t>(brk - done));
+    if (madvise(done, length, MADV_POPULATE_WRITE) != 0) {  // an older kernel
+      gave_up_.store(true, std::memory_order_release);
+      return;
+    }
+    done += length;
+    faulted_end_.store(done, std::memory_order_release);
   }
 }
 

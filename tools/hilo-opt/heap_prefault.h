@@ -3,30 +3,36 @@
 #define HILO_TOOLS_HILO_OPT_HEAP_PREFAULT_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <thread>
 
 namespace hilo {
 
-// A parsed module takes about five bytes of heap per byte of text, every
+// A parsed module takes two to seven bytes of heap per byte of text, every
 // page of it new: for a 4 MB module the kernel's page faults (6,000) were a
 // quarter of the round trip, all on the parsing thread. A HeapPrefaulter
-// grows glibc's main heap once by `bytes` (address space: nothing becomes
-// resident yet) and starts a thread that faults those pages in, in order,
-// with madvise(MADV_POPULATE_WRITE), while the caller parses into them. The
-// kernel never changes a page that is already there, so the parser's writes
-// and the prefaulting can not disturb each other; the parser only stops
-// paying for the faults.
+// keeps the heap faulted in a little ahead of the program, from a second
+// thread:
+// - glibc's main heap is made to grow by `lead` bytes more than each
+//   request needs (its top pad), and grows once by that much at once;
+// - the thread follows the program break: every page below it is faulted
+//   in, in order, with madvise(MADV_POPULATE_WRITE), 1 MB at a time, then
+//   the thread looks again 50 microseconds later.
+// So the pages the parser is about to use are already there, and at most
+// `lead` bytes (plus what the program's last request did not use) are
+// faulted in for nothing, whatever the input's size. The kernel never
+// changes a page that is already there, so the program's writes and the
+// prefaulting can not disturb each other.
 //
 // Under AddressSanitizer (whose allocator replaces glibc's heap) it does
-// nothing: kHeapPrefaultingAvailable says which.
-//
-// Peak memory grows by whatever of `bytes` the parse does not use: size it
-// from the input (see hilo-opt's driver), and use it for modules of a few
-// MB, not for the largest. Best effort: without glibc, on kernels before
-// Linux 5.14 (no MADV_POPULATE_WRITE), or when the heap can not grow in
-// place, it does nothing and allocation works as before. Construct it from
-// a single-threaded program, before the allocations it is meant for.
+// nothing: kHeapPrefaultingAvailable says which. Best effort: without
+// glibc, on kernels before Linux 5.14 (no MADV_POPULATE_WRITE), or when the
+// heap can not grow in place, the thread stops and allocation works as
+// before. Construct it from a single-threaded program, before the
+// allocations it is meant for; it changes glibc's malloc settings (large
+// blocks of up to 32 MB come from the heap, which is never trimmed), and
+// gives back the top pad when destroyed.
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 inline constexpr bool kHeapPrefaultingAvailable = true;
 #else
@@ -35,27 +41,30 @@ inline constexpr bool kHeapPrefaultingAvailable = false;
 
 class HeapPrefaulter {
  public:
-  explicit HeapPrefaulter(size_t bytes);
+  explicit HeapPrefaulter(size_t lead);
   HeapPrefaulter(const HeapPrefaulter&) = delete;
   HeapPrefaulter& operator=(const HeapPrefaulter&) = delete;
   // Stops the thread (between two chunks) and joins it.
   ~HeapPrefaulter();
 
-  // The range being faulted in; empty when nothing was done.
+  // True while the thread runs (false when nothing was done).
+  bool active() const { return thread_.joinable(); }
+  // Where the thread started, and how far it has faulted in so far: the
+  // faulted-in range is [begin(), faulted_end()).
   char* begin() const { return begin_; }
-  char* end() const { return end_; }
-  // Waits until the thread is done (tests).
-  void Wait();
-  // Bytes the thread faulted in so far.
-  size_t populated() const { return populated_.load(std::memory_order_relaxed); }
+  char* faulted_end() const { return faulted_end_.load(std::memory_order_acquire); }
+  // Waits until everything below the current program break is faulted in,
+  // for at most `timeout`; false on timeout or if the thread gave up
+  // (tests).
+  bool WaitUntilCaughtUp(std::chrono::milliseconds timeout) const;
 
  private:
   void Run();
 
   char* begin_ = nullptr;
-  char* end_ = nullptr;
+  std::atomic<char*> faulted_end_{nullptr};
   std::atomic<bool> stop_{false};
-  std::atomic<size_t> populated_{0};
+  std::atomic<bool> gave_up_{false};
   std::thread thread_;
 };
 

@@ -52,9 +52,10 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitInternal = 2;
 constexpr int kExitNotEquivalent = 3;  // --check-equivalence found a difference
 
-// A plain round trip of a module up to this size verifies it while printing
-// it, holding the printed text back up to this much (see PrintGated).
-constexpr size_t kVerifyWhilePrintingBytes = size_t{8} << 20;
+// While a round trip verifies the module, up to this much printed text is
+// held back for standard output or a device (see PrintGated); then the
+// printer waits for the verification.
+constexpr size_t kDefaultHoldBackBytes = size_t{8} << 20;
 
 struct DriverOptions {
   std::string input = "-";
@@ -65,7 +66,7 @@ struct DriverOptions {
   bool no_verify = false;
   // How much printed text a round trip holds back while the module is being
   // verified (see PrintGated). A hidden option, for tests.
-  size_t hold_back_bytes = kVerifyWhilePrintingBytes;
+  size_t hold_back_bytes = kDefaultHoldBackBytes;
   bool explain = false;
   std::string report;
   PassOptions pass_options;
@@ -178,28 +179,19 @@ class Driver {
       return kExitBadInput;
     }
     input_ = *std::move(input);
-    // The heap the parse will fill is faulted in on another core meanwhile
-    // (heap_prefault.h), for the inputs where that is most of the cost and
-    // the memory it may overshoot is small: modules of 0.5 to 8 MB. About
-    // five bytes of heap per byte of text, plus the printed text held back
-    // while verifying (PrintGated).
-    const size_t input_size = input_.text().size();
-    if (input_size >= kMinInputToPrefault && input_size <= kVerifyWhilePrintingBytes) {
-      prefaulter_.emplace(input_size * 7);
-    }
+    // The heap the parse will fill is faulted in on another core meanwhile,
+    // a few MB ahead of the parser (heap_prefault.h). Below half a MB the
+    // thread would cost about what it saves.
+    if (input_.text().size() >= kMinInputToPrefault) prefaulter_.emplace(kPrefaultLead);
 
     std::vector<InputPart> parts = SplitInput(input_.text(), options_.split_input_file);
     split_ = parts.size() > 1;
     // A plain round trip (one module, no passes, no report or equivalence
-    // check) verifies on a second thread while the module is printed; what
-    // is printed is held back until the verification passed (PrintGated).
-    // With passes, the passes need a verified module first. Only for inputs
-    // whose text can be held back whole: for a larger one the printer would
-    // soon wait for the verifier anyway (a 56 MB module verifies in ~90 ms,
-    // 8 MB of text prints in ~25 ms), and holding text back costs memory.
+    // check) verifies on a second thread while the module is printed, and
+    // nothing printed is seen before the verification passed (PrintGated).
+    // With passes, the passes need a verified module first.
     verify_while_printing_ = !options_.no_verify && !split_ && pass_names_.empty() &&
-                             options_.report.empty() && !options_.check_equivalence &&
-                             input_.text().size() <= kVerifyWhilePrintingBytes;
+                             options_.report.empty() && !options_.check_equivalence;
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
     // written otherwise), straight to the output: no copy of the text.
@@ -264,6 +256,10 @@ class Driver {
   }
 
   static constexpr size_t kMinInputToPrefault = size_t{512} << 10;
+  // How far ahead of the program the heap is faulted in: what the
+  // prefaulting may add to the peak memory. A parser fills about 300 KB of
+  // heap per millisecond; the thread looks every 50 microseconds.
+  static constexpr size_t kPrefaultLead = size_t{4} << 20;
 
   // Passes text on once `gate` returned OK, and until then keeps up to
   // `limit` bytes of it in memory (then the printer waits for the gate; with
@@ -313,28 +309,46 @@ class Driver {
     bool open_ = false;
   };
 
-  // Prints the one module while verification_ runs; writes the output only
-  // once the module is known to be valid. An invalid module fails exactly as
-  // when it is verified before printing (same message, same exit status,
-  // output untouched).
+  // Prints the one module while verification_ runs; nothing printed is
+  // seen unless the module is valid. An invalid module fails exactly as when
+  // it is verified before printing (same message, same exit status, output
+  // untouched).
+  // - An output where nothing is seen before the end anyway (a regular file,
+  //   written to a temporary file renamed at the end; the null device) is
+  //   written while printing, and committed once the module is known valid.
+  // - Standard output and other devices get the text only once the module
+  //   is known valid: until then it is held back, up to --hold-back-bytes
+  //   (then the printer waits), and the output is not even opened.
   int PrintGated(const std::vector<std::unique_ptr<HloModule>>& modules) {
     std::optional<absl::Status> verified;
+    auto wait_for_verification = [&]() -> const absl::Status& {
+      if (!verified.has_value()) verified = verification_.get();
+      return *verified;
+    };
     AtomicFileWriter file;
     const bool to_stdout = options_.output == "-";
-    // The printed text is about as long as the input (a little longer when
-    // the printer adds what the input left implicit).
-    GatedSink sink(
-        options_.hold_back_bytes, input_.text().size() + input_.text().size() / 8 + 4096,
-        [&]() -> absl::Status {
-          verified = verification_.get();
-          if (!verified->ok()) return *verified;
-          return to_stdout ? absl::OkStatus() : file.Open(options_.output);
-        },
-        [&](absl::string_view text) { return to_stdout ? WriteStdout(text) : file.Write(text); });
-    absl::Status status = PrintModules(modules, sink);
-    if (status.ok()) status = sink.Open();
-    if (verification_.valid()) verified = verification_.get();  // the printer failed first
-    if (verified.has_value() && !verified->ok()) {
+    absl::Status status;
+    if (!to_stdout && AtomicFileWriter::HidesWritesUntilCommit(options_.output)) {
+      status = file.Open(options_.output);
+      if (status.ok()) {
+        ForwardingSink sink([&file](absl::string_view text) { return file.Write(text); });
+        status = PrintModules(modules, sink);
+      }
+    } else {
+      // The printed text is about as long as the input (a little longer when
+      // the printer adds what the input left implicit).
+      GatedSink sink(
+          options_.hold_back_bytes, input_.text().size() + input_.text().size() / 8 + 4096,
+          [&]() -> absl::Status {
+            if (!wait_for_verification().ok()) return *verified;
+            return to_stdout ? absl::OkStatus() : file.Open(options_.output);
+          },
+          [&](absl::string_view text) { return to_stdout ? WriteStdout(text) : file.Write(text); });
+      status = PrintModules(modules, sink);
+      if (status.ok()) status = sink.Open();
+    }
+    // Also when printing failed first: an invalid module is reported as such.
+    if (!wait_for_verification().ok()) {
       return Fail(absl::InvalidArgumentError(
                       absl::StrCat("input module is invalid: ", verified->message())),
                   kExitBadInput);
