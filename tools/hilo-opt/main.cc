@@ -164,6 +164,42 @@ std::string ShiftErrorLine(absl::string_view message, absl::string_view display,
   return absl::StrCat(prefix, line + first_line - 1, rest.substr(digits));
 }
 
+// Verifies one module on a second thread. The thread is started before the
+// module exists (while the input is parsed) and waits for it: starting a
+// thread once the module is parsed cost 1.3-2.9 ms on a 2-core VM, a
+// twentieth of a 4 MB module's round trip.
+class BackgroundVerifier {
+ public:
+  BackgroundVerifier() = default;
+  BackgroundVerifier(const BackgroundVerifier&) = delete;
+  BackgroundVerifier& operator=(const BackgroundVerifier&) = delete;
+  // A thread that never got a module ends without verifying anything.
+  ~BackgroundVerifier() {
+    if (result_.valid() && !has_module_) module_.set_value(nullptr);
+  }
+
+  void Start() {
+    result_ = std::async(std::launch::async, [module = module_.get_future()]() mutable {
+      const HloModule* to_verify = module.get();
+      return to_verify == nullptr ? absl::OkStatus() : VerifyHloModule(*to_verify);
+    });
+  }
+  // Hands the module over (once, after Start()); it must stay alive until
+  // Wait() returned or this object is destroyed.
+  void Verify(const HloModule* module) {
+    has_module_ = true;
+    module_.set_value(module);
+  }
+  bool has_module() const { return has_module_; }
+  // The verification's result (once).
+  absl::Status Wait() { return result_.get(); }
+
+ private:
+  std::promise<const HloModule*> module_;
+  std::future<absl::Status> result_;
+  bool has_module_ = false;
+};
+
 class Driver {
  public:
   Driver(const DriverOptions& options, const PassRegistry& registry,
@@ -192,6 +228,7 @@ class Driver {
     // With passes, the passes need a verified module first.
     verify_while_printing_ = !options_.no_verify && !split_ && pass_names_.empty() &&
                              options_.report.empty() && !options_.check_equivalence;
+    if (verify_while_printing_) verifier_.Start();
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
     // written otherwise), straight to the output: no copy of the text.
@@ -220,7 +257,7 @@ class Driver {
       absl::Status status = WriteFileAtomically(options_.report, text);
       if (!status.ok()) return Fail(status, kExitBadInput);
     }
-    if (verification_.valid()) return PrintGated(modules);
+    if (verifier_.has_module()) return PrintGated(modules);
     absl::Status status = options_.output == "-" ? PrintToStdout(modules)
                                                  : PrintToFile(modules, options_.output);
     if (!status.ok()) return Fail(status, ExitCodeFor(status));
@@ -309,7 +346,7 @@ class Driver {
     bool open_ = false;
   };
 
-  // Prints the one module while verification_ runs; nothing printed is
+  // Prints the one module while verifier_ checks it; nothing printed is
   // seen unless the module is valid. An invalid module fails exactly as when
   // it is verified before printing (same message, same exit status, output
   // untouched).
@@ -322,7 +359,7 @@ class Driver {
   int PrintGated(const std::vector<std::unique_ptr<HloModule>>& modules) {
     std::optional<absl::Status> verified;
     auto wait_for_verification = [&]() -> const absl::Status& {
-      if (!verified.has_value()) verified = verification_.get();
+      if (!verified.has_value()) verified = verifier_.Wait();
       return *verified;
     };
     AtomicFileWriter file;
@@ -389,11 +426,7 @@ class Driver {
     }
     std::unique_ptr<HloModule> module = *std::move(parsed);
 
-    if (verify_while_printing_) {
-      const HloModule* to_verify = module.get();
-      verification_ = std::async(std::launch::async,
-                                 [to_verify] { return VerifyHloModule(*to_verify); });
-    } else if (!options_.no_verify) {
+    if (!verify_while_printing_ && !options_.no_verify) {
       absl::Status verified = VerifyHloModule(*module);
       if (!verified.ok()) {
         return Fail(absl::InvalidArgumentError(
@@ -458,6 +491,9 @@ class Driver {
       }
     }
 
+    // Handed over last: the module outlives the verification (kept until the
+    // process ends, RetireModule) once it is in *result.
+    if (verify_while_printing_) verifier_.Verify(module.get());
     *result = std::move(module);
     return kExitOk;
   }
@@ -493,7 +529,7 @@ class Driver {
   bool verify_while_printing_ = false;
   std::optional<HeapPrefaulter> prefaulter_;
   // The verification running beside the printing, when verify_while_printing_.
-  std::future<absl::Status> verification_;
+  BackgroundVerifier verifier_;
   const InputPart* part_ = nullptr;
   nlohmann::json report_entries_ = nlohmann::json::array();
 };

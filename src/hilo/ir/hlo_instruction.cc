@@ -76,6 +76,17 @@ std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, SharedS
   return inst;
 }
 
+std::unique_ptr<HloInstruction> HloInstruction::CreateInArena(InstructionArena& arena,
+                                                              HloOpcode opcode, SharedShape shape,
+                                                              std::string name) {
+  static_assert(alignof(HloInstruction) <= InstructionArena::kMaxAlignment);
+  void* memory = arena.Allocate(sizeof(HloInstruction), alignof(HloInstruction));
+  std::unique_ptr<HloInstruction> inst(new (memory) HloInstruction(opcode, std::move(shape)));
+  inst->in_arena_ = true;
+  inst->name_ = std::move(name);
+  return inst;
+}
+
 std::unique_ptr<HloInstruction> HloInstruction::CreateParameter(int64_t number, Shape shape,
                                                                 std::string name) {
   auto inst = Create(HloOpcode::kParameter, std::move(shape), {}, std::move(name));
@@ -106,6 +117,12 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateCustomCall(
 }
 
 HloInstruction::~HloInstruction() = default;
+
+void HloInstruction::operator delete(HloInstruction* inst, std::destroying_delete_t) {
+  const bool in_arena = inst->in_arena_;
+  inst->~HloInstruction();
+  if (!in_arena) ::operator delete(inst, sizeof(HloInstruction));
+}
 
 
 // ---------------------------------------------------------------------------

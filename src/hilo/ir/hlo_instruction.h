@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -26,6 +27,7 @@
 #include "hilo/ir/attribute_names.h"
 #include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_opcode.h"
+#include "hilo/ir/instruction_arena.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
 #include "hilo/ir/shared_shape.h"
@@ -94,6 +96,11 @@ class HloInstruction {
   static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, SharedShape shape,
                                                 absl::Span<HloInstruction* const> operands = {},
                                                 std::string name = "");
+  // As Create, in `arena`'s memory: for an instruction of the module that
+  // owns the arena (instruction_arena.h). Deleting it works as for any
+  // other instruction.
+  static std::unique_ptr<HloInstruction> CreateInArena(InstructionArena& arena, HloOpcode opcode,
+                                                       SharedShape shape, std::string name);
   static std::unique_ptr<HloInstruction> CreateParameter(int64_t number, Shape shape,
                                                          std::string name = "");
   static std::unique_ptr<HloInstruction> CreateReshape(Shape shape, HloInstruction* operand);
@@ -105,6 +112,9 @@ class HloInstruction {
       std::string backend_config = "");
 
   ~HloInstruction();
+  // `delete` runs the destructor and gives the memory back to the heap, or
+  // leaves it to the arena the instruction was made in.
+  static void operator delete(HloInstruction* inst, std::destroying_delete_t);
   HloInstruction(const HloInstruction&) = delete;
   HloInstruction& operator=(const HloInstruction&) = delete;
 
@@ -360,6 +370,7 @@ class HloInstruction {
 
   std::string name_;
   HloOpcode opcode_;
+  bool in_arena_ = false;  // made by CreateInArena
   uint32_t text_flags_ = 0;
   SharedShape shape_;
   HloComputation* parent_ = nullptr;

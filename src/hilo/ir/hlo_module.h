@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/instruction_arena.h"
 
 namespace hilo {
 
@@ -58,6 +59,8 @@ class HloModule {
                                  bool is_entry = false);
   // Computations in module order.
   std::vector<HloComputation*> computations() const;
+  // Memory for this module's instructions (the parser's; instruction_arena.h).
+  InstructionArena& instruction_arena() { return instruction_arena_; }
   int64_t computation_count() const { return static_cast<int64_t>(computations_.size()); }
   HloComputation* entry_computation() const { return entry_; }
   void set_entry_computation(HloComputation* entry) { entry_ = entry; }
@@ -97,6 +100,8 @@ class HloModule {
   TextInfo* mutable_text_info() { return &text_info_; }
 
  private:
+  // First: destroyed after the computations, whose instructions may be in it.
+  InstructionArena instruction_arena_;
   std::string name_;
   std::optional<int64_t> replica_count_;
   std::optional<int64_t> num_partitions_;
