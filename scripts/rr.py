@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Round-robin timing of whole commands on a noisy machine (docs/performance.md).
+
+Usage: scripts/rr.py ROUNDS FILE NAME=COMMAND [NAME=COMMAND ...]
+
+Each round runs every COMMAND once, back to back, in the order given (FILE
+replaces the word FILE in a command; leading VAR=value words set environment
+variables). Prints, per command, the median and quartiles of its wall time,
+and the median and quartiles of its per-round ratio to the last command (the
+reference, usually `wc -w FILE`). Ratios taken within one round cancel most
+of a shared machine's drift, which varies the same binary by +-20%.
+
+Example:
+  scripts/rr.py 30 mixtral.hlo "new=build/bin/hilo-opt FILE -o /dev/null" "wc=wc -w FILE"
+"""
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+
+def quartiles(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 4], statistics.median(values), values[(3 * n) // 4]
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    rounds = int(sys.argv[1])
+    path = sys.argv[2]
+    commands = []
+    for spec in sys.argv[3:]:
+        name, _, command = spec.partition("=")
+        words = shlex.split(command)
+        env = dict(os.environ)
+        while words and "=" in words[0] and not words[0].startswith("/"):
+            key, _, value = words.pop(0).partition("=")
+            env[key] = value
+        commands.append((name, [path if w == "FILE" else w for w in words], env))
+    times = {name: [] for name, _, _ in commands}
+    for _ in range(rounds):
+        for name, argv, env in commands:
+            start = time.perf_counter()
+            subprocess.run(argv, stdout=subprocess.DEVNULL, env=env, check=True)
+            times[name].append(time.perf_counter() - start)
+    reference = commands[-1][0]
+    for name, _, _ in commands:
+        low, mid, high = quartiles(times[name])
+        line = f"{name:12s} median {mid * 1000:8.1f} ms  quartiles {low * 1000:.1f}-{high * 1000:.1f}"
+        if name != reference:
+            ratios = [a / b for a, b in zip(times[name], times[reference])]
+            low, mid, high = quartiles(ratios)
+            line += f"  ratio to {reference}: median {mid:.2f}, quartiles {low:.2f}-{high:.2f}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
