@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <system_error>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -20,10 +21,14 @@ namespace hilo {
 namespace {
 
 constexpr size_t kChunk = size_t{1} << 20;  // faulted in per madvise call
-// How long the thread sleeps when it has caught up with the program break.
-// A parser fills about 300 KB of heap per millisecond: it uses a few tens
-// of KB of the lead meanwhile.
+// How long the thread sleeps when it has caught up with the program break:
+// 50 microseconds, doubling up to a millisecond while the break stays where
+// it is (a program that is done allocating, printing say, then costs a
+// thousand wake-ups a second, not twenty thousand). A parser fills about
+// 300 KB of heap per millisecond: it uses at most a tenth of the lead
+// before the thread looks again.
 constexpr auto kPollInterval = std::chrono::microseconds(50);
+constexpr auto kMaxPollInterval = std::chrono::microseconds(1000);
 // mallopt takes an int; glibc's default top pad is 128 KiB.
 constexpr size_t kMaxLead = size_t{1} << 30;
 constexpr int kDefaultTopPad = 128 * 1024;
@@ -75,7 +80,13 @@ HeapPrefaulter::HeapPrefaulter(size_t lead) {
   }
   begin_ = PageAlignUp(brk - top);
   faulted_end_.store(begin_, std::memory_order_release);
-  thread_ = std::thread([this] { Run(); });
+  try {
+    thread_ = std::thread([this] { Run(); });
+  } catch (const std::system_error&) {  // no thread to be had: nothing is done
+    begin_ = nullptr;
+    faulted_end_.store(nullptr, std::memory_order_release);
+    mallopt(M_TOP_PAD, kDefaultTopPad);
+  }
 #else
   (void)lead;
 #endif
@@ -101,14 +112,17 @@ bool HeapPrefaulter::WaitUntilCaughtUp(std::chrono::milliseconds timeout) const 
 
 void HeapPrefaulter::Run() {
   char* done = begin_;
+  auto interval = kPollInterval;
   while (!stop_.load(std::memory_order_relaxed)) {
     // sbrk(0) only reads the break glibc recorded; the heap below it is
     // mapped, and never given back while this object lives.
     char* const brk = ProgramBreak();
     if (done >= brk) {
-      std::this_thread::sleep_for(kPollInterval);
+      std::this_thread::sleep_for(interval);
+      interval = std::min(2 * interval, kMaxPollInterval);
       continue;
     }
+    interval = kPollInterval;
     const size_t length = std::min(kChunk, static_cast<size_t>(brk - done));
     if (madvise(done, length, MADV_POPULATE_WRITE) != 0) {  // an older kernel
       gave_up_.store(true, std::memory_order_release);

@@ -18,7 +18,8 @@ namespace hilo {
 //   request needs (its top pad), and grows once by that much at once;
 // - the thread follows the program break: every page below it is faulted
 //   in, in order, with madvise(MADV_POPULATE_WRITE), 1 MB at a time, then
-//   the thread looks again 50 microseconds later.
+//   the thread looks again 50 microseconds later (up to a millisecond
+//   later while the break does not move).
 // So the pages the parser is about to use are already there, and at most
 // `lead` bytes (plus what the program's last request did not use) are
 // faulted in for nothing, whatever the input's size. The kernel never

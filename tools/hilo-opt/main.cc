@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -178,11 +179,17 @@ class BackgroundVerifier {
     if (result_.valid() && !has_module_) module_.set_value(nullptr);
   }
 
-  void Start() {
-    result_ = std::async(std::launch::async, [module = module_.get_future()]() mutable {
-      const HloModule* to_verify = module.get();
-      return to_verify == nullptr ? absl::OkStatus() : VerifyHloModule(*to_verify);
-    });
+  // False if no thread could be started (then verify on this thread).
+  bool Start() {
+    try {
+      result_ = std::async(std::launch::async, [module = module_.get_future()]() mutable {
+        const HloModule* to_verify = module.get();
+        return to_verify == nullptr ? absl::OkStatus() : VerifyHloModule(*to_verify);
+      });
+    } catch (const std::system_error&) {
+      return false;
+    }
+    return true;
   }
   // Hands the module over (once, after Start()); it must stay alive until
   // Wait() returned or this object is destroyed.
@@ -228,7 +235,7 @@ class Driver {
     // With passes, the passes need a verified module first.
     verify_while_printing_ = !options_.no_verify && !split_ && pass_names_.empty() &&
                              options_.report.empty() && !options_.check_equivalence;
-    if (verify_while_printing_) verifier_.Start();
+    if (verify_while_printing_) verify_while_printing_ = verifier_.Start();
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
     // written otherwise), straight to the output: no copy of the text.
