@@ -57,7 +57,7 @@ size_t NonResidentBlockPages(const std::vector<std::unique_ptr<char[]>>& blocks)
 TEST(HeapPrefaulterTest, FaultsInTheHeapTheProgramAllocatesNext) {
   HeapPrefaulter prefaulter(16 * kMiB);
   if (!kHeapPrefaultingAvailable) {
-    // AddressSanitizer's allocator: deliberately nothing.
+    // A sanitizer's allocator: deliberately nothing.
     EXPECT_FALSE(prefaulter.active());
     EXPECT_EQ(prefaulter.begin(), nullptr);
     return;
@@ -113,7 +113,7 @@ TEST(HeapPrefaulterTest, AllocationsMadeMeanwhileKeepTheirContents) {
 }
 
 TEST(HeapPrefaulterTest, StopsWhenDestroyed) {
-  if (!kHeapPrefaultingAvailable) GTEST_SKIP() << "nothing to stop under AddressSanitizer";
+  if (!kHeapPrefaultingAvailable) GTEST_SKIP() << "nothing to stop under a sanitizer's allocator";
   constexpr size_t kLead = 2 * kMiB;
   char* faulted_end = nullptr;
   {

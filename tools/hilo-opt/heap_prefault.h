@@ -26,15 +26,23 @@ namespace hilo {
 // changes a page that is already there, so the program's writes and the
 // prefaulting can not disturb each other.
 //
-// Under AddressSanitizer (whose allocator replaces glibc's heap) it does
-// nothing: kHeapPrefaultingAvailable says which. Best effort: without
+// Under AddressSanitizer or ThreadSanitizer (whose allocators replace
+// glibc's heap) it does nothing: kHeapPrefaultingAvailable says which. Best effort: without
 // glibc, on kernels before Linux 5.14 (no MADV_POPULATE_WRITE), or when the
 // heap can not grow in place, the thread stops and allocation works as
 // before. Construct it from a single-threaded program, before the
 // allocations it is meant for; it changes glibc's malloc settings (large
 // blocks of up to 32 MB come from the heap, which is never trimmed), and
 // gives back the top pad when destroyed.
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HILO_SANITIZER_ALLOCATOR 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HILO_SANITIZER_ALLOCATOR 1
+#endif
+#if defined(__GLIBC__) && !defined(HILO_SANITIZER_ALLOCATOR)
 inline constexpr bool kHeapPrefaultingAvailable = true;
 #else
 inline constexpr bool kHeapPrefaultingAvailable = false;
