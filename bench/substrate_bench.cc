@@ -1,11 +1,15 @@
 // Micro-benchmarks of the substrate: scanning (the lexer's lower bound),
-// parse, print (to a string, and streamed to a sink), post order, verifier and the whole round trip, on generated
+// lexing, parse, print (to a string, and streamed to a sink), post order,
+// verifier and the whole round trip, on generated
 // tensor-parallel x FSDP modules (tools/hilo-gen) of growing size and on the
 // largest modules of ../shared/corpus/valid. See docs/performance.md.
 //
 // The parser has no separate lexer API; BM_ScanWords is the in-process
 // equivalent of `wc -w` (count whitespace-separated words) and is the floor
-// any lexer over the same bytes pays.
+// any lexer over the same bytes pays. BM_Lex runs the parser's own lexical
+// layer over the whole text: the input check every parse starts with (NUL
+// bytes, UTF-8, line count), then every token with the parser's character
+// classes and identifier scanner.
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -18,6 +22,8 @@
 #include "benchmark/benchmark.h"
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/ir/hlo_computation.h"
+#include "hilo/text/char_class.h"
+#include "hilo/text/input_check.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
@@ -186,13 +192,46 @@ void RoundTrip(benchmark::State& state, const std::string& text) {
   SetCounters(state, text, instructions);
 }
 
+void Lex(benchmark::State& state, const std::string& text) {
+  int64_t tokens = 0;
+  for (auto _ : state) {
+    const InputCheck check = CheckInput(text);
+    if (check.problem != nullptr) {
+      state.SkipWithError(check.problem);
+      return;
+    }
+    benchmark::DoNotOptimize(check.lines);
+    tokens = 0;
+    absl::string_view rest(text);
+    while (!rest.empty()) {
+      const uint8_t cls = kCharClass[static_cast<unsigned char>(rest.front())];
+      size_t length = 1;
+      if (cls == kIdentClass) {
+        length = IdentifierLength(rest);
+      } else if (cls == kSpaceClass) {
+        while (length < rest.size() &&
+               kCharClass[static_cast<unsigned char>(rest[length])] == kSpaceClass) {
+          ++length;
+        }
+        rest.remove_prefix(length);
+        continue;
+      }
+      ++tokens;
+      rest.remove_prefix(length);
+    }
+    benchmark::DoNotOptimize(tokens);
+  }
+  SetCounters(state, text, 0);
+  state.counters["tokens"] = static_cast<double>(tokens);
+}
+
 using Operation = void (*)(benchmark::State&, const std::string&);
 
 // Registers every operation on generated modules of 10..10,000 layers
 // (186..180,006 instructions) and on the corpus files.
 bool RegisterAll() {
   const std::pair<const char*, Operation> operations[] = {
-      {"ScanWords", ScanWords}, {"Parse", Parse},   {"Print", Print},
+      {"ScanWords", ScanWords}, {"Lex", Lex},       {"Parse", Parse},   {"Print", Print},
       {"PrintStream", PrintStream}, {"PostOrder", PostOrder}, {"Verify", Verify},
       {"RoundTrip", RoundTrip},
   };
