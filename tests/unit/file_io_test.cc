@@ -1,0 +1,90 @@
+// AtomicFileWriter (tools/hilo-opt/file_io.h): what is written is not seen
+// at the path before Commit(), and HidesWritesUntilCommit tells which paths
+// that holds for (hilo-opt then prints while it verifies).
+#include "file_io.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace hilo {
+namespace {
+
+class FileIoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/hilo_file_io_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  static std::string Contents(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(FileIoTest, RegularFilesAndNewPathsAndTheNullDeviceHideWrites) {
+  const std::string file = Path("out.hlo");
+  EXPECT_TRUE(AtomicFileWriter::HidesWritesUntilCommit(file));  // does not exist yet
+  { std::ofstream(file) << "old\n"; }
+  EXPECT_TRUE(AtomicFileWriter::HidesWritesUntilCommit(file));
+  ASSERT_EQ(symlink(file.c_str(), Path("link.hlo").c_str()), 0);
+  EXPECT_TRUE(AtomicFileWriter::HidesWritesUntilCommit(Path("link.hlo")));
+  EXPECT_TRUE(AtomicFileWriter::HidesWritesUntilCommit("/dev/null"));
+}
+
+TEST_F(FileIoTest, FifosOtherDevicesAndDirectoriesDoNot) {
+  ASSERT_EQ(mkfifo(Path("fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(AtomicFileWriter::HidesWritesUntilCommit(Path("fifo")));
+  EXPECT_FALSE(AtomicFileWriter::HidesWritesUntilCommit("/dev/zero"));  // character device 1, 5
+  EXPECT_FALSE(AtomicFileWriter::HidesWritesUntilCommit("/dev/full"));
+  ASSERT_EQ(symlink("/dev/full", Path("full").c_str()), 0);
+  EXPECT_FALSE(AtomicFileWriter::HidesWritesUntilCommit(Path("full")));
+  EXPECT_FALSE(AtomicFileWriter::HidesWritesUntilCommit(dir_));
+}
+
+TEST_F(FileIoTest, WrittenTextIsSeenOnlyAfterCommit) {
+  const std::string file = Path("out.hlo");
+  { std::ofstream(file) << "old\n"; }
+  {
+    AtomicFileWriter writer;
+    ASSERT_TRUE(writer.Open(file).ok());
+    ASSERT_TRUE(writer.Write("new text\n").ok());
+    EXPECT_EQ(Contents(file), "old\n");
+    ASSERT_TRUE(writer.Commit().ok());
+  }
+  EXPECT_EQ(Contents(file), "new text\n");
+  // Abandoned (destroyed without Commit): the old text stays, and no
+  // temporary file is left behind.
+  {
+    AtomicFileWriter writer;
+    ASSERT_TRUE(writer.Open(file).ok());
+    ASSERT_TRUE(writer.Write("lost\n").ok());
+  }
+  EXPECT_EQ(Contents(file), "new text\n");
+  EXPECT_EQ(std::system(("test $(ls -A '" + dir_ + "' | wc -l) -eq 1").c_str()), 0);
+  // A path that did not exist is not created without Commit.
+  {
+    AtomicFileWriter writer;
+    ASSERT_TRUE(writer.Open(Path("never.hlo")).ok());
+    ASSERT_TRUE(writer.Write("x").ok());
+  }
+  struct stat st;
+  EXPECT_NE(stat(Path("never.hlo").c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace hilo
