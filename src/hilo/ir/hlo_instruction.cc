@@ -121,7 +121,7 @@ HloInstruction::~HloInstruction() = default;
 void HloInstruction::operator delete(HloInstruction* inst, std::destroying_delete_t) {
   const bool in_arena = inst->in_arena_;
   inst->~HloInstruction();
-  if (!in_arena) ::operator delete(inst, sizeof(HloInstruction));
+  if (!in_arena) ::operator delete(inst);  // unsized: clang 14 has no sized delete by default
 }
 
 
