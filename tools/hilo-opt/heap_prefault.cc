@@ -33,10 +33,6 @@ constexpr auto kMaxPollInterval = std::chrono::microseconds(1000);
 constexpr size_t kMaxLead = size_t{1} << 30;
 constexpr int kDefaultTopPad = 128 * 1024;
 constexpr int kDefaultMmapMax = 65536;
-// glibc's largest mmap threshold on 64-bit: blocks below it come from the
-// heap, so a large vector or the printer's held-back text lands in the
-// prefaulted heap too.
-constexpr int kMmapThreshold = 32 * 1024 * 1024;
 
 char* PageAlignUp(char* p) {
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -51,7 +47,6 @@ HeapPrefaulter::HeapPrefaulter(size_t lead) {
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
   if (!kHeapPrefaultingAvailable || lead == 0) return;
   lead = std::min(lead, kMaxLead);
-  if (getenv("HILO_MMT")) mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
   // Never give heap back (a free at the top of the heap would trim it, and
   // the next growth fault it in again).
   mallopt(M_TRIM_THRESHOLD, INT_MAX);

@@ -31,9 +31,8 @@ namespace hilo {
 // glibc, on kernels before Linux 5.14 (no MADV_POPULATE_WRITE), or when the
 // heap can not grow in place, the thread stops and allocation works as
 // before. Construct it from a single-threaded program, before the
-// allocations it is meant for; it changes glibc's malloc settings (large
-// blocks of up to 32 MB come from the heap, which is never trimmed), and
-// gives back the top pad when destroyed.
+// allocations it is meant for; it changes glibc's malloc settings (the heap
+// is never trimmed), and gives back the top pad when destroyed.
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define HILO_SANITIZER_ALLOCATOR 1

@@ -34,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "file_io.h"
 #include "heap_prefault.h"
+#include "huge_page_heap.h"
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/eval/equivalence.h"
 #include "hilo/ir/hlo_module.h"
@@ -222,10 +223,14 @@ class Driver {
       return kExitBadInput;
     }
     input_ = *std::move(input);
-    // The heap the parse will fill is faulted in on another core meanwhile,
-    // a few MB ahead of the parser (heap_prefault.h). Below half a MB the
-    // thread would cost about what it saves.
-    if (input_.text().size() >= kMinInputToPrefault) prefaulter_.emplace(kPrefaultLead);
+    // The heap the parse will fill comes in huge pages where the kernel
+    // allows it (huge_page_heap.h), else it is faulted in on another core
+    // meanwhile, a few MB ahead of the parser (heap_prefault.h). Below half
+    // a MB either would cost about what it saves.
+    if (input_.text().size() >= kMinInputToPrefault) {
+      huge_page_heap_.emplace(std::min(input_.text().size(), kMaxInputToReserveFor) * kHeapReservePerInputByte);
+      if (!huge_page_heap_->active()) prefaulter_.emplace(kPrefaultLead);
+    }
 
     std::vector<InputPart> parts = SplitInput(input_.text(), options_.split_input_file);
     split_ = parts.size() > 1;
@@ -300,6 +305,11 @@ class Driver {
   }
 
   static constexpr size_t kMinInputToPrefault = size_t{512} << 10;
+  // A parsed module takes two (generated modules) to five (mixtral) bytes of
+  // heap per byte of text, the pass pipeline up to seven; the reservation is
+  // address space, only what is used is faulted in.
+  static constexpr size_t kHeapReservePerInputByte = 8;
+  static constexpr size_t kMaxInputToReserveFor = size_t{256} << 20;
   // How far ahead of the program the heap is faulted in: what the
   // prefaulting may add to the peak memory. A parser fills about 300 KB of
   // heap per millisecond; the thread looks every 50 microseconds.
@@ -534,6 +544,7 @@ class Driver {
   InputBuffer input_;
   bool split_ = false;
   bool verify_while_printing_ = false;
+  std::optional<HugePageHeap> huge_page_heap_;
   std::optional<HeapPrefaulter> prefaulter_;
   // The verification running beside the printing, when verify_while_printing_.
   BackgroundVerifier verifier_;
