@@ -2,7 +2,7 @@
 # Whole-process benchmark of hilo-opt (docs/performance.md).
 #
 # For generated tensor-parallel x FSDP modules of 170, 1,700 and 17,000
-# layers (3k, 31k and 306k instructions; tools/hilo-gen) and for the largest
+# layers (4k, 37k and 374k instructions; tools/hilo-gen) and for the largest
 # modules of ../shared/corpus/valid, it times, with /usr/bin/time -v:
 #   wc -w FILE                                        (the reference)
 #   hilo-opt FILE -o /dev/null                        (parse + verify + print)
