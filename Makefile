@@ -11,13 +11,16 @@
 #            computes the same outputs on 8 simulated devices
 #            (--check-equivalence).
 # make test  the same set-up, then every test: all unit tests and the lit
-#            suite, through ctest; exits non-zero if anything fails.
+#            suite, through ctest; exits non-zero if anything fails, and a
+#            test that runs longer than TEST_TIMEOUT seconds (a hang) fails.
 # make build configure and build only (no package check).
 
 BUILD_DIR ?= build
 DEMO_INPUT ?= examples/tp_fsdp_mlp.hlo
 DEMO_PASSES ?= neuron-collective-pipeline,dce
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# The slowest test takes about 40 s on a loaded 2-core machine.
+TEST_TIMEOUT ?= 900
 
 .PHONY: all setup build demo test
 
@@ -35,4 +38,4 @@ demo: setup
 	$(BUILD_DIR)/bin/hilo-opt $(DEMO_INPUT) --passes=$(DEMO_PASSES) --explain --check-equivalence
 
 test: setup
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout $(TEST_TIMEOUT)

@@ -7,13 +7,16 @@
 // Sizes are the ones the issue names (100,000-deep nesting, 1,000,000
 // instructions, a 100 MB line); each test keeps its memory to a few hundred
 // MB so the suite runs under the sanitizers on a 2-core CI machine.
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -80,11 +83,51 @@ void ExpectRejected(absl::string_view text, absl::string_view why) {
   EXPECT_FALSE(PrintHloModule(**parsed).empty());
 }
 
-int64_t PeakRssMb() {
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024;
+// A "Name:   123 kB" field of /proc/self/status, in kB; -1 if absent.
+int64_t StatusFieldKb(absl::string_view field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (absl::string_view(line).substr(0, field.size()) == field) {
+      return std::strtoll(line.c_str() + field.size(), nullptr, 10);
+    }
+  }
+  return -1;
 }
+
+// How far the resident memory grows while `body` runs, in MB, or -1 if it
+// can not be measured. The kernel's peak (VmHWM) is reset first
+// (/proc/self/clear_refs, Linux 4.0), so an earlier test's peak does not hide
+// this one's; freed heap is given back first so that it is not reused
+// unseen.
+int64_t RssGrowthMb(const std::function<void()>& body) {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+  {
+    std::ofstream clear_refs("/proc/self/clear_refs");
+    clear_refs << "5";
+    clear_refs.flush();
+    if (!clear_refs) return -1;
+  }
+  const int64_t before = StatusFieldKb("VmRSS:");
+  body();
+  const int64_t peak = StatusFieldKb("VmHWM:");
+  if (before < 0 || peak < 0) return -1;
+  return (peak - before) / 1024;
+}
+
+// Bounds on memory growth are for glibc's allocator; a sanitizer's keeps
+// freed memory in quarantine and adds shadow memory.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HILO_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(HILO_TEST_UNDER_ASAN)
+constexpr int64_t kMemoryFactor = 3;
+#else
+constexpr int64_t kMemoryFactor = 1;
+#endif
 
 std::string Repeat(absl::string_view s, size_t n) {
   std::string out;
@@ -142,6 +185,35 @@ TEST(AdversarialTest, UnbalancedDeepBrackets) {
   ExpectRobust(Repeat("}", 10 * kDeep));
 }
 
+// Tuples nested by value rather than in one shape's text: each tuple takes
+// the one before it, its shape omitted (XLA's parser infers it), so the
+// inferred shapes nest 100,000 deep. The parser refuses at its nesting limit
+// rather than building shapes that every recursive walk would overflow on.
+TEST(AdversarialTest, DeeplyNestedTuplesByValue) {
+  std::string text = "HloModule m\nENTRY e {\n  t0 = f32[] parameter(0)\n";
+  for (size_t i = 1; i < kDeep; ++i) {
+    absl::StrAppend(&text, i + 1 == kDeep ? "  ROOT t" : "  t", i, " = tuple(t", i - 1, ")\n");
+  }
+  text += "}\n";
+  ExpectParseError(text, "the tuple would nest more than 512 deep");
+  auto parsed = ParseHloModule(text, kFile);
+  ASSERT_FALSE(parsed.ok());
+  // The first tuple past the limit: line 3 defines t0, so t513 is on line 516.
+  EXPECT_THAT(std::string(parsed.status().message().substr(0, 200)), HasSubstr("adversarial.hlo:516:"));
+}
+
+// Each tuple takes the one before it twice: 100 levels would be 2^100 shape
+// nodes. The parser refuses once a tuple's inferred shape passes 2^20 nodes.
+TEST(AdversarialTest, TuplesDoublingByValue) {
+  std::string text = "HloModule m\nENTRY e {\n  t0 = f32[] parameter(0)\n";
+  for (int i = 1; i < 100; ++i) {
+    absl::StrAppend(&text, i + 1 == 100 ? "  ROOT t" : "  t", i, " = tuple(t", i - 1, ", t", i - 1,
+                    ")\n");
+  }
+  text += "}\n";
+  ExpectParseError(text, "the tuple shape would be too large");
+}
+
 // A chain of 100,000 computations, each calling the next: anything that walks
 // the call graph recursively overflows the stack here.
 TEST(AdversarialTest, DeepCallChain) {
@@ -166,39 +238,45 @@ TEST(AdversarialTest, DeepCallChain) {
 // ---------------------------------------------------------------------------
 
 TEST(AdversarialTest, MillionInstructionChain) {
-  constexpr int kLength = 1000000;
-  std::string text = "HloModule chain\n\nENTRY e {\n  a0 = f32[] parameter(0)\n";
-  text.reserve(size_t{kLength} * 32);
-  for (int i = 1; i < kLength; ++i) {
-    absl::StrAppend(&text, i + 1 == kLength ? "  ROOT a" : "  a", i, " = f32[] negate(a", i - 1,
-                    ")\n");
-  }
-  text += "}\n";
-  auto start = std::chrono::steady_clock::now();
-  auto parsed = ParseHloModule(text, kFile);
-  ASSERT_TRUE(parsed.ok()) << parsed.status().message().substr(0, 2000);
-  HloModule& module = **parsed;
-  ASSERT_EQ(module.instruction_count(), kLength);
-  HloComputation* entry = module.entry_computation();
-  ASSERT_NE(entry, nullptr);
+  const int64_t growth_mb = RssGrowthMb([&] {
+    constexpr int kLength = 1000000;
+    std::string text = "HloModule chain\n\nENTRY e {\n  a0 = f32[] parameter(0)\n";
+    text.reserve(size_t{kLength} * 32);
+    for (int i = 1; i < kLength; ++i) {
+      absl::StrAppend(&text, i + 1 == kLength ? "  ROOT a" : "  a", i, " = f32[] negate(a", i - 1,
+                      ")\n");
+    }
+    text += "}\n";
+    auto start = std::chrono::steady_clock::now();
+    auto parsed = ParseHloModule(text, kFile);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message().substr(0, 2000);
+    HloModule& module = **parsed;
+    ASSERT_EQ(module.instruction_count(), kLength);
+    HloComputation* entry = module.entry_computation();
+    ASSERT_NE(entry, nullptr);
 
-  std::vector<HloInstruction*> order = entry->MakeInstructionPostOrder();
-  ASSERT_EQ(order.size(), static_cast<size_t>(kLength));
-  EXPECT_EQ(order.front()->name(), "a0");
-  EXPECT_EQ(order.back()->name(), absl::StrCat("a", kLength - 1));
-  EXPECT_EQ(order.back(), entry->root_instruction());
+    std::vector<HloInstruction*> order = entry->MakeInstructionPostOrder();
+    ASSERT_EQ(order.size(), static_cast<size_t>(kLength));
+    EXPECT_EQ(order.front()->name(), "a0");
+    EXPECT_EQ(order.back()->name(), absl::StrCat("a", kLength - 1));
+    EXPECT_EQ(order.back(), entry->root_instruction());
 
-  EXPECT_TRUE(VerifyHloModule(module).ok());
-  std::string printed = PrintHloModule(module);
-  order.clear();
-  parsed->reset();  // one module at a time keeps the peak memory down
-  auto reparsed = ParseHloModule(printed, "printed.hlo");
-  ASSERT_TRUE(reparsed.ok()) << reparsed.status().message().substr(0, 2000);
-  EXPECT_EQ((*reparsed)->instruction_count(), kLength);
-  EXPECT_EQ(PrintHloModule(**reparsed), printed);
-  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  std::fprintf(stderr, "1,000,000-instruction chain: %.2f s, peak RSS %lld MB\n", took.count(),
-               static_cast<long long>(PeakRssMb()));
+    EXPECT_TRUE(VerifyHloModule(module).ok());
+    std::string printed = PrintHloModule(module);
+    order.clear();
+    parsed->reset();  // one module at a time keeps the peak memory down
+    auto reparsed = ParseHloModule(printed, "printed.hlo");
+    ASSERT_TRUE(reparsed.ok()) << reparsed.status().message().substr(0, 2000);
+    EXPECT_EQ((*reparsed)->instruction_count(), kLength);
+    EXPECT_EQ(PrintHloModule(**reparsed), printed);
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::fprintf(stderr, "1,000,000-instruction chain: %.2f s\n", took.count());
+  });
+  // 30 MB of text, its IR (about 300 bytes an instruction), the printed text
+  // and its re-parse: measured 345 MB.
+  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
+  EXPECT_LE(growth_mb, kMemoryFactor * 450);
+  std::fprintf(stderr, "1,000,000-instruction chain: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 // One value with 200,000 users and one instruction with 200,000 operands:
@@ -261,41 +339,71 @@ TEST(AdversarialTest, CompactGetTupleElementIsLinear) {
 constexpr size_t kHundredMb = size_t{100} << 20;
 
 TEST(AdversarialTest, HundredMegabyteGarbageLine) {
-  std::string text = "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(0)\n}\n";
-  text += Repeat("x", kHundredMb);
-  ExpectParseError(text);
-  std::string line = Repeat("x", kHundredMb);
-  ExpectParseError(line);
+  const int64_t growth_mb = RssGrowthMb([&] {
+    std::string text = "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(0)\n}\n";
+    text += Repeat("x", kHundredMb);
+    ExpectParseError(text);
+    std::string line = Repeat("x", kHundredMb);
+    ExpectParseError(line);
+  });
+  // The texts (100 MB, and 100 MB more while `+=` copies), the offending name
+  // copied once as a computation name; the errors quote at most a window of
+  // the line. Measured 300 MB (500 MB while the message was built from the
+  // whole name before it was cut).
+  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
+  EXPECT_LE(growth_mb, kMemoryFactor * 400);
+  std::fprintf(stderr, "100 MB garbage line: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 TEST(AdversarialTest, HundredMegabyteComment) {
-  std::string text = absl::StrCat("HloModule m\nENTRY e {\n  // ", Repeat("c", kHundredMb),
-                                  "\n  ROOT c = f32[] constant(0)\n}\n");
-  ExpectRobust(text);
-  text = absl::StrCat("HloModule m\nENTRY e {\n  /* ", Repeat("c", kHundredMb),
-                      " */ ROOT c = f32[] constant(0)\n}\n");
-  ExpectRobust(text);
+  const int64_t growth_mb = RssGrowthMb([&] {
+    std::string text = absl::StrCat("HloModule m\nENTRY e {\n  // ", Repeat("c", kHundredMb),
+                                    "\n  ROOT c = f32[] constant(0)\n}\n");
+    ExpectRobust(text);
+    text = absl::StrCat("HloModule m\nENTRY e {\n  /* ", Repeat("c", kHundredMb),
+                        " */ ROOT c = f32[] constant(0)\n}\n");
+    ExpectRobust(text);
+  });
+  // At most three 100 MB texts at once (the old text, the new one, the
+  // temporary it is built from); the comment is skipped, not copied.
+  // Measured 299 MB.
+  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
+  EXPECT_LE(growth_mb, kMemoryFactor * 400);
+  std::fprintf(stderr, "100 MB comment: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 TEST(AdversarialTest, HundredMegabyteStringAttribute) {
-  std::string text = absl::StrCat(
-      "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(0), metadata={op_name=\"",
-      Repeat("n", kHundredMb), "\"}\n}\n");
-  auto parsed = ParseHloModule(text, kFile);
-  ASSERT_TRUE(parsed.ok()) << parsed.status().message().substr(0, 2000);
-  std::string printed = PrintHloModule(**parsed);
-  EXPECT_GT(printed.size(), kHundredMb);
-  EXPECT_NE(printed.find(Repeat("n", 1000)), std::string::npos);
-  auto reparsed = ParseHloModule(printed, "printed.hlo");
-  ASSERT_TRUE(reparsed.ok()) << reparsed.status().message().substr(0, 2000);
-  EXPECT_TRUE(PrintHloModule(**reparsed) == printed);
-  std::fprintf(stderr, "100 MB attribute: peak RSS %lld MB\n", static_cast<long long>(PeakRssMb()));
+  const int64_t growth_mb = RssGrowthMb([&] {
+    std::string text = absl::StrCat(
+        "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(0), metadata={op_name=\"",
+        Repeat("n", kHundredMb), "\"}\n}\n");
+    auto parsed = ParseHloModule(text, kFile);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message().substr(0, 2000);
+    std::string printed = PrintHloModule(**parsed);
+    EXPECT_GT(printed.size(), kHundredMb);
+    EXPECT_NE(printed.find(Repeat("n", 1000)), std::string::npos);
+    auto reparsed = ParseHloModule(printed, "printed.hlo");
+    ASSERT_TRUE(reparsed.ok()) << reparsed.status().message().substr(0, 2000);
+    EXPECT_TRUE(PrintHloModule(**reparsed) == printed);
+  });
+  // The text and its temporary, the attribute in the IR, the printed text,
+  // its re-parse and its print: measured 599 MB.
+  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
+  EXPECT_LE(growth_mb, kMemoryFactor * 750);
+  std::fprintf(stderr, "100 MB attribute: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 TEST(AdversarialTest, HundredMegabyteWhitespaceLine) {
-  std::string text = absl::StrCat("HloModule m\nENTRY e {", Repeat(" ", kHundredMb),
-                                  "ROOT c = f32[] constant(0)\n}\n");
-  ExpectRobust(text);
+  const int64_t growth_mb = RssGrowthMb([&] {
+    std::string text = absl::StrCat("HloModule m\nENTRY e {", Repeat(" ", kHundredMb),
+                                    "ROOT c = f32[] constant(0)\n}\n");
+    ExpectRobust(text);
+  });
+  // The text and its temporary; the blanks are skipped, not copied.
+  // Measured 199 MB.
+  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
+  EXPECT_LE(growth_mb, kMemoryFactor * 300);
+  std::fprintf(stderr, "100 MB of blanks: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 // ---------------------------------------------------------------------------

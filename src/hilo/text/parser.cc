@@ -190,7 +190,17 @@ class Parser {
       ++pos_;
       return true;
     }
-    return Expect(c, absl::StrCat(what...));
+    return Expect(c, absl::StrCat(Capped(what)...));
+  }
+  // Messages are capped at kMaxMessage bytes (Fail); a part taken from the
+  // input (a name, say) is cut to one byte more before it is concatenated,
+  // so that a 100 MB name does not make a 100 MB temporary first.
+  static constexpr size_t kMaxMessage = 1024;
+  static absl::string_view Capped(absl::string_view part) { return part.substr(0, kMaxMessage + 1); }
+  static absl::string_view Capped(const std::string& part) { return Capped(absl::string_view(part)); }
+  template <typename T>
+  static const T& Capped(const T& part) {
+    return part;
   }
   absl::string_view LexIdent();
   bool LexName(absl::string_view* name, bool* percent, absl::string_view what);
@@ -356,7 +366,6 @@ bool Parser::Fail(size_t pos, absl::string_view message) {
   caret += '^';
   // Messages quote names and values from the input; a 100 MB name must not
   // make a 100 MB message.
-  constexpr size_t kMaxMessage = 1024;
   std::string capped(message.substr(0, kMaxMessage));
   if (message.size() > kMaxMessage) capped += "...";
   error_ = absl::InvalidArgumentError(
@@ -392,9 +401,9 @@ bool Parser::Expect(char c, absl::string_view what) {
   if (Cur() != c) {
     if (AtEnd()) {
       return Fail(pos_, absl::StrCat("unexpected end of input: expected '", std::string(1, c),
-                                     "' ", what));
+                                     "' ", Capped(what)));
     }
-    return Fail(pos_, absl::StrCat("expected '", std::string(1, c), "' ", what));
+    return Fail(pos_, absl::StrCat("expected '", std::string(1, c), "' ", Capped(what)));
   }
   ++pos_;
   return true;
