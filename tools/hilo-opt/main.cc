@@ -44,6 +44,7 @@
 #include "hilo/passes/register_passes.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
+#include "hilo/text/source_location.h"
 #include "nlohmann/json.hpp"
 
 namespace hilo {
@@ -269,7 +270,7 @@ class Driver {
       absl::Status status = WriteFileAtomically(options_.report, text);
       if (!status.ok()) return Fail(status, kExitBadInput);
     }
-    if (verifier_.has_module()) return PrintGated(modules);
+    if (verifier_.has_module()) return PrintGated(modules, parts.front());
     absl::Status status = options_.output == "-" ? PrintToStdout(modules)
                                                  : PrintToFile(modules, options_.output);
     if (!status.ok()) return Fail(status, ExitCodeFor(status));
@@ -373,7 +374,8 @@ class Driver {
   // - Standard output and other devices get the text only once the module
   //   is known valid: until then it is held back, up to --hold-back-bytes
   //   (then the printer waits), and the output is not even opened.
-  int PrintGated(const std::vector<std::unique_ptr<HloModule>>& modules) {
+  // `part` is the input the module was parsed from.
+  int PrintGated(const std::vector<std::unique_ptr<HloModule>>& modules, const InputPart& part) {
     std::optional<absl::Status> verified;
     auto wait_for_verification = [&]() -> const absl::Status& {
       if (!verified.has_value()) verified = verifier_.Wait();
@@ -402,11 +404,7 @@ class Driver {
       if (status.ok()) status = sink.Open();
     }
     // Also when printing failed first: an invalid module is reported as such.
-    if (!wait_for_verification().ok()) {
-      return Fail(absl::InvalidArgumentError(
-                      absl::StrCat("input module is invalid: ", verified->message())),
-                  kExitBadInput);
-    }
+    if (!wait_for_verification().ok()) return FailInvalidInput(*verified, part);
     if (status.ok() && !to_stdout) status = file.Commit();
     if (!status.ok()) return Fail(status, ExitCodeFor(status));
     return kExitOk;
@@ -445,11 +443,7 @@ class Driver {
 
     if (!verify_while_printing_ && !options_.no_verify) {
       absl::Status verified = VerifyHloModule(*module);
-      if (!verified.ok()) {
-        return Fail(absl::InvalidArgumentError(
-                        absl::StrCat("input module is invalid: ", verified.message())),
-                    kExitBadInput);
-      }
+      if (!verified.ok()) return FailInvalidInput(verified, part);
     }
 
     absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
@@ -526,6 +520,23 @@ class Driver {
   }
 
   // Prints `status` as `<file>: error: ...` and returns `code`.
+  // An input module the verifier rejects: `file:line:col: error: input
+  // module is invalid: ...`, the line and a caret, pointing at the
+  // instruction (or computation) the verifier names where the part's text
+  // defines it; without a position when it is not found there.
+  int FailInvalidInput(const absl::Status& verified, const InputPart& part) {
+    const std::string message = absl::StrCat("input module is invalid: ", verified.message());
+    std::optional<size_t> offset;
+    if (std::optional<VerifierLocation> location = GetVerifierLocation(verified)) {
+      offset = FindDefinition(part.text, location->computation, location->instruction);
+    }
+    if (!offset.has_value()) return Fail(absl::InvalidArgumentError(message), kExitBadInput);
+    const std::string error = ShiftErrorLine(FormatErrorAt(display_, part.text, *offset, message),
+                                             display_, part.first_line);
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return kExitBadInput;
+  }
+
   int Fail(const absl::Status& status, int code) {
     std::string where = display_;
     std::string suffix;

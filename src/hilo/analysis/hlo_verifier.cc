@@ -27,7 +27,9 @@
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "hilo/ir/hlo_computation.h"
@@ -42,17 +44,29 @@ std::string Name(const HloComputation* comp) {
   return comp == nullptr ? std::string("<null>") : absl::StrCat("%", comp->name());
 }
 
+constexpr absl::string_view kLocationPayload = "hilo/verifier-location";
+
+absl::Status WithLocation(absl::Status status, const HloComputation* comp, const HloInstruction* inst) {
+  if (comp != nullptr) {
+    status.SetPayload(kLocationPayload,
+                      absl::Cord(absl::StrCat(comp->name(), "\n", inst == nullptr ? "" : inst->name())));
+  }
+  return status;
+}
+
 template <typename... Args>
 absl::Status Fail(const HloComputation* comp, const HloInstruction* inst, const Args&... args) {
-  return absl::FailedPreconditionError(absl::StrCat("in computation ", Name(comp),
-                                                    ", instruction %", inst->name(), ": ",
-                                                    args...));
+  return WithLocation(absl::FailedPreconditionError(absl::StrCat("in computation ", Name(comp),
+                                                                 ", instruction %", inst->name(),
+                                                                 ": ", args...)),
+                      comp, inst);
 }
 
 template <typename... Args>
 absl::Status FailComputation(const HloComputation* comp, const Args&... args) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("in computation ", Name(comp), ": ", args...));
+  return WithLocation(
+      absl::FailedPreconditionError(absl::StrCat("in computation ", Name(comp), ": ", args...)),
+      comp, nullptr);
 }
 
 // Dimension i of a and dimension j of b agree unless one of them is dynamic
@@ -1277,6 +1291,13 @@ absl::Status VerifyHloModule(const HloModule& module) {
 
 absl::Status VerifyHloModule(const HloModule& module, const HloVerifierOptions& options) {
   return Verifier(module, options).Run();
+}
+
+std::optional<VerifierLocation> GetVerifierLocation(const absl::Status& status) {
+  const auto payload = status.GetPayload(kLocationPayload);
+  if (!payload.has_value()) return std::nullopt;
+  std::pair<std::string, std::string> names = absl::StrSplit(std::string(*payload), absl::MaxSplits('\n', 1));
+  return VerifierLocation{std::move(names.first), std::move(names.second)};
 }
 
 }  // namespace hilo

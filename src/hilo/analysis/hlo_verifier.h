@@ -6,6 +6,9 @@
 #ifndef HILO_ANALYSIS_HLO_VERIFIER_H_
 #define HILO_ANALYSIS_HLO_VERIFIER_H_
 
+#include <optional>
+#include <string>
+
 #include "absl/status/status.h"
 #include "hilo/ir/hlo_module.h"
 
@@ -22,6 +25,17 @@ struct HloVerifierOptions {
 
 absl::Status VerifyHloModule(const HloModule& module);
 absl::Status VerifyHloModule(const HloModule& module, const HloVerifierOptions& options);
+
+// Where the problem a failed verification reports is: its computation and,
+// when it is one instruction's, that instruction (names without '%'; empty
+// for a problem of the computation as a whole). Carried by the status
+// VerifyHloModule returns, as a payload, so that a tool can point at the
+// text the module was parsed from (FindDefinition in text/source_location.h).
+struct VerifierLocation {
+  std::string computation;
+  std::string instruction;
+};
+std::optional<VerifierLocation> GetVerifierLocation(const absl::Status& status);
 
 }  // namespace hilo
 

@@ -19,6 +19,7 @@
 #include "hilo/text/input_check.h"
 #include "hilo/text/literal_text.h"
 #include "hilo/text/printer.h"
+#include "hilo/text/source_location.h"
 #include "hilo/text/text_flags.h"
 
 namespace hilo {
@@ -192,7 +193,7 @@ class Parser {
     }
     return Expect(c, absl::StrCat(Capped(what)...));
   }
-  // Messages are capped at kMaxMessage bytes (Fail); a part taken from the
+  // Messages are capped at kMaxMessage bytes (FormatErrorAt); a part taken from the
   // input (a name, say) is cut to one byte more before it is concatenated,
   // so that a 100 MB name does not make a 100 MB temporary first.
   static constexpr size_t kMaxMessage = 1024;
@@ -336,40 +337,7 @@ class Parser {
 
 bool Parser::Fail(size_t pos, absl::string_view message) {
   if (quiet_ || !error_.ok()) return false;  // the first error wins
-  if (pos > text_.size()) pos = text_.size();
-  size_t line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < pos; ++i) {
-    if (text_[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  size_t line_end = text_.find('\n', line_start);
-  if (line_end == absl::string_view::npos) line_end = text_.size();
-  size_t col = pos - line_start + 1;
-  // Show at most a window of a very long line, keeping the caret aligned.
-  constexpr size_t kWindow = 100;
-  size_t show_start = line_start;
-  std::string prefix;
-  if (pos - line_start > kWindow) {
-    show_start = pos - kWindow / 2;
-    prefix = "...";
-  }
-  size_t show_end = std::min(line_end, show_start + 2 * kWindow);
-  std::string shown = absl::StrCat(prefix, text_.substr(show_start, show_end - show_start));
-  if (show_end < line_end) shown += "...";
-  for (char& c : shown) {
-    if (c == '\t' || c == '\r') c = ' ';
-  }
-  std::string caret(prefix.size() + (pos - show_start), ' ');
-  caret += '^';
-  // Messages quote names and values from the input; a 100 MB name must not
-  // make a 100 MB message.
-  std::string capped(message.substr(0, kMaxMessage));
-  if (message.size() > kMaxMessage) capped += "...";
-  error_ = absl::InvalidArgumentError(
-      absl::StrCat(filename_, ":", line, ":", col, ": error: ", capped, "\n", shown, "\n", caret));
+  error_ = absl::InvalidArgumentError(FormatErrorAt(filename_, text_, pos, message));
   return false;
 }
 

@@ -1,0 +1,107 @@
+#include "hilo/text/source_location.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "hilo/text/char_class.h"
+
+namespace hilo {
+
+std::string FormatErrorAt(absl::string_view filename, absl::string_view text, size_t offset,
+                          absl::string_view message) {
+  const size_t pos = std::min(offset, text.size());
+  size_t line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < pos; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  size_t line_end = text.find('\n', line_start);
+  if (line_end == absl::string_view::npos) line_end = text.size();
+  const size_t col = pos - line_start + 1;
+  // Show at most a window of a very long line, keeping the caret aligned.
+  constexpr size_t kWindow = 100;
+  size_t show_start = line_start;
+  std::string prefix;
+  if (pos - line_start > kWindow) {
+    show_start = pos - kWindow / 2;
+    prefix = "...";
+  }
+  const size_t show_end = std::min(line_end, show_start + 2 * kWindow);
+  std::string shown = absl::StrCat(prefix, text.substr(show_start, show_end - show_start));
+  if (show_end < line_end) shown += "...";
+  for (char& c : shown) {
+    if (c == '\t' || c == '\r') c = ' ';
+  }
+  std::string caret(prefix.size() + (pos - show_start), ' ');
+  caret += '^';
+  // Messages quote names and values from the input; a 100 MB name must not
+  // make a 100 MB message.
+  constexpr size_t kMaxMessage = 1024;
+  std::string capped(message.substr(0, kMaxMessage));
+  if (message.size() > kMaxMessage) capped += "...";
+  return absl::StrCat(filename, ":", line, ":", col, ": error: ", capped, "\n", shown, "\n", caret);
+}
+
+namespace {
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// The name at `*i` (a '%' is skipped and not part of it); advances past it.
+absl::string_view TakeName(absl::string_view line, size_t* i) {
+  if (*i < line.size() && line[*i] == '%') ++*i;
+  const size_t start = *i;
+  while (*i < line.size() && IsIdentChar(line[*i])) ++*i;
+  return line.substr(start, *i - start);
+}
+
+void SkipBlanks(absl::string_view line, size_t* i) {
+  while (*i < line.size() && IsBlank(line[*i])) ++*i;
+}
+
+}  // namespace
+
+std::optional<size_t> FindDefinition(absl::string_view text, absl::string_view computation,
+                                     absl::string_view instruction) {
+  bool in_computation = false;
+  size_t line_start = 0;
+  while (line_start < text.size()) {
+    size_t line_end = text.find('\n', line_start);
+    if (line_end == absl::string_view::npos) line_end = text.size();
+    const absl::string_view line = text.substr(line_start, line_end - line_start);
+    size_t i = 0;
+    SkipBlanks(line, &i);
+    bool entry = false;
+    if (line.substr(i, 6) == "ENTRY " || line.substr(i, 6) == "ENTRY\t") {
+      entry = true;
+      i += 6;
+      SkipBlanks(line, &i);
+    }
+    size_t name_at = i;
+    absl::string_view name = TakeName(line, &i);
+    if (!entry && name == "ROOT") {
+      SkipBlanks(line, &i);
+      name_at = i;
+      name = TakeName(line, &i);
+    }
+    SkipBlanks(line, &i);
+    if (!name.empty() && i < line.size()) {
+      if (line[i] == '=' && !entry) {
+        if (in_computation && !instruction.empty() && name == instruction) return line_start + name_at;
+      } else if (line[i] == '(' || line[i] == '{') {
+        size_t last = line.size();
+        while (last > 0 && IsBlank(line[last - 1])) --last;
+        if (last > 0 && line[last - 1] == '{') {  // a computation header
+          in_computation = name == computation;
+          if (in_computation && instruction.empty()) return line_start + name_at;
+        }
+      }
+    }
+    line_start = line_end + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hilo
