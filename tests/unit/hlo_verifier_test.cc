@@ -807,6 +807,37 @@ TEST(VerifierShapeOpsTest, Convert) {
   ExpectError(m, "main", "c", "convert must keep the dimensions");
 }
 
+TEST(VerifierShapeOpsTest, Elementwise) {
+  TestModule m;
+  HloInstruction* p = m.Param(0, Sh("f32[4,<=6]"));
+  HloInstruction* q = m.Param(1, Sh("f32[4,6]"));
+  HloInstruction* cmp = m.Op(HloOpcode::kCompare, Sh("pred[4,6]"), {p, q}, "cmp");
+  HloInstruction* add = m.Root(m.Op(HloOpcode::kAdd, Sh("f32[4,6]"), {p, q}, "add"));
+  ExpectOk(m);  // compare gives pred; a bounded dimension stands for any size up to it
+  *add->mutable_shape() = Sh("f32[4,7]");  // only the static operand can be wrong here
+  ExpectError(m, "main", "add",
+              "add is elementwise: operand 1 f32[4,6] and result f32[4,7] must have the same "
+              "dimensions");
+  *add->mutable_shape() = Sh("f32[4,6]");
+  *cmp->mutable_shape() = Sh("pred[24]");
+  ExpectError(m, "main", "cmp", "compare is elementwise");
+  *cmp->mutable_shape() = Sh("pred[4,6]");
+  ExpectOk(m);
+
+  // Unary: abs of a complex gives its float type; a scalar operand does not
+  // stand for an array.
+  TestModule u;
+  HloInstruction* z = u.Param(0, Sh("c64[3]"));
+  HloInstruction* s = u.Param(1, Sh("f32[]"));
+  u.Op(HloOpcode::kAbs, Sh("f32[3]"), {z}, "abs");
+  HloInstruction* neg = u.Root(u.Op(HloOpcode::kNegate, Sh("f32[]"), {s}, "neg"));
+  ExpectOk(u);
+  *neg->mutable_shape() = Sh("f32[1]");
+  ExpectError(u, "main", "neg", "negate is elementwise: operand 0 f32[] and result f32[1]");
+  *neg->mutable_shape() = Tup({Sh("f32[]")});
+  ExpectError(u, "main", "neg", "result must be an array");
+}
+
 TEST(VerifierShapeOpsTest, Broadcast) {
   TestModule m;
   HloInstruction* p = m.Param(0, Sh("f32[3]"));

@@ -660,8 +660,71 @@ class Verifier {
       case HloOpcode::kWhile: return VerifyWhile(comp, inst);
       case HloOpcode::kConditional: return VerifyConditional(comp, inst);
       case HloOpcode::kCall: return VerifyCall(comp, inst);
+      case HloOpcode::kAbs:
+      case HloOpcode::kAdd:
+      case HloOpcode::kAnd:
+      case HloOpcode::kAtan2:
+      case HloOpcode::kCbrt:
+      case HloOpcode::kCeil:
+      case HloOpcode::kClz:
+      case HloOpcode::kCompare:
+      case HloOpcode::kComplex:
+      case HloOpcode::kCos:
+      case HloOpcode::kDivide:
+      case HloOpcode::kErf:
+      case HloOpcode::kExp:
+      case HloOpcode::kExpm1:
+      case HloOpcode::kFloor:
+      case HloOpcode::kImag:
+      case HloOpcode::kIsFinite:
+      case HloOpcode::kLog:
+      case HloOpcode::kLog1p:
+      case HloOpcode::kLogistic:
+      case HloOpcode::kMaximum:
+      case HloOpcode::kMinimum:
+      case HloOpcode::kMultiply:
+      case HloOpcode::kNegate:
+      case HloOpcode::kNot:
+      case HloOpcode::kOr:
+      case HloOpcode::kPopulationCount:
+      case HloOpcode::kPower:
+      case HloOpcode::kReal:
+      case HloOpcode::kReducePrecision:
+      case HloOpcode::kRemainder:
+      case HloOpcode::kRoundNearestAfz:
+      case HloOpcode::kRoundNearestEven:
+      case HloOpcode::kRsqrt:
+      case HloOpcode::kShiftLeft:
+      case HloOpcode::kShiftRightArithmetic:
+      case HloOpcode::kShiftRightLogical:
+      case HloOpcode::kSign:
+      case HloOpcode::kSin:
+      case HloOpcode::kSqrt:
+      case HloOpcode::kSubtract:
+      case HloOpcode::kTan:
+      case HloOpcode::kTanh:
+      case HloOpcode::kXor: return VerifyElementwise(comp, inst);
       default: return absl::OkStatus();
     }
+  }
+
+  // Elementwise unary and binary ops map operands of one shape to a result
+  // of that shape. Only dimensions are compared: the element type changes
+  // legitimately (compare and is-finite give pred, real, imag and abs of a
+  // complex give its float type, complex builds one).
+  absl::Status VerifyElementwise(const HloComputation* comp, const HloInstruction* inst) {
+    const Shape& out = inst->shape();
+    if (auto s = RequireArray(comp, inst, out, "result"); !s.ok()) return s;
+    for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      const Shape& in = inst->operand(i)->shape();
+      if (auto s = RequireArray(comp, inst, in, absl::StrCat("operand ", i)); !s.ok()) return s;
+      if (!ShapesAgree(in, out, TypeCheck::kNone)) {
+        return Fail(comp, inst, HloOpcodeString(inst->opcode()),
+                    " is elementwise: operand ", i, " ", S(in), " and result ", S(out),
+                    " must have the same dimensions");
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::Status RequireArray(const HloComputation* comp, const HloInstruction* inst,
