@@ -836,6 +836,9 @@ TEST(VerifierShapeOpsTest, Elementwise) {
   ExpectError(u, "main", "neg", "negate is elementwise: operand 0 f32[] and result f32[1]");
   *neg->mutable_shape() = Tup({Sh("f32[]")});
   ExpectError(u, "main", "neg", "result must be an array");
+  *neg->mutable_shape() = Sh("f32[]");
+  *s->mutable_shape() = Tup({Sh("f32[]")});
+  ExpectError(u, "main", "neg", "operand 0 must be an array, got (f32[])");
 }
 
 TEST(VerifierShapeOpsTest, Broadcast) {
