@@ -841,6 +841,29 @@ TEST(VerifierShapeOpsTest, Elementwise) {
   ExpectError(u, "main", "neg", "operand 0 must be an array, got (f32[])");
 }
 
+TEST(VerifierShapeOpsTest, SelectAndClampTakeScalarsWhereXlaDoes) {
+  TestModule m;
+  HloInstruction* pred = m.Param(0, Sh("pred[4]"));
+  HloInstruction* scalar_pred = m.Param(1, Sh("pred[]"));
+  HloInstruction* a = m.Param(2, Sh("f32[4]"));
+  HloInstruction* lo = m.Param(3, Sh("f32[]"));
+  HloInstruction* sel = m.Op(HloOpcode::kSelect, Sh("f32[4]"), {pred, a, a}, "sel");
+  m.Op(HloOpcode::kSelect, Sh("f32[4]"), {scalar_pred, a, a}, "sel_scalar");
+  HloInstruction* clamp = m.Root(m.Op(HloOpcode::kClamp, Sh("f32[4]"), {lo, a, lo}, "clamp"));
+  ExpectOk(m);
+  *pred->mutable_shape() = Sh("pred[5]");
+  ExpectError(m, "main", "sel", "select is elementwise: operand 0 pred[5] and result f32[4]");
+  *pred->mutable_shape() = Sh("pred[4]");
+  *sel->mutable_shape() = Sh("f32[]");  // the predicate may be a scalar, not the result
+  ExpectError(m, "main", "sel", "select is elementwise: operand 0 pred[4] and result f32[]");
+  *sel->mutable_shape() = Sh("f32[4]");
+  *lo->mutable_shape() = Sh("f32[2]");
+  ExpectError(m, "main", "clamp", "clamp is elementwise: operand 0 f32[2] and result f32[4]");
+  *lo->mutable_shape() = Sh("f32[]");
+  ExpectOk(m);
+  (void)clamp;
+}
+
 TEST(VerifierShapeOpsTest, Broadcast) {
   TestModule m;
   HloInstruction* p = m.Param(0, Sh("f32[3]"));

@@ -16,6 +16,7 @@
 #include "hilo/analysis/hlo_verifier.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/algorithm/container.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -704,15 +706,20 @@ class Verifier {
       case HloOpcode::kTan:
       case HloOpcode::kTanh:
       case HloOpcode::kXor: return VerifyElementwise(comp, inst);
+      case HloOpcode::kSelect: return VerifyElementwise(comp, inst, /*scalar_operands=*/{0});
+      case HloOpcode::kClamp: return VerifyElementwise(comp, inst, /*scalar_operands=*/{0, 2});
       default: return absl::OkStatus();
     }
   }
 
-  // Elementwise unary and binary ops map operands of one shape to a result
-  // of that shape. Only dimensions are compared: the element type changes
-  // legitimately (compare and is-finite give pred, real, imag and abs of a
-  // complex give its float type, complex builds one).
-  absl::Status VerifyElementwise(const HloComputation* comp, const HloInstruction* inst) {
+  // Elementwise ops map operands of one shape to a result of that shape.
+  // Only dimensions are compared: the element type changes legitimately
+  // (compare and is-finite give pred, real, imag and abs of a complex give
+  // its float type, complex builds one). The operands listed in
+  // `scalar_operands` may also be scalars: select's predicate (XLA's own
+  // tests write `select(pred[] p, f32[16] a, f32[16] b)`), clamp's bounds.
+  absl::Status VerifyElementwise(const HloComputation* comp, const HloInstruction* inst,
+                                 std::initializer_list<int64_t> scalar_operands = {}) {
     const Shape& out = inst->shape();
     if (auto s = RequireArray(comp, inst, out, "result"); !s.ok()) return s;
     for (int64_t i = 0; i < inst->operand_count(); ++i) {
@@ -721,6 +728,7 @@ class Verifier {
       // same Shape object: the usual case costs a comparison of addresses.
       if (&in == &out) continue;
       if (!in.IsArray()) return Fail(comp, inst, "operand ", i, " must be an array, got ", S(in));
+      if (in.rank() == 0 && absl::c_linear_search(scalar_operands, i)) continue;
       if (!ShapesAgree(in, out, TypeCheck::kNone)) {
         return Fail(comp, inst, HloOpcodeString(inst->opcode()),
                     " is elementwise: operand ", i, " ", S(in), " and result ", S(out),
