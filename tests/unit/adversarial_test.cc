@@ -129,6 +129,15 @@ constexpr int64_t kMemoryFactor = 3;
 constexpr int64_t kMemoryFactor = 1;
 #endif
 
+// Runs `body` and checks that the resident memory grew by at most
+// `bound_mb` (times kMemoryFactor) meanwhile; prints the growth as `what`.
+void ExpectMemoryGrowthAtMost(const char* what, int64_t bound_mb, const std::function<void()>& body) {
+  const int64_t growth_mb = RssGrowthMb(body);
+  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
+  EXPECT_LE(growth_mb, kMemoryFactor * bound_mb) << what;
+  std::fprintf(stderr, "%s: resident memory grew by %lld MB\n", what, static_cast<long long>(growth_mb));
+}
+
 std::string Repeat(absl::string_view s, size_t n) {
   std::string out;
   out.reserve(s.size() * n);
@@ -238,7 +247,9 @@ TEST(AdversarialTest, DeepCallChain) {
 // ---------------------------------------------------------------------------
 
 TEST(AdversarialTest, MillionInstructionChain) {
-  const int64_t growth_mb = RssGrowthMb([&] {
+  // 30 MB of text, its IR (about 300 bytes an instruction), the printed text
+  // and its re-parse: measured 345 MB.
+  ExpectMemoryGrowthAtMost("1,000,000-instruction chain", 450, [&] {
     constexpr int kLength = 1000000;
     std::string text = "HloModule chain\n\nENTRY e {\n  a0 = f32[] parameter(0)\n";
     text.reserve(size_t{kLength} * 32);
@@ -272,11 +283,6 @@ TEST(AdversarialTest, MillionInstructionChain) {
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     std::fprintf(stderr, "1,000,000-instruction chain: %.2f s\n", took.count());
   });
-  // 30 MB of text, its IR (about 300 bytes an instruction), the printed text
-  // and its re-parse: measured 345 MB.
-  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
-  EXPECT_LE(growth_mb, kMemoryFactor * 450);
-  std::fprintf(stderr, "1,000,000-instruction chain: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 // One value with 200,000 users and one instruction with 200,000 operands:
@@ -339,24 +345,24 @@ TEST(AdversarialTest, CompactGetTupleElementIsLinear) {
 constexpr size_t kHundredMb = size_t{100} << 20;
 
 TEST(AdversarialTest, HundredMegabyteGarbageLine) {
-  const int64_t growth_mb = RssGrowthMb([&] {
+  // The texts (100 MB, and 100 MB more while `+=` copies), the offending name
+  // copied once as a computation name; the errors quote at most a window of
+  // the line. Measured 300 MB (500 MB while the message was built from the
+  // whole name before it was cut).
+  ExpectMemoryGrowthAtMost("100 MB garbage line", 400, [&] {
     std::string text = "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(0)\n}\n";
     text += Repeat("x", kHundredMb);
     ExpectParseError(text);
     std::string line = Repeat("x", kHundredMb);
     ExpectParseError(line);
   });
-  // The texts (100 MB, and 100 MB more while `+=` copies), the offending name
-  // copied once as a computation name; the errors quote at most a window of
-  // the line. Measured 300 MB (500 MB while the message was built from the
-  // whole name before it was cut).
-  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
-  EXPECT_LE(growth_mb, kMemoryFactor * 400);
-  std::fprintf(stderr, "100 MB garbage line: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 TEST(AdversarialTest, HundredMegabyteComment) {
-  const int64_t growth_mb = RssGrowthMb([&] {
+  // At most three 100 MB texts at once (the old text, the new one, the
+  // temporary it is built from); the comment is skipped, not copied.
+  // Measured 299 MB.
+  ExpectMemoryGrowthAtMost("100 MB comment", 400, [&] {
     std::string text = absl::StrCat("HloModule m\nENTRY e {\n  // ", Repeat("c", kHundredMb),
                                     "\n  ROOT c = f32[] constant(0)\n}\n");
     ExpectRobust(text);
@@ -364,16 +370,12 @@ TEST(AdversarialTest, HundredMegabyteComment) {
                         " */ ROOT c = f32[] constant(0)\n}\n");
     ExpectRobust(text);
   });
-  // At most three 100 MB texts at once (the old text, the new one, the
-  // temporary it is built from); the comment is skipped, not copied.
-  // Measured 299 MB.
-  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
-  EXPECT_LE(growth_mb, kMemoryFactor * 400);
-  std::fprintf(stderr, "100 MB comment: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 TEST(AdversarialTest, HundredMegabyteStringAttribute) {
-  const int64_t growth_mb = RssGrowthMb([&] {
+  // The text and its temporary, the attribute in the IR, the printed text,
+  // its re-parse and its print: measured 599 MB.
+  ExpectMemoryGrowthAtMost("100 MB attribute", 750, [&] {
     std::string text = absl::StrCat(
         "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(0), metadata={op_name=\"",
         Repeat("n", kHundredMb), "\"}\n}\n");
@@ -386,24 +388,16 @@ TEST(AdversarialTest, HundredMegabyteStringAttribute) {
     ASSERT_TRUE(reparsed.ok()) << reparsed.status().message().substr(0, 2000);
     EXPECT_TRUE(PrintHloModule(**reparsed) == printed);
   });
-  // The text and its temporary, the attribute in the IR, the printed text,
-  // its re-parse and its print: measured 599 MB.
-  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
-  EXPECT_LE(growth_mb, kMemoryFactor * 750);
-  std::fprintf(stderr, "100 MB attribute: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 TEST(AdversarialTest, HundredMegabyteWhitespaceLine) {
-  const int64_t growth_mb = RssGrowthMb([&] {
+  // The text and its temporary; the blanks are skipped, not copied.
+  // Measured 199 MB.
+  ExpectMemoryGrowthAtMost("100 MB of blanks", 300, [&] {
     std::string text = absl::StrCat("HloModule m\nENTRY e {", Repeat(" ", kHundredMb),
                                     "ROOT c = f32[] constant(0)\n}\n");
     ExpectRobust(text);
   });
-  // The text and its temporary; the blanks are skipped, not copied.
-  // Measured 199 MB.
-  ASSERT_GE(growth_mb, 0) << "resident memory can not be measured here";
-  EXPECT_LE(growth_mb, kMemoryFactor * 300);
-  std::fprintf(stderr, "100 MB of blanks: resident memory grew by %lld MB\n", static_cast<long long>(growth_mb));
 }
 
 // ---------------------------------------------------------------------------

@@ -29,10 +29,11 @@ constexpr size_t kChunk = size_t{1} << 20;  // faulted in per madvise call
 // before the thread looks again.
 constexpr auto kPollInterval = std::chrono::microseconds(50);
 constexpr auto kMaxPollInterval = std::chrono::microseconds(1000);
-// mallopt takes an int; glibc's default top pad is 128 KiB.
 constexpr size_t kMaxLead = size_t{1} << 30;
+// glibc's defaults; mallopt takes an int.
 constexpr int kDefaultTopPad = 128 * 1024;
 constexpr int kDefaultMmapMax = 65536;
+constexpr size_t kMaxTopPad = (size_t{1} << 31) - (size_t{4} << 20);
 
 char* PageAlignUp(char* p) {
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -43,44 +44,60 @@ char* ProgramBreak() { return static_cast<char*>(sbrk(0)); }
 
 }  // namespace
 
-HeapPrefaulter::HeapPrefaulter(size_t lead) {
+char* ReserveHeapTop(size_t bytes) {
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
-  if (!kHeapPrefaultingAvailable || lead == 0) return;
-  lead = std::min(lead, kMaxLead);
-  // Never give heap back (a free at the top of the heap would trim it, and
-  // the next growth fault it in again).
+  if (!kHeapPrefaultingAvailable || bytes == 0) return nullptr;
+  bytes = std::min(bytes, kMaxTopPad);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
-  // The main heap grows by the top pad whenever a request exceeds its top
-  // chunk (the free block that ends at the program break). Grow it once now
-  // if the top chunk is smaller than the lead: ask for one byte more than it
-  // holds, with mmap off so that the request can not get a mapping of its
-  // own.
-  mallopt(M_TOP_PAD, static_cast<int>(lead));
+  mallopt(M_TOP_PAD, static_cast<int>(bytes));
   size_t top = mallinfo2().keepcost;
-  if (top < lead) {
+  char* brk = ProgramBreak();
+  if (brk == reinterpret_cast<char*>(-1)) return nullptr;
+  if (top < bytes) {
     mallopt(M_MMAP_MAX, 0);
     void* grow = std::malloc(top + 1);
     mallopt(M_MMAP_MAX, kDefaultMmapMax);
-    if (grow == nullptr) {
-      mallopt(M_TOP_PAD, kDefaultTopPad);
-      return;
-    }
+    if (grow == nullptr) return nullptr;
     std::free(grow);
+    char* const old_brk = brk;
+    brk = ProgramBreak();
+    // Under an address-space limit glibc may serve the request from a
+    // mapping of its own: then the break has not moved by the growth.
+    if (brk < old_brk + (bytes - top)) return nullptr;
     top = mallinfo2().keepcost;
   }
-  char* const brk = ProgramBreak();
-  if (brk == reinterpret_cast<char*>(-1) || top == 0) {
-    mallopt(M_TOP_PAD, kDefaultTopPad);
+  if (top < bytes) return nullptr;
+  return brk - top;
+#else
+  (void)bytes;
+  return nullptr;
+#endif
+}
+
+void ResetHeapTopPad() {
+#if defined(__GLIBC__)
+  mallopt(M_TOP_PAD, kDefaultTopPad);
+#endif
+}
+
+HeapPrefaulter::HeapPrefaulter(size_t lead) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+  if (!kHeapPrefaultingAvailable || lead == 0) return;
+  // The main heap grows by the top pad whenever a request exceeds its top
+  // chunk: with the lead as the top pad, every growth leaves the lead free.
+  char* const top_start = ReserveHeapTop(std::min(lead, kMaxLead));
+  if (top_start == nullptr) {
+    ResetHeapTopPad();
     return;
   }
-  begin_ = PageAlignUp(brk - top);
+  begin_ = PageAlignUp(top_start);
   faulted_end_.store(begin_, std::memory_order_release);
   try {
     thread_ = std::thread([this] { Run(); });
   } catch (const std::system_error&) {  // no thread to be had: nothing is done
     begin_ = nullptr;
     faulted_end_.store(nullptr, std::memory_order_release);
-    mallopt(M_TOP_PAD, kDefaultTopPad);
+    ResetHeapTopPad();
   }
 #else
   (void)lead;
@@ -90,9 +107,7 @@ HeapPrefaulter::HeapPrefaulter(size_t lead) {
 HeapPrefaulter::~HeapPrefaulter() {
   stop_.store(true, std::memory_order_relaxed);
   if (thread_.joinable()) thread_.join();
-#if defined(__GLIBC__)
-  if (begin_ != nullptr) mallopt(M_TOP_PAD, kDefaultTopPad);
-#endif
+  if (begin_ != nullptr) ResetHeapTopPad();
 }
 
 bool HeapPrefaulter::WaitUntilCaughtUp(std::chrono::milliseconds timeout) const {

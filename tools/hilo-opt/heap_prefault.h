@@ -47,6 +47,20 @@ inline constexpr bool kHeapPrefaultingAvailable = true;
 inline constexpr bool kHeapPrefaultingAvailable = false;
 #endif
 
+// Makes glibc's main heap hold at least `bytes` (at most 2 GB) in its top
+// chunk, the free block that ends at the program break, growing it once if
+// it holds less: a request one byte larger than the top chunk, with mmap off
+// so that it can not get a mapping of its own, and `bytes` as the top pad.
+// The heap is never trimmed from then on (a free at its top would give the
+// growth back), and the top pad stays at `bytes` until ResetHeapTopPad().
+// Returns where the top chunk starts, or nullptr when the heap is not
+// glibc's or can not grow in place (under an address-space limit glibc maps
+// memory elsewhere instead). For HeapPrefaulter and HugePageHeap
+// (huge_page_heap.h).
+char* ReserveHeapTop(size_t bytes);
+// Gives glibc's default top pad (128 KiB) back.
+void ResetHeapTopPad();
+
 class HeapPrefaulter {
  public:
   explicit HeapPrefaulter(size_t lead);

@@ -20,10 +20,6 @@ namespace {
 
 constexpr const char* kThpEnabledPath = "/sys/kernel/mm/transparent_hugepage/enabled";
 constexpr const char* kThpSizePath = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size";
-// mallopt takes an int: 2 GB less a huge page at most.
-constexpr size_t kMaxReserve = (size_t{1} << 31) - (size_t{4} << 20);
-constexpr int kDefaultTopPad = 128 * 1024;
-constexpr int kDefaultMmapMax = 65536;
 // glibc's chunk header on 64-bit (the size field and the previous chunk's
 // size), and the smallest block worth allocating in front of the reservation.
 constexpr size_t kChunkHeader = 16;
@@ -71,38 +67,21 @@ bool HugePageHeap::SystemSupportsAdvisedHugePages() {
 
 HugePageHeap::HugePageHeap(size_t reserve) {
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
-  if (!kHeapPrefaultingAvailable || reserve == 0 || !SystemSupportsAdvisedHugePages()) return;
+  if (!kHeapPrefaultingAvailable || reserve == 0) return;
+  if (!AdvisedHugePagesEnabled(ReadSmallFile(kThpEnabledPath))) return;
   const size_t huge = HugePageSize();
-  reserve = std::min(std::max(reserve, 2 * huge), kMaxReserve);
-  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  if (huge == 0) return;
   // Every thread allocates from the main heap: a second thread (hilo-opt's
   // verifier) would otherwise get an arena of its own, mapped apart, in
   // small pages.
   mallopt(M_ARENA_MAX, 1);
-  // Grow the heap by `reserve` once: a request one byte larger than the top
-  // chunk (the free block that ends at the program break), with mmap off so
-  // that it can not get a mapping of its own, and `reserve` as the top pad
-  // for this one growth.
-  const size_t top = mallinfo2().keepcost;
-  char* const old_brk = static_cast<char*>(sbrk(0));
-  mallopt(M_TOP_PAD, static_cast<int>(reserve));
-  mallopt(M_MMAP_MAX, 0);
-  void* grow = std::malloc(top + 1);
-  mallopt(M_MMAP_MAX, kDefaultMmapMax);
-  mallopt(M_TOP_PAD, kDefaultTopPad);
-  if (grow == nullptr) return;
-  std::free(grow);
+  // The heap grows by the reservation once; later growth is glibc's usual.
+  char* const top_start = ReserveHeapTop(std::max(reserve, 2 * huge));
+  ResetHeapTopPad();
+  if (top_start == nullptr) return;
   char* const brk = static_cast<char*>(sbrk(0));
-  const size_t new_top = mallinfo2().keepcost;
-  // The program break must have moved by the reservation: under a tight
-  // address space limit glibc may have served the request from a mapping.
-  if (old_brk == reinterpret_cast<char*>(-1) || brk < old_brk + (reserve - std::min(reserve, top)) ||
-      new_top < reserve) {
-    return;
-  }
   // Advised before anything in it is written: a block that already holds a
   // small page is not made a huge page by a later fault.
-  char* const top_start = brk - new_top;
   char* const begin = AlignUp(top_start + kMinGap, huge);
   char* const end = AlignDown(brk, huge);
   if (begin >= end || madvise(begin, end - begin, MADV_HUGEPAGE) != 0) return;

@@ -519,7 +519,6 @@ class Driver {
     retired->push_back(std::move(module));
   }
 
-  // Prints `status` as `<file>: error: ...` and returns `code`.
   // An input module the verifier rejects: `file:line:col: error: input
   // module is invalid: ...`, the line and a caret, pointing at the
   // instruction (or computation) the verifier names where the part's text
@@ -537,6 +536,7 @@ class Driver {
     return kExitBadInput;
   }
 
+  // Prints `status` as `<file>: error: ...` and returns `code`.
   int Fail(const absl::Status& status, int code) {
     std::string where = display_;
     std::string suffix;

@@ -193,11 +193,12 @@ class Parser {
     }
     return Expect(c, absl::StrCat(Capped(what)...));
   }
-  // Messages are capped at kMaxMessage bytes (FormatErrorAt); a part taken from the
-  // input (a name, say) is cut to one byte more before it is concatenated,
-  // so that a 100 MB name does not make a 100 MB temporary first.
-  static constexpr size_t kMaxMessage = 1024;
-  static absl::string_view Capped(absl::string_view part) { return part.substr(0, kMaxMessage + 1); }
+  // FormatErrorAt cuts a message at kMaxErrorMessageBytes; a part taken
+  // from the input (a name, say) is cut to one byte more before it is
+  // concatenated, so that a 100 MB name does not make a 100 MB temporary.
+  static absl::string_view Capped(absl::string_view part) {
+    return part.substr(0, kMaxErrorMessageBytes + 1);
+  }
   static absl::string_view Capped(const std::string& part) { return Capped(absl::string_view(part)); }
   template <typename T>
   static const T& Capped(const T& part) {

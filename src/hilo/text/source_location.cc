@@ -39,9 +39,8 @@ std::string FormatErrorAt(absl::string_view filename, absl::string_view text, si
   caret += '^';
   // Messages quote names and values from the input; a 100 MB name must not
   // make a 100 MB message.
-  constexpr size_t kMaxMessage = 1024;
-  std::string capped(message.substr(0, kMaxMessage));
-  if (message.size() > kMaxMessage) capped += "...";
+  std::string capped(message.substr(0, kMaxErrorMessageBytes));
+  if (message.size() > kMaxErrorMessageBytes) capped += "...";
   return absl::StrCat(filename, ":", line, ":", col, ": error: ", capped, "\n", shown, "\n", caret);
 }
 

@@ -16,11 +16,13 @@
 
 namespace hilo {
 
+// Messages may quote the input; they are cut to this many bytes (and "...").
+inline constexpr size_t kMaxErrorMessageBytes = 1024;
+
 // `filename:line:col: error: message`, then the line holding byte `offset`
 // of `text` (at most 200 bytes of it around the offset, tabs shown as
 // spaces) and a caret under the offset. Lines and columns count from 1,
-// columns in bytes. A message longer than 1 KB is cut (it may quote the
-// input).
+// columns in bytes. A message longer than kMaxErrorMessageBytes is cut.
 std::string FormatErrorAt(absl::string_view filename, absl::string_view text, size_t offset,
                           absl::string_view message);
 
