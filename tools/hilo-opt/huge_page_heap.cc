@@ -52,12 +52,12 @@ char* AlignDown(char* p, size_t alignment) {
 
 }  // namespace
 
-bool HugePageHeap::AdvisedHugePagesEnabled(std::string_view enabled_file_text) {
+bool HugePageHeap::AdvisedHugePagesEnabled(absl::string_view enabled_file_text) {
   // The selected mode is the bracketed word.
   const size_t open = enabled_file_text.find('[');
-  const size_t close = enabled_file_text.find(']', open == std::string_view::npos ? 0 : open);
-  if (open == std::string_view::npos || close == std::string_view::npos) return false;
-  const std::string_view mode = enabled_file_text.substr(open + 1, close - open - 1);
+  const size_t close = enabled_file_text.find(']', open == absl::string_view::npos ? 0 : open);
+  if (open == absl::string_view::npos || close == absl::string_view::npos) return false;
+  const absl::string_view mode = enabled_file_text.substr(open + 1, close - open - 1);
   return mode == "always" || mode == "madvise";
 }
 

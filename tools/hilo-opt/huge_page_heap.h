@@ -3,9 +3,9 @@
 #define HILO_TOOLS_HILO_OPT_HUGE_PAGE_HEAP_H_
 
 #include <cstddef>
-#include <string_view>
 
-#include "heap_prefault.h"  // kHeapPrefaultingAvailable
+#include "absl/strings/string_view.h"
+#include "heap_prefault.h"  // kHeapPrefaultingAvailable, ReserveHeapTop
 
 namespace hilo {
 
@@ -54,7 +54,7 @@ class HugePageHeap {
   static bool SystemSupportsAdvisedHugePages();
   // The same decision from the text of
   // /sys/kernel/mm/transparent_hugepage/enabled, e.g. "always [madvise] never".
-  static bool AdvisedHugePagesEnabled(std::string_view enabled_file_text);
+  static bool AdvisedHugePagesEnabled(absl::string_view enabled_file_text);
 
  private:
   char* begin_ = nullptr;
