@@ -231,22 +231,102 @@ TEST_F(ReplacerTest, WeightWalkFollowsPlumbingAndTheLoopCarriedSignature) {
   EXPECT_FALSE(IsConvertGetTupleElementParameter(g));
   EXPECT_EQ(FindWeightParameter(sig), q);
   EXPECT_EQ(FindWeightParameter(g), nullptr);  // without the convert, the tuple stops the walk
-  // Plain plumbing: bitcast(copy(reshape(convert(q)))).
+  // The seed's set: reshape(convert(q)).
   HloInstruction* c1 = b.Op(HloOpcode::kConvert, BF16({4, 8, 16}), {q});
   HloInstruction* c2 = b.Reshape(c1, BF16({32, 16}));
+  EXPECT_EQ(FindWeightParameter(c2), q);
+  // bitcast and copy are not in the seed's set {parameter, gte, convert,
+  // reshape}: only the opt-in wider chain walks them.
   HloInstruction* c3 = b.Op(HloOpcode::kCopy, BF16({32, 16}), {c2});
   HloInstruction* c4 = b.Op(HloOpcode::kBitcast, BF16({32, 16}), {c3});
-  EXPECT_EQ(FindWeightParameter(c4), q);
+  EXPECT_EQ(FindWeightParameter(c3), nullptr);
+  EXPECT_EQ(FindWeightParameter(c4), nullptr);
+  EXPECT_EQ(FindWeightParameter(c4, /*copy_bitcast=*/true), q);
   // A computation in between stops the walk.
   HloInstruction* neg = b.Op(HloOpcode::kNegate, BF16({32, 16}), {c4});
-  EXPECT_EQ(FindWeightParameter(neg), nullptr);
+  EXPECT_EQ(FindWeightParameter(neg, true), nullptr);
   EXPECT_EQ(FindWeightParameter(nullptr), nullptr);
-  // Bounded: 9 copies are more hops than kWeightSearchHops.
+  // Bounded: 9 reshapes are more hops than kWeightSearchHops.
   HloInstruction* cur = q;
-  for (int i = 0; i < kWeightSearchHops; ++i) cur = b.Op(HloOpcode::kCopy, F32({4, 8, 16}), {cur});
+  for (int i = 0; i < kWeightSearchHops; ++i) cur = b.Reshape(cur, F32({4, 8, 16}));
   EXPECT_EQ(FindWeightParameter(cur), q);
-  cur = b.Op(HloOpcode::kCopy, F32({4, 8, 16}), {cur});
+  cur = b.Reshape(cur, F32({4, 8, 16}));
   EXPECT_EQ(FindWeightParameter(cur), nullptr);
+}
+
+// Issue 16 (1): the seed's WeightInLHS is an AnyOfPattern over {parameter,
+// gte, convert, reshape}: all-gather(copy(parameter)) is refused by default,
+// folded only with the opt-in --weight-chain-copy-bitcast.
+TEST_F(ReplacerTest, CopyOrBitcastInTheWeightChainIsRefusedByDefault) {
+  for (HloOpcode layout_op : {HloOpcode::kCopy, HloOpcode::kBitcast}) {
+    for (bool wide : {false, true}) {
+      Builder b;
+      HloInstruction* w = b.Param(0, BF16({4, 8, 16}), "w");
+      HloInstruction* c = b.Op(layout_op, BF16({4, 8, 16}), {w});
+      HloInstruction* ag = b.AllGather({c}, BF16({16, 8, 16}), 0);
+      HloInstruction* x = b.Param(1, BF16({16, 32}), "x");
+      b.Root(b.Dot(ag, x, BF16({16, 8, 32}), 2, 0));
+      PassOptions options;
+      options.weight_chain_copy_bitcast = wide;
+      NeuronLoopedEinsumReplacer pass(options);
+      ASSERT_EQ(*pass.Run(b.module.get()), wide) << HloOpcodeString(layout_op);
+      if (wide) {
+        EXPECT_THAT(pass.candidates()[0].explanation, HasSubstr("from parameter %w"));
+        EXPECT_TRUE(VerifyHloModule(*b.module).ok()) << VerifyHloModule(*b.module);
+      } else {
+        EXPECT_THAT(pass.candidates()[0].reason,
+                    HasSubstr("LHS matched, but operand 0 does not reach a parameter through "
+                              "reshape/convert/get-tuple-element/all-gather within 8 hops "
+                              "(WeightInLHS)"));
+      }
+    }
+  }
+}
+
+// Issue 16 (3): the seed's RHS/NxD branch is `if rhs: ok = WeightInRHS; else
+// if rhsRS || lhsNxD: ok = true; ...`: an LHS-NxD dot whose gathered operand
+// is no parameter (an activation) folds without the aggressive gate, is
+// still classified, refused under --collective-matmul-strict when inexact,
+// and --explain says why it folded.
+TEST_F(ReplacerTest, LhsNxdFoldsWithoutAWeightCheck) {
+  for (bool transposed : {false, true}) {
+    for (bool strict : {false, true}) {
+      Builder b;
+      HloInstruction* a = b.Param(0, BF16({4, 8, 16}), "a");
+      HloInstruction* act = b.Op(HloOpcode::kNegate, BF16({4, 8, 16}), {a}, "act");
+      HloInstruction* tok = b.Param(1, BF16({}), "tok");
+      HloInstruction* ag =
+          b.AllGather({act, tok}, Shape::MakeTuple({BF16({16, 8, 16}), BF16({})}), 0);
+      HloInstruction* data = b.Gte(ag, 0);
+      HloInstruction* rs = b.Reshape(data, BF16({128, 16}));
+      HloInstruction* x = b.Param(2, BF16({16, 32}), "x");
+      // Contracting dimension 1 (the last) is exact; 0 is not.
+      HloInstruction* dot = transposed ? b.Dot(rs, b.Param(3, BF16({128, 32}), "y"),
+                                               BF16({16, 32}), 0, 0)
+                                       : b.Dot(rs, x, BF16({128, 32}), 1, 0);
+      b.Root(b.Op(HloOpcode::kTuple, Shape::MakeTuple({dot->shape(), BF16({})}),
+                  {dot, b.Gte(ag, 1)}));
+      ASSERT_TRUE(VerifyHloModule(*b.module).ok()) << VerifyHloModule(*b.module);
+      PassOptions options;
+      options.collective_matmul_strict = strict;
+      NeuronLoopedEinsumReplacer pass(options);
+      const bool folds = !(strict && transposed);
+      ASSERT_EQ(*pass.Run(b.module.get()), folds) << transposed << strict;
+      const auto& c = pass.candidates()[0];
+      EXPECT_EQ(c.matcher, "LHS-NxD");
+      if (folds) {
+        EXPECT_EQ(c.exact, !transposed);
+        EXPECT_THAT(c.explanation,
+                    HasSubstr("fused as LHS-NxD (weight = operand 0, accepted without a weight "
+                              "check: the seed's RHS/NxD branch sets ok = true for LHS-NxD"));
+        EXPECT_THAT(c.explanation, Not(HasSubstr("AGGRESSIVE")));
+        EXPECT_TRUE(VerifyHloModule(*b.module).ok()) << VerifyHloModule(*b.module);
+      } else {
+        EXPECT_THAT(c.reason, HasSubstr("--collective-matmul-strict refuses"));
+        EXPECT_THAT(c.reason, HasSubstr("contracting dimension 0 is not its last"));
+      }
+    }
+  }
 }
 
 // --- The rewrite --------------------------------------------------------------

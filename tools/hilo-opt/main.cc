@@ -613,6 +613,8 @@ int Main(int argc, char** argv) {
       "as NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB=N");
   app.add_flag("--collective-matmul-strict", options.pass_options.collective_matmul_strict,
                "refuse collective-matmul folds that are not exact under the kernel's contract");
+  app.add_flag("--weight-chain-copy-bitcast", options.pass_options.weight_chain_copy_bitcast,
+               "WeightInLHS/RHS also walk bitcast and copy (beyond the original)");
   app.add_flag("--unique-channel-ids-skip-send-recv",
                options.pass_options.unique_channel_ids_skip_send_recv,
                "the unique channel id enforcer leaves send/recv alone");

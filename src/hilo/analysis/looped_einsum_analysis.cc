@@ -18,6 +18,13 @@ std::string Name(const HloInstruction* inst) {
   return inst == nullptr ? std::string("<none>") : absl::StrCat("%", inst->name());
 }
 
+// The ops WeightInLHS/RHS walk, for the explanations.
+std::string WeightChainOps(const LoopedEinsumSettings& settings) {
+  return settings.weight_chain_copy_bitcast
+             ? "reshape/convert/bitcast/copy/get-tuple-element/all-gather"
+             : "reshape/convert/get-tuple-element/all-gather";
+}
+
 std::string DimsToString(absl::Span<const int64_t> dims) {
   return absl::StrCat("{", absl::StrJoin(dims, ","), "}");
 }
@@ -228,41 +235,35 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
   if (lhs || lhs_rs) {
     plan.matcher = lhs ? LoopedEinsumMatcher::kLhs : LoopedEinsumMatcher::kLhsRS;
     plan.weight_operand = 0;
-    plan.weight_parameter = WeightInLHS(dot);
+    plan.weight_parameter = WeightInLHS(dot, settings.weight_chain_copy_bitcast);
     if (plan.weight_parameter == nullptr) {
       return fail(absl::StrCat(
-          LoopedEinsumMatcherName(plan.matcher),
-          " matched, but operand 0 does not reach a parameter through "
-          "reshape/convert/bitcast/copy/get-tuple-element/all-gather within ",
-          kWeightSearchHops,
+          LoopedEinsumMatcherName(plan.matcher), " matched, but operand 0 does not reach a parameter through ",
+          WeightChainOps(settings), " within ", kWeightSearchHops,
           " hops (WeightInLHS); the LHS branch is decided first and has no aggressive fallback"));
     }
   } else if (rhs) {
     plan.matcher = LoopedEinsumMatcher::kRhs;
     plan.weight_operand = 1;
-    plan.weight_parameter = WeightInRHS(dot);
+    plan.weight_parameter = WeightInRHS(dot, settings.weight_chain_copy_bitcast);
     if (plan.weight_parameter == nullptr && !settings.aggressive) {
       return fail(
-          absl::StrCat("RHS matched, but operand 1 does not reach a parameter through "
-                       "reshape/convert/bitcast/copy/get-tuple-element/all-gather within ",
-                       kWeightSearchHops,
+          absl::StrCat("RHS matched, but operand 1 does not reach a parameter through ",
+                       WeightChainOps(settings), " within ", kWeightSearchHops,
                        " hops (WeightInRHS) and NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE is not 1"));
     }
   } else if (rhs_rs) {
     plan.matcher = LoopedEinsumMatcher::kRhsRS;
     plan.weight_operand = 1;
-    plan.weight_parameter = WeightInRHS(dot);  // informative only: RHS-RS is accepted as is
+    // Informative only: the seed's `else if rhsRS || lhsNxD: ok = true`.
+    plan.weight_parameter = WeightInRHS(dot, settings.weight_chain_copy_bitcast);
   } else {
+    // LHS-NxD: accepted as is, as RHS-RS (the seed's `else if rhsRS ||
+    // lhsNxD: ok = true`): the token-threaded all-gather of NeuronX
+    // Distributed gathers activations, not a weight parameter.
     plan.matcher = LoopedEinsumMatcher::kLhsNxD;
     plan.weight_operand = 0;
-    plan.weight_parameter = WeightInLHS(dot);
-    if (plan.weight_parameter == nullptr && !settings.aggressive) {
-      return fail(
-          absl::StrCat("LHS-NxD matched, but operand 0 does not reach a parameter through "
-                       "reshape/convert/bitcast/copy/get-tuple-element/all-gather within ",
-                       kWeightSearchHops,
-                       " hops (WeightInLHS) and NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE is not 1"));
-    }
+    plan.weight_parameter = WeightInLHS(dot, settings.weight_chain_copy_bitcast);  // informative only
   }
   const std::string matcher_name(LoopedEinsumMatcherName(plan.matcher));
 
@@ -430,7 +431,15 @@ std::string ExplainLoopedEinsumPlan(const HloInstruction& dot, const LoopedEinsu
   if (dot.parent() != nullptr) absl::StrAppend(&where, " in ", dot.parent()->name());
   if (!plan.fold) return absl::StrCat(where, ": not fused: ", plan.reason);
   std::string weight = absl::StrCat("weight = operand ", plan.weight_operand);
-  if (plan.weight_parameter != nullptr) {
+  if (plan.matcher == LoopedEinsumMatcher::kLhsNxD) {
+    // Why it folded: this branch has no weight check.
+    absl::StrAppend(&weight,
+                    ", accepted without a weight check: the seed's RHS/NxD branch sets "
+                    "ok = true for LHS-NxD");
+    if (plan.weight_parameter != nullptr) {
+      absl::StrAppend(&weight, "; it reaches parameter ", Name(plan.weight_parameter));
+    }
+  } else if (plan.weight_parameter != nullptr) {
     absl::StrAppend(&weight, " from parameter ", Name(plan.weight_parameter));
   } else if (plan.matcher == LoopedEinsumMatcher::kRhsRS) {
     absl::StrAppend(&weight, ", accepted without WeightInRHS");

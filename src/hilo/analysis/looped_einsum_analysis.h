@@ -41,6 +41,8 @@ struct LoopedEinsumSettings {
   bool aggressive = false;  // NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE
   int64_t sb_to_sb_threshold_mb = kDefaultSbToSbThresholdMb;
   bool strict = false;  // refuse folds that are not exact
+  // WeightInLHS/RHS also follow bitcast and copy (beyond the original).
+  bool weight_chain_copy_bitcast = false;
 };
 
 struct LoopedEinsumPlan {

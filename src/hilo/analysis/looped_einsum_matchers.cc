@@ -24,17 +24,21 @@ bool IsReshapeOfAllGather(const HloInstruction* inst) {
   return Is(inst, HloOpcode::kReshape) && Is(OperandOrNull(inst, 0), HloOpcode::kAllGather);
 }
 
-// The ops WeightInLHS/RHS see through: layout, type and tuple plumbing,
-// and the all-gather itself.
-bool IsWeightPlumbing(HloOpcode opcode) {
+// The ops WeightInLHS/RHS see through: the seed's pattern set {parameter,
+// gte, convert, reshape} (the parameter ends the walk), plus the
+// all-gather the matcher already found between the dot and the weight.
+// bitcast and copy only with the opt-in wider chain
+// (PassOptions::weight_chain_copy_bitcast; beyond the original).
+bool IsWeightPlumbing(HloOpcode opcode, bool copy_bitcast) {
   switch (opcode) {
     case HloOpcode::kReshape:
     case HloOpcode::kConvert:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kCopy:
     case HloOpcode::kGetTupleElement:
     case HloOpcode::kAllGather:
       return true;
+    case HloOpcode::kBitcast:
+    case HloOpcode::kCopy:
+      return copy_bitcast;
     default:
       return false;
   }
@@ -88,23 +92,23 @@ bool IsConvertGetTupleElementParameter(const HloInstruction* inst) {
   return Is(OperandOrNull(OperandOrNull(gte, 0), 0), HloOpcode::kParameter);
 }
 
-const HloInstruction* FindWeightParameter(const HloInstruction* start) {
+const HloInstruction* FindWeightParameter(const HloInstruction* start, bool copy_bitcast) {
   const HloInstruction* inst = start;
   for (int hop = 0; inst != nullptr; ++hop) {
     if (inst->opcode() == HloOpcode::kParameter) return inst;
     if (IsConvertGetTupleElementParameter(inst)) return inst->operand(0)->operand(0)->operand(0);
-    if (hop >= kWeightSearchHops || !IsWeightPlumbing(inst->opcode())) return nullptr;
+    if (hop >= kWeightSearchHops || !IsWeightPlumbing(inst->opcode(), copy_bitcast)) return nullptr;
     inst = OperandOrNull(inst, 0);
   }
   return nullptr;
 }
 
-const HloInstruction* WeightInLHS(const HloInstruction* dot) {
-  return FindWeightParameter(DotOperand(dot, 0));
+const HloInstruction* WeightInLHS(const HloInstruction* dot, bool copy_bitcast) {
+  return FindWeightParameter(DotOperand(dot, 0), copy_bitcast);
 }
 
-const HloInstruction* WeightInRHS(const HloInstruction* dot) {
-  return FindWeightParameter(DotOperand(dot, 1));
+const HloInstruction* WeightInRHS(const HloInstruction* dot, bool copy_bitcast) {
+  return FindWeightParameter(DotOperand(dot, 1), copy_bitcast);
 }
 
 }  // namespace hilo

@@ -50,14 +50,16 @@ const HloInstruction* GetRootAllGather(const HloInstruction* inst, int depth);
 bool IsConvertGetTupleElementParameter(const HloInstruction* inst);
 
 // From the dot's operand 0 (LHS) / operand 1 (RHS), following operand 0
-// through reshape, convert, bitcast, copy, get-tuple-element and
-// all-gather for at most kWeightSearchHops hops: the parameter reached (or,
-// for IsConvertGetTupleElementParameter, that parameter), else nullptr.
-// The returned node is the original's "captured" weight node.
-const HloInstruction* WeightInLHS(const HloInstruction* dot);
-const HloInstruction* WeightInRHS(const HloInstruction* dot);
+// through reshape, convert, get-tuple-element (the seed's pattern set
+// {parameter, gte, convert, reshape}) and the all-gather the matcher found,
+// for at most kWeightSearchHops hops: the parameter reached (or, for
+// IsConvertGetTupleElementParameter, that parameter), else nullptr. With
+// `copy_bitcast` (opt-in, beyond the original) bitcast and copy are
+// followed too. The returned node is the original's "captured" weight node.
+const HloInstruction* WeightInLHS(const HloInstruction* dot, bool copy_bitcast = false);
+const HloInstruction* WeightInRHS(const HloInstruction* dot, bool copy_bitcast = false);
 // The same walk from any instruction.
-const HloInstruction* FindWeightParameter(const HloInstruction* start);
+const HloInstruction* FindWeightParameter(const HloInstruction* start, bool copy_bitcast = false);
 
 }  // namespace hilo
 

@@ -19,6 +19,10 @@ struct PassOptions {
   // --collective-matmul-strict: refuse folds that are not exact under the
   // kernel's contract.
   bool collective_matmul_strict = false;
+  // --weight-chain-copy-bitcast: WeightInLHS/WeightInRHS also walk bitcast
+  // and copy (beyond the original, whose set is {parameter, gte, convert,
+  // reshape}; docs/passes/looped-einsum.md).
+  bool weight_chain_copy_bitcast = false;
   // --unique-channel-ids-skip-send-recv: the enforcer leaves send/recv alone.
   bool unique_channel_ids_skip_send_recv = false;
   // --force-stream-id-injection: in neuron-collective-pipeline, run the

@@ -41,6 +41,7 @@ LoopedEinsumSettings ResolveLoopedEinsumSettings(const PassOptions& options,
                             ? *options.collective_permute_aggressive
                             : LoopedEinsumEnvVarSetToOne(kCollectivePermuteAggressiveEnv, warnings);
   settings.strict = options.collective_matmul_strict;
+  settings.weight_chain_copy_bitcast = options.weight_chain_copy_bitcast;
   std::string source = "default";
   if (options.sb_to_sb_threshold_mb.has_value()) {
     settings.sb_to_sb_threshold_mb = *options.sb_to_sb_threshold_mb;
@@ -144,7 +145,8 @@ std::string NeuronLoopedEinsumReplacer::Summary() const {
                       " exact under the kernel contract); nxd=", settings_.nxd ? 1 : 0,
                       " aggressive=", settings_.aggressive ? 1 : 0,
                       " sb_to_sb_threshold_mb=", settings_.sb_to_sb_threshold_mb, " (",
-                      threshold_source_, ") strict=", settings_.strict ? 1 : 0);
+                      threshold_source_, ") strict=", settings_.strict ? 1 : 0,
+                      settings_.weight_chain_copy_bitcast ? " weight_chain_copy_bitcast=1" : "");
 }
 
 nlohmann::json NeuronLoopedEinsumReplacer::ReportDetails() const {
@@ -154,6 +156,7 @@ nlohmann::json NeuronLoopedEinsumReplacer::ReportDetails() const {
       {"sb_to_sb_threshold_mb", settings_.sb_to_sb_threshold_mb},
       {"sb_to_sb_threshold_source", threshold_source_},
       {"strict", settings_.strict},
+      {"weight_chain_copy_bitcast", settings_.weight_chain_copy_bitcast},
   };
   nlohmann::json dots = nlohmann::json::array();
   int64_t fused = 0;
