@@ -638,6 +638,48 @@ TEST(OpExpanderPassTest, CollectsInPostOrderBeforeExpanding) {
   EXPECT_THAT(expander.expanded, ElementsAre("a", "n2"));
 }
 
+// Issue 16 (2): as XLA's OpExpanderPass::Run (module->MakeNonfusionComputations()),
+// a fusion computation is not walked; a computation the fused computation
+// calls (a reduce's to_apply) is not a fusion computation and is walked.
+TEST(OpExpanderPassTest, WalksNonFusionComputationsOnly) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  %nx = f32[] negate(f32[] %x)
+  ROOT %s = f32[] add(f32[] %nx, f32[] %y)
+}
+%fused (p: f32[4]) -> f32[] {
+  %p = f32[4]{0} parameter(0)
+  %n = f32[4]{0} negate(f32[4]{0} %p)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(f32[4]{0} %n, f32[] %z), dimensions={0}, to_apply=%add
+}
+%called (q: f32[4]) -> f32[4] {
+  %q = f32[4]{0} parameter(0)
+  ROOT %m = f32[4]{0} negate(f32[4]{0} %q)
+}
+ENTRY %main (a: f32[4]) -> (f32[], f32[4], f32[4]) {
+  %a = f32[4]{0} parameter(0)
+  %f = f32[] fusion(f32[4]{0} %a), kind=kLoop, calls=%fused
+  %c = f32[4]{0} call(f32[4]{0} %a), to_apply=%called
+  %e = f32[4]{0} negate(f32[4]{0} %a)
+  ROOT %t = (f32[], f32[4]{0}, f32[4]{0}) tuple(%f, %c, %e)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<std::string> walked;
+  for (const HloComputation* c : (*module)->MakeNonfusionComputations()) walked.push_back(c->name());
+  EXPECT_THAT(walked, ElementsAre("add", "called", "main"));
+  TestExpander expander(HloOpcode::kNegate, [](HloInstruction*) -> absl::StatusOr<HloInstruction*> {
+    return nullptr;
+  });
+  ASSERT_TRUE(expander.Run(module->get()).ok());
+  // %n, in the fusion computation, is not visited.
+  EXPECT_THAT(expander.expanded, ElementsAre("nx", "m", "e"));
+}
+
 TEST(OpExpanderPassTest, SkipsInstructionsRemovedByAnEarlierExpansion) {
   // p0 -> a (negate) and p0 -> c (negate); ROOT tuple(a, c). Expanding a
   // also handles c (reroutes it and removes it), as a pass that folds a

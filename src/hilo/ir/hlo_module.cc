@@ -1,6 +1,8 @@
 #include "hilo/ir/hlo_module.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
 
@@ -37,6 +39,22 @@ std::vector<HloComputation*> HloModule::computations() const {
   std::vector<HloComputation*> result;
   result.reserve(computations_.size());
   for (const auto& c : computations_) result.push_back(c.get());
+  return result;
+}
+
+std::vector<HloComputation*> HloModule::MakeNonfusionComputations() const {
+  absl::flat_hash_set<const HloComputation*> fused;
+  for (const auto& c : computations_) {
+    for (const HloInstruction* inst : c->instructions()) {
+      if (inst->opcode() != HloOpcode::kFusion) continue;
+      for (const HloComputation* called : inst->called_computations("calls")) fused.insert(called);
+    }
+  }
+  std::vector<HloComputation*> result;
+  result.reserve(computations_.size() - fused.size());
+  for (const auto& c : computations_) {
+    if (!fused.contains(c.get())) result.push_back(c.get());
+  }
   return result;
 }
 

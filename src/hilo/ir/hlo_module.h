@@ -59,6 +59,12 @@ class HloModule {
                                  bool is_entry = false);
   // Computations in module order.
   std::vector<HloComputation*> computations() const;
+  // Computations in module order, without the fusion computations (those a
+  // `fusion` instruction calls with `calls=`), as XLA's
+  // MakeNonfusionComputations (which walks in call-graph post order; a
+  // parsed module is usually written that way). A computation a fused
+  // computation calls (a reduce's to_apply) is not a fusion computation.
+  std::vector<HloComputation*> MakeNonfusionComputations() const;
   // Memory for this module's instructions (the parser's; instruction_arena.h).
   InstructionArena& instruction_arena() { return instruction_arena_; }
   int64_t computation_count() const { return static_cast<int64_t>(computations_.size()); }

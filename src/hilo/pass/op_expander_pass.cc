@@ -9,7 +9,8 @@ namespace hilo {
 
 absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
   bool changed = false;
-  for (HloComputation* computation : module->computations()) {
+  // As XLA's OpExpanderPass::Run: fusion computations are left alone.
+  for (HloComputation* computation : module->MakeNonfusionComputations()) {
     std::vector<HloInstruction*> matching;
     for (HloInstruction* inst : computation->MakeInstructionPostOrder()) {
       if (InstructionMatchesPattern(inst)) matching.push_back(inst);
