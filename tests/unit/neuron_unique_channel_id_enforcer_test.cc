@@ -292,6 +292,44 @@ TEST(EnforcerTest, GroupModeWarningOnlyWithSeveralPartitions) {
   }
 }
 
+// Issue 16 (4): with one partition, a channel-less collective-permute or
+// all-to-all that gets a channel_id switches to cross_partition: its pairs
+// or groups now name partitions, not the replicas. Warned whatever
+// num_partitions says; the all-reduce/all-gather modes name the same devices
+// with one partition and are not warned. One device in all: nothing changes.
+TEST(EnforcerTest, GroupModeWarningWithOnePartitionAndSeveralReplicas) {
+  for (std::optional<int64_t> replicas :
+       {std::optional<int64_t>(), std::optional<int64_t>(1), std::optional<int64_t>(4)}) {
+    for (std::optional<int64_t> partitions : {std::optional<int64_t>(), std::optional<int64_t>(1)}) {
+      HloModule module("m");
+      module.set_replica_count(replicas);
+      module.set_num_partitions(partitions);
+      Builder b(&module, "entry", true);
+      b.Op(HloOpcode::kAllReduce, "ar0", std::nullopt);
+      b.Op(HloOpcode::kAllReduce, "ar1", std::nullopt);
+      b.Op(HloOpcode::kCollectivePermute, "cp", std::nullopt);
+      b.Op(HloOpcode::kAllToAll, "a2a", std::nullopt);
+      b.Op(HloOpcode::kAllToAll, "a2a_id", 7);
+      b.Op(HloOpcode::kAllToAll, "a2a_id_dup", 7);  // had an id: no mode change
+      NeuronUniqueChannelIdEnforcer* pass;
+      ASSERT_TRUE(*Enforce(&module, false, &pass));
+      if (replicas.value_or(1) == 1) {
+        EXPECT_THAT(pass->Warnings(), IsEmpty());
+        continue;
+      }
+      ASSERT_THAT(pass->Warnings(), SizeIs(2));
+      EXPECT_EQ(pass->Warnings()[0],
+                "collective-permute cp in entry had no channel_id and now has channel_id=9: with "
+                "replica_count=4 and num_partitions=1 its group mode changes from cross_replica to "
+                "cross_partition: its source_target_pairs now name partitions (there is 1) "
+                "instead of the 4 replicas, so the devices that take part change");
+      EXPECT_THAT(pass->Warnings()[1], HasSubstr("all-to-all a2a in entry"));
+      EXPECT_THAT(pass->Warnings()[1], HasSubstr("its replica_groups now name partitions"));
+      EXPECT_EQ(pass->ReportDetails()["warnings"].size(), 2u);
+    }
+  }
+}
+
 TEST(EnforcerTest, ExhaustedIdsAreAnErrorNotAnOverflow) {
   {
     HloModule module("m");

@@ -72,6 +72,18 @@ class ChannelIdSet {
   bool none_ = false;
 };
 
+// Whether a collective that had no channel_id and gets one now takes
+// different devices: with the channel_id its groups (or pairs) name
+// `mode`'s ids instead of replicas within a partition. With one partition,
+// cross_replica_and_partition and flattened ids name the same devices as
+// cross_replica; cross_partition names partitions, which differ from
+// replicas unless the module runs on one device (XLA's defaults for absent
+// counts are 1).
+bool ParticipantsChange(absl::string_view mode, int64_t replicas, int64_t partitions) {
+  if (mode == "cross_partition") return replicas > 1 || partitions > 1;
+  return partitions > 1;
+}
+
 std::string IdText(const std::optional<int64_t>& id) {
   return id.has_value() ? absl::StrCat(*id) : std::string("none");
 }
@@ -125,6 +137,7 @@ absl::StatusOr<bool> NeuronUniqueChannelIdEnforcer::Run(HloModule* module) {
   // NextChannelId saturates at INT64_MAX; past that no fresh id exists.
   bool exhausted = false;
   const int64_t partitions = module->num_partitions().value_or(1);
+  const int64_t replicas = module->replica_count().value_or(1);
 
   // The ids are usually small: size the dense part for all of them, the
   // fresh ones included.
@@ -166,12 +179,27 @@ absl::StatusOr<bool> NeuronUniqueChannelIdEnforcer::Run(HloModule* module) {
                            : absl::StrCat(absl::StrJoin(done_ops, ", "), " or its peer"),
           "; the verifier rejects the module. --unique-channel-ids-skip-send-recv leaves "
           "send/recv alone"));
-    } else if (!old_id.has_value() && partitions > 1) {
-      warnings_.push_back(absl::StrCat(
-          HloOpcodeString(instruction->opcode()), " ", instruction->name(), " in ",
-          computation->name(), " had no channel_id and now has channel_id=", next,
-          ": with num_partitions=", partitions, " its group mode changes from cross_replica to ",
-          GroupModeWithChannelId(*instruction)));
+    } else if (!old_id.has_value()) {
+      const absl::string_view mode = GroupModeWithChannelId(*instruction);
+      if (partitions > 1) {
+        warnings_.push_back(absl::StrCat(
+            HloOpcodeString(instruction->opcode()), " ", instruction->name(), " in ",
+            computation->name(), " had no channel_id and now has channel_id=", next,
+            ": with num_partitions=", partitions, " its group mode changes from cross_replica to ",
+            mode));
+      } else if (ParticipantsChange(mode, replicas, partitions)) {
+        // One partition (torch-xla's usual module): the groups or pairs now
+        // name partitions that do not exist.
+        warnings_.push_back(absl::StrCat(
+            HloOpcodeString(instruction->opcode()), " ", instruction->name(), " in ",
+            computation->name(), " had no channel_id and now has channel_id=", next,
+            ": with replica_count=", replicas, " and num_partitions=1 its group mode changes from "
+            "cross_replica to ", mode, ": its ",
+            instruction->opcode() == HloOpcode::kCollectivePermute ? "source_target_pairs"
+                                                                    : "replica_groups",
+            " now name partitions (there is 1) instead of the ", replicas,
+            " replicas, so the devices that take part change"));
+      }
     }
 
     if (next == INT64_MAX) {

@@ -8,8 +8,10 @@
 // is recorded. First seen wins. Returns whether anything was renumbered.
 //
 // The faithful algorithm has two hazards, reported as warnings (not fixed):
-// a collective that gets an id it lacked changes its group mode when the
-// module has more than one partition, and a renumbered send/recv no longer
+// a collective that gets an id it lacked changes its group mode, and so the
+// devices that take part, when the module has more than one partition, or
+// (collective-permute, all-to-all: cross_partition) more than one replica;
+// and a renumbered send/recv no longer
 // matches its send-done/recv-done and its peer. With
 // PassOptions::unique_channel_ids_skip_send_recv send/recv are left alone.
 // See docs/passes/stream-and-channel-ids.md.
