@@ -1484,3 +1484,105 @@ ENTRY %main (x: f32[8]) -> f32[8] {
 
 }  // namespace
 }  // namespace hilo
+
+namespace hilo {
+namespace {
+
+// Issue 16 (6): XLA requires the call graph to be a DAG. A cycle longer than
+// a self-call (x calls y calls x; two while bodies calling each other) is
+// rejected, naming the computations of the cycle in call order.
+TEST(VerifierCallGraphTest, CyclesAreRejectedNamingTheComputations) {
+  auto module = ParseHloModule(R"(
+HloModule m
+%x (a: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  ROOT %cy = f32[] call(f32[] %a), to_apply=%y
+}
+%y (b: f32[]) -> f32[] {
+  %b = f32[] parameter(0)
+  ROOT %cx = f32[] call(f32[] %b), to_apply=%x
+}
+ENTRY %main (p: f32[]) -> f32[] {
+  %p = f32[] parameter(0)
+  ROOT %c = f32[] call(f32[] %p), to_apply=%x
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_EQ(VerifyHloModule(**module).message(),
+            "in computation %y, instruction %cx: calls %x, which closes a cycle in the call graph "
+            "(%x -> %y -> %x); the call graph must be acyclic");
+
+  // Two while loops whose bodies run each other.
+  module = ParseHloModule(R"(
+HloModule m
+%cond (c: s32[]) -> pred[] {
+  %c = s32[] parameter(0)
+  %k = s32[] constant(3)
+  ROOT %lt = pred[] compare(s32[] %c, s32[] %k), direction=LT
+}
+%body1 (b1: s32[]) -> s32[] {
+  %b1 = s32[] parameter(0)
+  ROOT %w2 = s32[] while(s32[] %b1), condition=%cond, body=%body2
+}
+%body2 (b2: s32[]) -> s32[] {
+  %b2 = s32[] parameter(0)
+  ROOT %w1 = s32[] while(s32[] %b2), condition=%cond, body=%body1
+}
+ENTRY %main (p: s32[]) -> s32[] {
+  %p = s32[] parameter(0)
+  ROOT %w = s32[] while(s32[] %p), condition=%cond, body=%body1
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_THAT(std::string(VerifyHloModule(**module).message()),
+              HasSubstr("closes a cycle in the call graph (%body1 -> %body2 -> %body1)"));
+
+  // A diamond (two callers of one computation) is no cycle.
+  module = ParseHloModule(R"(
+HloModule m
+%leaf (a: f32[]) -> f32[] {
+  ROOT %a = f32[] parameter(0)
+}
+%l (b: f32[]) -> f32[] {
+  %b = f32[] parameter(0)
+  ROOT %c = f32[] call(f32[] %b), to_apply=%leaf
+}
+%r (d: f32[]) -> f32[] {
+  %d = f32[] parameter(0)
+  ROOT %e = f32[] call(f32[] %d), to_apply=%leaf
+}
+ENTRY %main (p: f32[]) -> (f32[], f32[]) {
+  %p = f32[] parameter(0)
+  %x = f32[] call(f32[] %p), to_apply=%l
+  %y = f32[] call(f32[] %p), to_apply=%r
+  ROOT %t = (f32[], f32[]) tuple(%x, %y)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE(VerifyHloModule(**module).ok()) << VerifyHloModule(**module);
+}
+
+// A chain of 100,000 computations, each calling the next, closed into a
+// cycle: found without recursion (a recursive DFS would overflow the stack)
+// and in linear time.
+TEST(VerifierCallGraphTest, LongCallChainCycleIsFoundWithoutRecursion) {
+  constexpr int kN = 100000;
+  std::string text = "HloModule m\n";
+  for (int i = 0; i < kN; ++i) {
+    absl::StrAppend(&text, "%c", i, " (a", i, ": f32[]) -> f32[] {\n  %a", i,
+                    " = f32[] parameter(0)\n  ROOT %k", i, " = f32[] call(f32[] %a", i,
+                    "), to_apply=%c", (i + 1) % kN, "\n}\n");
+  }
+  absl::StrAppend(&text,
+                  "ENTRY %main (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n  ROOT %r = "
+                  "f32[] call(f32[] %p), to_apply=%c0\n}\n");
+  auto module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const std::string message(VerifyHloModule(**module).message());
+  EXPECT_THAT(message, HasSubstr("in computation %c99999, instruction %k99999: calls %c0, which "
+                                 "closes a cycle in the call graph (%c0 -> %c1 -> %c2 -> "));
+  EXPECT_THAT(message, HasSubstr("%c99999 -> %c0)"));
+}
+
+}  // namespace
+}  // namespace hilo
