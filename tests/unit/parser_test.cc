@@ -1308,6 +1308,40 @@ ENTRY %main (p: f32[], q: pred[], v: f32[2,3], w: f32[2,3], k: s32[], iv: s32[2,
     ASSERT_NE(inst, nullptr);
     EXPECT_EQ(inst->shape().ToString(), shape) << name;
   }
+  // Windows, gather dimension numbers, convolution dimension labels.
+  std::unique_ptr<HloModule> w = Parse(R"(
+HloModule windows
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = maximum(%a, %b)
+}
+ENTRY %main (x: f32[1,8,8,3], k: f32[3,3,3,16], z: f32[], t: f32[5,7], i: s32[4,1]) -> f32[] {
+  %x = f32[1,8,8,3]{3,2,1,0} parameter(0)
+  %k = f32[3,3,3,16]{3,2,1,0} parameter(1)
+  %z = f32[] parameter(2)
+  %t = f32[5,7]{1,0} parameter(3)
+  %i = s32[4,1]{1,0} parameter(4)
+  %conv = convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  %convt = convolution(%x, %k), window={size=3x3 lhs_dilate=2x2}, dim_labels=b01f_01io->bf01
+  %rw = reduce-window(%x, %z), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=%max
+  %g = gather(%t, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,7}
+  ROOT %out = copy(%z)
+}
+)");
+  ASSERT_NE(w, nullptr);
+  const std::pair<const char*, const char*> windowed[] = {
+      {"conv", "f32[1,4,4,16]{3,2,1,0}"},
+      {"convt", "f32[1,16,13,13]{3,2,1,0}"},
+      {"rw", "f32[1,4,4,3]{3,2,1,0}"},
+      {"g", "f32[4,7]{1,0}"},
+  };
+  for (const auto& [name, shape] : windowed) {
+    const HloInstruction* inst = Find(*w, name);
+    ASSERT_NE(inst, nullptr);
+    EXPECT_EQ(inst->shape().ToString(), shape) << name;
+  }
+
   // Printed with the inferred shapes, as XLA prints them; printing is stable.
   const std::string printed = PrintHloModule(*m);
   EXPECT_THAT(printed, HasSubstr("%cnd = f32[] conditional("));
@@ -1332,10 +1366,14 @@ TEST(ParserInferShapeTest, WhatCanNotBeInferredIsAClearError) {
               HasSubstr("the shape of this call is omitted and can not be inferred: computation "
                         "'later' is not defined before this instruction"));
   // Inferred by XLA, not yet here: a clear request for the shape.
-  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[1,4,4,1] parameter(0)\n"
-                         "  f = f32[1,1,1,1] parameter(1)\n"
-                         "  ROOT c = convolution(p, f), dim_labels=b01f_01io->b01f\n}\n"),
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  a = f32[2,4] parameter(0)\n"
+                         "  b = f32[2,4,3] parameter(1)\n  g = s32[2] parameter(2)\n"
+                         "  ROOT r = ragged-dot(a, b, g)\n}\n"),
               HasSubstr("XLA's parser infers it, but this parser does not yet: write the shape"));
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[1,4,4,1] parameter(0)\n"
+                         "  f = f32[3,3,1,8] parameter(1)\n"
+                         "  ROOT c = convolution(p, f), dim_labels=b01f_01io->b01f\n}\n"),
+              HasSubstr("dim_labels, window and batch_group_count do not describe this convolution"));
   EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n"
                          "  ROOT t = transpose(p), dimensions={0,0}\n}\n"),
               HasSubstr("is not a permutation"));

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -1033,6 +1034,78 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
   return true;
 }
 
+// XLA's window attribute (`{size=3x3 stride=2x2 pad=1_1x0_0 lhs_dilate=1x1
+// rhs_dilate=1x1}`), as far as shape inference needs it.
+struct WindowDimension {
+  int64_t size = 1;
+  int64_t stride = 1;
+  int64_t pad_low = 0;
+  int64_t pad_high = 0;
+  int64_t base_dilation = 1;
+  int64_t window_dilation = 1;
+};
+
+// Parses `text` into one entry per dimension; false if it is not a window
+// this inference understands (then the shape must be written).
+bool ParseWindowForInference(absl::string_view text, std::vector<WindowDimension>* window) {
+  window->clear();
+  if (!absl::ConsumePrefix(&text, "{") || !absl::ConsumeSuffix(&text, "}")) return false;
+  for (absl::string_view field : absl::StrSplit(text, ' ', absl::SkipWhitespace())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(field, absl::MaxSplits('=', 1));
+    std::vector<absl::string_view> items = absl::StrSplit(kv.second, 'x');
+    if (window->empty()) window->resize(items.size());
+    if (items.size() != window->size()) return false;
+    for (size_t d = 0; d < items.size(); ++d) {
+      WindowDimension& w = (*window)[d];
+      if (kv.first == "pad") {
+        std::pair<absl::string_view, absl::string_view> lh = absl::StrSplit(items[d], '_');
+        if (!absl::SimpleAtoi(lh.first, &w.pad_low) || !absl::SimpleAtoi(lh.second, &w.pad_high)) {
+          return false;
+        }
+        continue;
+      }
+      int64_t* target = kv.first == "size"         ? &w.size
+                        : kv.first == "stride"     ? &w.stride
+                        : kv.first == "lhs_dilate" ? &w.base_dilation
+                        : kv.first == "rhs_dilate" ? &w.window_dilation
+                                                   : nullptr;
+      if (target == nullptr) {
+        if (kv.first == "rhs_reversal") continue;  // no effect on the shape
+        return false;
+      }
+      if (!absl::SimpleAtoi(items[d], target) || *target < 1) return false;
+    }
+  }
+  return true;
+}
+
+// The extent of a windowed dimension of size `n` (XLA's InferWindowOutputShape);
+// nullopt if it is negative or overflows.
+std::optional<int64_t> WindowedExtent(int64_t n, const WindowDimension& w) {
+  const __int128 padded = static_cast<__int128>(n > 0 ? n - 1 : 0) * w.base_dilation +
+                          (n > 0 ? 1 : 0) + w.pad_low + w.pad_high;
+  const __int128 window = static_cast<__int128>(w.size - 1) * w.window_dilation + 1;
+  if (padded < 0) return std::nullopt;
+  const __int128 out = padded < window ? 0 : (padded - window) / w.stride + 1;
+  if (out > INT64_MAX) return std::nullopt;
+  return static_cast<int64_t>(out);
+}
+
+// An integer list attribute `{a,b,...}` (absent: empty); false if malformed.
+bool IntListAttribute(const HloInstruction& inst, absl::string_view name, std::vector<int64_t>* out) {
+  out->clear();
+  const std::string* value = inst.raw_attribute(name);
+  if (value == nullptr) return true;
+  absl::string_view list = *value;
+  if (!absl::ConsumePrefix(&list, "{") || !absl::ConsumeSuffix(&list, "}")) return false;
+  for (absl::string_view item : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(item, &n)) return false;
+    out->push_back(n);
+  }
+  return true;
+}
+
 const Shape* Parser::CalledRootShape(const HloInstruction* inst, absl::string_view attribute,
                                      size_t index, const PendingCallIndex& calls,
                                      std::string* why) {
@@ -1429,20 +1502,10 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
     case HloOpcode::kFft: {
       const Shape* a = array_operand(0);
       const std::string* type = inst->raw_attribute("fft_type");
-      const std::string* length = inst->raw_attribute("fft_length");
       std::vector<int64_t> lengths;
-      if (length != nullptr) {
-        absl::string_view list = *length;
-        if (absl::ConsumePrefix(&list, "{") && absl::ConsumeSuffix(&list, "}")) {
-          for (absl::string_view item : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
-            int64_t n = 0;
-            if (!absl::SimpleAtoi(item, &n) || n < 0) {
-              lengths.clear();
-              break;
-            }
-            lengths.push_back(n);
-          }
-        }
+      if (!IntListAttribute(*inst, "fft_length", &lengths) ||
+          absl::c_any_of(lengths, [](int64_t n) { return n < 0; })) {
+        lengths.clear();
       }
       if (a == nullptr || type == nullptr || lengths.empty() ||
           static_cast<int64_t>(lengths.size()) > a->rank()) {
@@ -1460,11 +1523,138 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
       }
       break;
     }
-    // XLA infers these too, but this parser does not yet (the window and
-    // dimension-number attributes are kept as text): write the shape.
-    case HloOpcode::kConvolution:
-    case HloOpcode::kGather:
-    case HloOpcode::kReduceWindow:
+    case HloOpcode::kReduceWindow: {
+      // Each input windowed (XLA's InferReduceWindowShape), with the element
+      // types of to_apply's result; a tuple for a variadic reduce-window.
+      const int64_t n = inst->operand_count() / 2;
+      if (n == 0 || inst->operand_count() % 2 != 0) {
+        return fail("it needs an even, non-zero number of operands (inputs, then init values)");
+      }
+      std::vector<WindowDimension> window;
+      const std::string* window_text = inst->raw_attribute("window");
+      if (window_text != nullptr && !ParseWindowForInference(*window_text, &window)) {
+        return fail(absl::StrCat("window=", *window_text, " is not a window this parser reads"));
+      }
+      const Shape* root = CalledRootShape(inst, "to_apply", 0, calls, &why);
+      if (root == nullptr) return fail(why);
+      if (n == 1 ? !root->IsArray() : !root->IsTuple() || root->tuple_shapes_size() != n) {
+        return fail(absl::StrCat("its to_apply computation does not return ",
+                                 n == 1 ? "an array" : absl::StrCat("a tuple of ", n)));
+      }
+      std::vector<Shape> outputs;
+      for (int64_t i = 0; i < n; ++i) {
+        const Shape* a = array_operand(i);
+        if (a == nullptr || static_cast<int64_t>(window.size()) != a->rank()) {
+          return fail(absl::StrCat("operand ", i, " is not an array with one window dimension per dimension"));
+        }
+        std::vector<int64_t> dims;
+        for (int64_t d = 0; d < a->rank(); ++d) {
+          std::optional<int64_t> extent = WindowedExtent(a->dimensions(d), window[d]);
+          if (!extent.has_value()) return fail(absl::StrCat("dimension ", d, " has no valid windowed size"));
+          dims.push_back(*extent);
+        }
+        const Shape& accumulator = n == 1 ? *root : root->tuple_shapes(i);
+        if (!accumulator.IsArray()) return fail("its to_apply computation does not return arrays");
+        outputs.push_back(make_array(accumulator.element_type(), dims, *a));
+      }
+      result = n == 1 ? std::move(outputs[0]) : Shape::MakeTuple(std::move(outputs));
+      break;
+    }
+    case HloOpcode::kGather: {
+      // XLA's InferGatherShape: the batch dimensions of the indices (all but
+      // index_vector_dim) fill the output dimensions that are not offset_dims;
+      // offset_dims get the slice sizes of the operand dimensions that are not
+      // collapsed or batching, in order.
+      const Shape* operand = array_operand(0);
+      const Shape* indices = array_operand(1);
+      std::vector<int64_t> offset_dims, collapsed, operand_batching, slice_sizes;
+      int64_t index_vector_dim = 0;
+      if (operand == nullptr || indices == nullptr ||
+          !IntListAttribute(*inst, "offset_dims", &offset_dims) ||
+          !IntListAttribute(*inst, "collapsed_slice_dims", &collapsed) ||
+          !IntListAttribute(*inst, "operand_batching_dims", &operand_batching) ||
+          !IntListAttribute(*inst, "slice_sizes", &slice_sizes) ||
+          !int_attribute("index_vector_dim", &index_vector_dim) ||
+          static_cast<int64_t>(slice_sizes.size()) != operand->rank() || index_vector_dim < 0 ||
+          index_vector_dim > indices->rank()) {
+        return fail("it needs array operands and offset_dims, collapsed_slice_dims, "
+                    "index_vector_dim and slice_sizes matching the operand");
+      }
+      std::vector<int64_t> offsets;
+      for (int64_t d = 0; d < operand->rank(); ++d) {
+        if (!absl::c_linear_search(collapsed, d) && !absl::c_linear_search(operand_batching, d)) {
+          offsets.push_back(slice_sizes[d]);
+        }
+      }
+      std::vector<int64_t> batch;
+      for (int64_t d = 0; d < indices->rank(); ++d) {
+        if (d != index_vector_dim) batch.push_back(indices->dimensions(d));
+      }
+      if (offsets.size() != offset_dims.size()) {
+        return fail("offset_dims does not name one output dimension per uncollapsed slice dimension");
+      }
+      const int64_t rank = static_cast<int64_t>(batch.size() + offsets.size());
+      std::vector<int64_t> dims;
+      size_t next_offset = 0, next_batch = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (absl::c_linear_search(offset_dims, d)) {
+          dims.push_back(offsets[next_offset++]);
+        } else if (next_batch < batch.size()) {
+          dims.push_back(batch[next_batch++]);
+        } else {
+          return fail("offset_dims names a dimension out of range");
+        }
+      }
+      if (next_offset != offsets.size()) return fail("offset_dims names a dimension out of range");
+      result = make_array(operand->element_type(), dims, *operand);
+      break;
+    }
+    case HloOpcode::kConvolution: {
+      // XLA's InferConvolveShape without a preferred element type: the lhs
+      // type; batch = lhs batch / batch_group_count, feature = the kernel's
+      // output feature, each spatial dimension windowed; placed as
+      // dim_labels' output part (`b01f_01io->b01f`) says.
+      const Shape* lhs = array_operand(0);
+      const Shape* rhs = array_operand(1);
+      const std::string* labels = inst->raw_attribute("dim_labels");
+      if (lhs == nullptr || rhs == nullptr || labels == nullptr) {
+        return fail("it needs two array operands and dim_labels=");
+      }
+      std::pair<absl::string_view, absl::string_view> io = absl::StrSplit(*labels, "->");
+      std::pair<absl::string_view, absl::string_view> lr = absl::StrSplit(io.first, '_');
+      const absl::string_view in = lr.first, kernel = lr.second, out = io.second;
+      std::vector<WindowDimension> window;
+      const std::string* window_text = inst->raw_attribute("window");
+      int64_t groups = 1;
+      if (inst->raw_attribute("batch_group_count") != nullptr &&
+          !int_attribute("batch_group_count", &groups)) {
+        groups = 0;
+      }
+      const int64_t rank = lhs->rank();
+      if (static_cast<int64_t>(in.size()) != rank || static_cast<int64_t>(kernel.size()) != rank ||
+          static_cast<int64_t>(out.size()) != rank || rhs->rank() != rank || groups < 1 ||
+          (window_text != nullptr && !ParseWindowForInference(*window_text, &window)) ||
+          static_cast<int64_t>(window.size()) != rank - 2) {
+        return fail("dim_labels, window and batch_group_count do not describe this convolution");
+      }
+      std::vector<int64_t> dims;
+      for (char c : out) {
+        size_t at = absl::string_view::npos;
+        int64_t size = -1;
+        if (c == 'b' && (at = in.find('b')) != absl::string_view::npos) {
+          size = lhs->dimensions(at) / groups;
+        } else if (c == 'f' && (at = kernel.find('o')) != absl::string_view::npos) {
+          size = rhs->dimensions(at);
+        } else if (c >= '0' && c - '0' < rank - 2 && (at = in.find(c)) != absl::string_view::npos) {
+          size = WindowedExtent(lhs->dimensions(at), window[c - '0']).value_or(-1);
+        }
+        if (size < 0) return fail(absl::StrCat("dim_labels=", *labels, " can not be read"));
+        dims.push_back(size);
+      }
+      result = make_array(lhs->element_type(), dims, *lhs);
+      break;
+    }
+    // XLA infers these too, but this parser does not yet: write the shape.
     case HloOpcode::kRaggedDot:
     case HloOpcode::kScan:
     case HloOpcode::kScaledDot:
