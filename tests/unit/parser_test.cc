@@ -1380,6 +1380,13 @@ TEST(ParserInferShapeTest, WhatCanNotBeInferredIsAClearError) {
                          "  ROOT t = transpose(p), dimensions={0,0}\n}\n"),
               HasSubstr("is not a permutation"));
   EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n"
+                         "  ROOT d = dot(p, p), lhs_contracting_dims={5}, rhs_contracting_dims={1}\n}\n"),
+              HasSubstr("a batch or contracting dimension is out of range"));
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  t = f32[5,7] parameter(0)\n  i = s32[4,1] parameter(1)\n"
+                         "  ROOT g = gather(t, i), offset_dims={1,1}, collapsed_slice_dims={}, "
+                         "start_index_map={0}, index_vector_dim=1, slice_sizes={1,7}\n}\n"),
+              HasSubstr("offset_dims names a dimension out of range or twice"));
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n"
                          "  z = f32[] constant(0)\n"
                          "  ROOT r = pad(p, z), padding=1_1\n}\n"),
               HasSubstr("does not give one entry per dimension"));

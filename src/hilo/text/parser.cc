@@ -1259,23 +1259,30 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
       const Shape* rhs = array_operand(1);
       if (lhs == nullptr || rhs == nullptr) return fail("it needs two array operands");
       const DotDimensionNumbers& dn = inst->dot_dimension_numbers();
-      auto in = [](const std::vector<int64_t>& v, int64_t d) {
-        return std::find(v.begin(), v.end(), d) != v.end();
+      // The dimensions of `shape` that neither list names (marks, not
+      // searches: linear whatever the lists hold).
+      auto free_dims = [](const Shape& shape, const std::vector<int64_t>& batch,
+                          const std::vector<int64_t>& contracting, std::vector<int64_t>* out) {
+        std::vector<bool> named(shape.rank(), false);
+        for (const std::vector<int64_t>* list : {&batch, &contracting}) {
+          for (int64_t d : *list) {
+            if (d < 0 || d >= shape.rank()) return false;
+            named[d] = true;
+          }
+        }
+        for (int64_t d = 0; d < shape.rank(); ++d) {
+          if (!named[d]) out->push_back(shape.dimensions(d));
+        }
+        return true;
       };
       std::vector<int64_t> dims;
       for (int64_t d : dn.lhs_batch_dimensions) {
         if (d < 0 || d >= lhs->rank()) return fail("batch dimension out of range");
         dims.push_back(lhs->dimensions(d));
       }
-      for (int64_t d = 0; d < lhs->rank(); ++d) {
-        if (!in(dn.lhs_batch_dimensions, d) && !in(dn.lhs_contracting_dimensions, d)) {
-          dims.push_back(lhs->dimensions(d));
-        }
-      }
-      for (int64_t d = 0; d < rhs->rank(); ++d) {
-        if (!in(dn.rhs_batch_dimensions, d) && !in(dn.rhs_contracting_dimensions, d)) {
-          dims.push_back(rhs->dimensions(d));
-        }
+      if (!free_dims(*lhs, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, &dims) ||
+          !free_dims(*rhs, dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions, &dims)) {
+        return fail("a batch or contracting dimension is out of range");
       }
       result = make_array(lhs->element_type(), dims, *lhs);
       break;
@@ -1580,11 +1587,17 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
         return fail("it needs array operands and offset_dims, collapsed_slice_dims, "
                     "index_vector_dim and slice_sizes matching the operand");
       }
+      // Marks instead of searches: linear in the ranks whatever the lists say.
+      std::vector<bool> sliced_away(operand->rank(), false);
+      for (const std::vector<int64_t>* list : {&collapsed, &operand_batching}) {
+        for (int64_t d : *list) {
+          if (d < 0 || d >= operand->rank()) return fail("a collapsed or batching dimension is out of range");
+          sliced_away[d] = true;
+        }
+      }
       std::vector<int64_t> offsets;
       for (int64_t d = 0; d < operand->rank(); ++d) {
-        if (!absl::c_linear_search(collapsed, d) && !absl::c_linear_search(operand_batching, d)) {
-          offsets.push_back(slice_sizes[d]);
-        }
+        if (!sliced_away[d]) offsets.push_back(slice_sizes[d]);
       }
       std::vector<int64_t> batch;
       for (int64_t d = 0; d < indices->rank(); ++d) {
@@ -1594,10 +1607,15 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
         return fail("offset_dims does not name one output dimension per uncollapsed slice dimension");
       }
       const int64_t rank = static_cast<int64_t>(batch.size() + offsets.size());
+      std::vector<bool> is_offset(rank, false);
+      for (int64_t d : offset_dims) {
+        if (d < 0 || d >= rank || is_offset[d]) return fail("offset_dims names a dimension out of range or twice");
+        is_offset[d] = true;
+      }
       std::vector<int64_t> dims;
       size_t next_offset = 0, next_batch = 0;
       for (int64_t d = 0; d < rank; ++d) {
-        if (absl::c_linear_search(offset_dims, d)) {
+        if (is_offset[d]) {
           dims.push_back(offsets[next_offset++]);
         } else if (next_batch < batch.size()) {
           dims.push_back(batch[next_batch++]);
