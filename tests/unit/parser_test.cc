@@ -1332,6 +1332,7 @@ ENTRY %main (x: f32[1,8,8,3], k: f32[3,3,3,16], z: f32[], t: f32[5,7], i: s32[4,
   %convt = convolution(%x, %k), window={size=3x3 lhs_dilate=2x2}, dim_labels=b01f_01io->bf01
   %rw = reduce-window(%x, %z), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=%max
   %g = gather(%t, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,7}
+  %sd = scaled-dot(%t, %z, %t, %z), lhs_contracting_dims={1}, rhs_contracting_dims={1}
   ROOT %out = copy(%z)
 }
 )");
@@ -1341,6 +1342,7 @@ ENTRY %main (x: f32[1,8,8,3], k: f32[3,3,3,16], z: f32[], t: f32[5,7], i: s32[4,
       {"convt", "f32[1,16,13,13]{3,2,1,0}"},
       {"rw", "f32[1,4,4,3]{3,2,1,0}"},
       {"g", "f32[4,7]{1,0}"},
+      {"sd", "f32[5,5]{1,0}"},
   };
   ExpectShapes(*w, windowed);
 

@@ -1254,9 +1254,12 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
                                                                      : real_of(a->element_type()));
       break;
     }
-    case HloOpcode::kDot: {
+    case HloOpcode::kDot:
+    case HloOpcode::kScaledDot: {
+      // scaled-dot(lhs, lhs_scale, rhs, rhs_scale): XLA's parser infers the
+      // dot of operands 0 and 2.
       const Shape* lhs = array_operand(0);
-      const Shape* rhs = array_operand(1);
+      const Shape* rhs = array_operand(inst->opcode() == HloOpcode::kScaledDot ? 2 : 1);
       if (lhs == nullptr || rhs == nullptr) return fail("it needs two array operands");
       const DotDimensionNumbers& dn = inst->dot_dimension_numbers();
       // The dimensions of `shape` that neither list names (marks, not
@@ -1675,7 +1678,6 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
     // XLA infers these too, but this parser does not yet: write the shape.
     case HloOpcode::kRaggedDot:
     case HloOpcode::kScan:
-    case HloOpcode::kScaledDot:
       return fail("XLA's parser infers it, but this parser does not yet: write the shape");
     default: {
       // Elementwise and layout-preserving ops: the shape of operand 0.
