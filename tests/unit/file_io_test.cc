@@ -1,4 +1,4 @@
-// AtomicFileWriter (tools/hilo-opt/file_io.h): what is written is not seen
+// AtomicFileWriter (tools/common/file_io.h): what is written is not seen
 // at the path before Commit(), and HidesWritesUntilCommit tells which paths
 // that holds for (hilo-opt then prints while it verifies).
 #include "file_io.h"
