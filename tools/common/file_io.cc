@@ -191,20 +191,20 @@ bool AtomicFileWriter::HidesWritesUntilCommit(const std::string& path) {
 
 absl::Status AtomicFileWriter::Write(absl::string_view data) {
   if (fd_ < 0) return absl::FailedPreconditionError("AtomicFileWriter: not open");
-  absl::Status status = WriteAll(fd_, data, temp_.empty() ? requested_path_ : temp_);
+  // Messages name the path the user gave, not the temporary file.
+  absl::Status status = WriteAll(fd_, data, requested_path_);
   if (!status.ok()) Abandon();
   return status;
 }
 
 absl::Status AtomicFileWriter::Commit() {
   if (fd_ < 0) return absl::FailedPreconditionError("AtomicFileWriter: not open");
-  const std::string& written = temp_.empty() ? requested_path_ : temp_;
   absl::Status status;
-  if (!temp_.empty() && fsync(fd_) != 0) status = ErrnoError("cannot write", written, errno);
-  if (close(fd_) != 0 && status.ok()) status = ErrnoError("cannot write", written, errno);
+  if (!temp_.empty() && fsync(fd_) != 0) status = ErrnoError("cannot write", requested_path_, errno);
+  if (close(fd_) != 0 && status.ok()) status = ErrnoError("cannot write", requested_path_, errno);
   fd_ = -1;
   if (status.ok() && !temp_.empty() && rename(temp_.c_str(), path_.c_str()) != 0) {
-    status = ErrnoError("cannot write", path_, errno);
+    status = ErrnoError("cannot write", requested_path_, errno);
   }
   if (status.ok()) temp_.clear();  // renamed: nothing to remove
   Abandon();

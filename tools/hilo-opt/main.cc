@@ -453,16 +453,16 @@ class Driver {
     (*pipeline)->set_collect_explanations(false);
     const std::string module_name = module->name();
     // With several parts, say which module a summary line is about.
-    const std::string about = split_ ? absl::StrCat("module ", module_name, ": ") : "";
+    const std::string about = split_ ? absl::StrCat(" (module ", module_name, ")") : "";
     bool any_changed = false;
     (*pipeline)->set_observer([&](const HloPassInterface& pass, const nlohmann::json& entry) {
       const std::string pass_name(pass.name());
       if (!options_.quiet) {
         for (const std::string& warning : pass.Warnings()) {
-          tool::PrintWarning(kTool, absl::StrCat(about, pass_name, ": ", warning));
+          tool::PrintWarning(kTool, absl::StrCat(pass_name, ": ", warning));
         }
         if (std::optional<std::string> line = PassSummaryLine(entry)) {
-          std::fprintf(stderr, "%s: %s%s\n", kTool, about.c_str(), line->c_str());
+          std::fprintf(stderr, "%s: %s%s\n", kTool, line->c_str(), about.c_str());
         }
       }
       any_changed |= entry.value("changed", false);
@@ -486,7 +486,7 @@ class Driver {
     absl::StatusOr<bool> changed = (*pipeline)->Run(module.get());
     if (!changed.ok()) return Fail(changed.status(), ExitCodeFor(changed.status()));
     if (!options_.quiet && !any_changed && (*pipeline)->pass_count() > 0) {
-      std::fprintf(stderr, "%s: %sno pass changed the module\n", kTool, about.c_str());
+      std::fprintf(stderr, "%s: no pass changed the module%s\n", kTool, about.c_str());
     }
 
     // --- Equivalence checking (issue 6) -----------------------------------

@@ -168,7 +168,7 @@ std::string NeuronLoopedEinsumReplacer::ChangeSummary() const {
   if (fused == 0) return "";
   std::string summary = absl::StrCat(
       "fused ", fused, " of ", CountOf(static_cast<int64_t>(candidates_.size()), "candidate dot"),
-      " into AwsNeuronCollectiveMatmul custom-calls (", exact, " exact under the kernel contract");
+      " into AwsNeuronCollectiveMatmul (", exact, " exact under the kernel contract");
   if (fused > exact) absl::StrAppend(&summary, ", ", fused - exact, " not exact: see the warnings");
   return summary + ")";
 }
