@@ -86,5 +86,30 @@ TEST_F(FileIoTest, WrittenTextIsSeenOnlyAfterCommit) {
   EXPECT_NE(stat(Path("never.hlo").c_str(), &st), 0);
 }
 
+TEST_F(FileIoTest, CheckOutputPathNamesThePathAndItsMissingFolder) {
+  EXPECT_TRUE(CheckOutputPath("-").ok());
+  EXPECT_TRUE(CheckOutputPath(Path("new.hlo")).ok());
+  EXPECT_TRUE(CheckOutputPath("/dev/null").ok());
+  absl::Status missing = CheckOutputPath(Path("no/such/out.hlo"));
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(missing.message(), "cannot write '" + Path("no/such/out.hlo") + "': folder '" +
+                                   Path("no/such") + "' does not exist");
+  EXPECT_EQ(CheckOutputPath(dir_).message(), "cannot write '" + dir_ + "': it is a folder");
+  // The writer names the path the user gave too, not a temporary file.
+  AtomicFileWriter file;
+  EXPECT_EQ(file.Open(Path("no/such/out.hlo")).message(), missing.message());
+}
+
+TEST_F(FileIoTest, SameOutputFileSeesThroughSpellings) {
+  EXPECT_TRUE(SameOutputFile("-", "-"));
+  EXPECT_FALSE(SameOutputFile("-", Path("a")));
+  EXPECT_TRUE(SameOutputFile(Path("a"), Path("a")));
+  EXPECT_TRUE(SameOutputFile(Path("a"), dir_ + "/./a"));  // neither exists yet
+  EXPECT_FALSE(SameOutputFile(Path("a"), Path("b")));
+  std::ofstream(Path("a")) << "x";
+  ASSERT_EQ(symlink(Path("a").c_str(), Path("link").c_str()), 0);
+  EXPECT_TRUE(SameOutputFile(Path("link"), Path("a")));
+}
+
 }  // namespace
 }  // namespace hilo

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+
 namespace hilo {
 
 std::string NormalizePassName(absl::string_view name) {
@@ -27,17 +29,26 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
   return row[b.size()];
 }
 
+namespace {
+
+// How names are compared for a suggestion: case does not matter either.
+std::string Comparable(absl::string_view name) {
+  return absl::AsciiStrToLower(NormalizePassName(name));
+}
+
+}  // namespace
+
 std::optional<std::string> SuggestPassName(absl::string_view name,
                                            absl::Span<const std::string> candidates) {
   constexpr size_t kMaxLength = 200;
-  const std::string wanted = NormalizePassName(name);
+  const std::string wanted = Comparable(name);
   if (wanted.empty() || wanted.size() > kMaxLength) return std::nullopt;
   const size_t limit = std::max<size_t>(2, wanted.size() / 3);
   std::optional<std::string> best;
   size_t best_distance = limit + 1;
   bool tie = false;
   for (const std::string& candidate : candidates) {
-    const size_t distance = EditDistance(wanted, NormalizePassName(candidate));
+    const size_t distance = EditDistance(wanted, Comparable(candidate));
     if (distance < best_distance) {
       best = candidate;
       best_distance = distance;
@@ -50,7 +61,7 @@ std::optional<std::string> SuggestPassName(absl::string_view name,
   if (best.has_value() || wanted.size() < 4) return std::nullopt;
   std::optional<std::string> containing;
   for (const std::string& candidate : candidates) {
-    if (NormalizePassName(candidate).find(wanted) == std::string::npos) continue;
+    if (Comparable(candidate).find(wanted) == std::string::npos) continue;
     if (containing.has_value()) return std::nullopt;
     containing = candidate;
   }

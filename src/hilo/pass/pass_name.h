@@ -20,7 +20,8 @@ std::string NormalizePassName(absl::string_view name);
 // in O(|a| * |b|) time and O(|b|) memory.
 size_t EditDistance(absl::string_view a, absl::string_view b);
 
-// The candidate a mistyped `name` most likely meant, compared normalized:
+// The candidate a mistyped `name` most likely meant, compared normalized
+// and ignoring case:
 // the nearest by edit distance if it is within a third of the name's length
 // (at least 2), else the only candidate containing the name (of 4 or more
 // characters); nullopt if none or it is ambiguous. Names longer than 200
