@@ -461,11 +461,12 @@ class Driver {
         for (const std::string& warning : pass.Warnings()) {
           tool::PrintWarning(kTool, absl::StrCat(pass_name, ": ", warning));
         }
-        if (std::optional<std::string> line = PassSummaryLine(entry)) {
-          std::fprintf(stderr, "%s: %s%s\n", kTool, line->c_str(), about.c_str());
-        }
       }
-      any_changed |= entry.value("changed", false);
+      std::optional<std::string> line = PassSummaryLine(entry);
+      if (line.has_value() && !options_.quiet) {
+        std::fprintf(stderr, "%s: %s%s\n", kTool, line->c_str(), about.c_str());
+      }
+      any_changed |= line.has_value() || entry.value("changed", false);
       if (options_.explain &&
           (options_.explain_only.empty() || options_.explain_only.contains(pass_name))) {
         // The pipeline marks a pass its run condition skipped with a string.

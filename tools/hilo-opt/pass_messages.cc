@@ -11,12 +11,13 @@
 namespace hilo {
 
 std::optional<std::string> PassSummaryLine(const nlohmann::json& entry) {
-  auto changed = entry.find("changed");
+  // Not "changed": the stream-id injector stamps collectives but reports no
+  // change when it found no exemplar (the original's quirk); what it did is
+  // still said.
   auto summary = entry.find("change_summary");
   auto name = entry.find("name");
-  if (changed == entry.end() || !changed->is_boolean() || !changed->get<bool>() ||
-      summary == entry.end() || !summary->is_string() || name == entry.end() ||
-      !name->is_string()) {
+  if (summary == entry.end() || !summary->is_string() || summary->get<std::string>().empty() ||
+      name == entry.end() || !name->is_string()) {
     return std::nullopt;
   }
   return absl::StrCat(name->get<std::string>(), ": ", summary->get<std::string>());

@@ -15,9 +15,10 @@
 
 namespace hilo {
 
-// `<pass>: <change summary>` for a report entry of a pass that changed the
-// module and has a "change_summary"; nullopt otherwise (nothing changed, a
-// skipped pass).
+// `<pass>: <change summary>` for a report entry with a "change_summary"
+// (passes give one only when they changed something, even if, like the
+// stream-id injector without an exemplar, they report "changed": false);
+// nullopt otherwise (nothing changed, a skipped pass).
 std::optional<std::string> PassSummaryLine(const nlohmann::json& entry);
 
 // Explanation lines read `<what>: <decision>`. Two or more lines with the

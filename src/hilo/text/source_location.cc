@@ -80,7 +80,9 @@ std::string FormatErrorAt(absl::string_view filename, absl::string_view text, si
   AppendShown(text.substr(show_start, pos - show_start), &shown);
   std::string caret(shown.size(), ' ');
   caret += '^';
-  const size_t after = AppendShown(text.substr(pos, show_end - pos), &shown, caret.size() + kWindow);
+  // As long as a text line's window; escapes make a binary one longer.
+  const size_t after =
+      AppendShown(text.substr(pos, show_end - pos), &shown, prefix.size() + 2 * kWindow);
   if (pos + after < line_end) shown += "...";
   // Messages quote names and values from the input; a 100 MB name must not
   // make a 100 MB message.
