@@ -215,7 +215,7 @@ class Driver {
     tool::AnnounceStdinRead(kTool, options_.input);
     absl::StatusOr<InputBuffer> input = ReadInput(options_.input);
     if (!input.ok()) {
-      std::fprintf(stderr, "hilo-opt: error: %s\n", std::string(input.status().message()).c_str());
+      tool::PrintError(kTool, input.status().message());
       return kExitBadInput;
     }
     input_ = *std::move(input);
