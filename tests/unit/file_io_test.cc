@@ -1,4 +1,4 @@
-// AtomicFileWriter (tools/hilo-opt/file_io.h): what is written is not seen
+// AtomicFileWriter (tools/common/file_io.h): what is written is not seen
 // at the path before Commit(), and HidesWritesUntilCommit tells which paths
 // that holds for (hilo-opt then prints while it verifies).
 #include "file_io.h"
@@ -84,6 +84,31 @@ TEST_F(FileIoTest, WrittenTextIsSeenOnlyAfterCommit) {
   }
   struct stat st;
   EXPECT_NE(stat(Path("never.hlo").c_str(), &st), 0);
+}
+
+TEST_F(FileIoTest, CheckOutputPathNamesThePathAndItsMissingFolder) {
+  EXPECT_TRUE(CheckOutputPath("-").ok());
+  EXPECT_TRUE(CheckOutputPath(Path("new.hlo")).ok());
+  EXPECT_TRUE(CheckOutputPath("/dev/null").ok());
+  absl::Status missing = CheckOutputPath(Path("no/such/out.hlo"));
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(missing.message(), "cannot write '" + Path("no/such/out.hlo") + "': folder '" +
+                                   Path("no/such") + "' does not exist");
+  EXPECT_EQ(CheckOutputPath(dir_).message(), "cannot write '" + dir_ + "': it is a folder");
+  // The writer names the path the user gave too, not a temporary file.
+  AtomicFileWriter file;
+  EXPECT_EQ(file.Open(Path("no/such/out.hlo")).message(), missing.message());
+}
+
+TEST_F(FileIoTest, SameOutputFileSeesThroughSpellings) {
+  EXPECT_TRUE(SameOutputFile("-", "-"));
+  EXPECT_FALSE(SameOutputFile("-", Path("a")));
+  EXPECT_TRUE(SameOutputFile(Path("a"), Path("a")));
+  EXPECT_TRUE(SameOutputFile(Path("a"), dir_ + "/./a"));  // neither exists yet
+  EXPECT_FALSE(SameOutputFile(Path("a"), Path("b")));
+  std::ofstream(Path("a")) << "x";
+  ASSERT_EQ(symlink(Path("a").c_str(), Path("link").c_str()), 0);
+  EXPECT_TRUE(SameOutputFile(Path("link"), Path("a")));
 }
 
 }  // namespace

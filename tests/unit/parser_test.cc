@@ -1011,6 +1011,12 @@ INSTANTIATE_TEST_SUITE_P(
                   "2:9", "never closed"},
         ErrorCase{"TruncatedInOperands", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] negate(a",
                   "4:26", "unexpected end of input"},
+        // Blank lines after the cut: the error stays at the cut token's line.
+        ErrorCase{"TruncatedBeforeBlankLines",
+                  "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(\n\n  \n",
+                  "3:28", "expected an integer as the parameter number"},
+        ErrorCase{"NoComputationBeforeBlankLines", "HloModule m\n\n\n", "1:12",
+                  "the module has no computation"},
         ErrorCase{"InvalidUtf8", "HloModule m\nENTRY e {\n  a = f32[] parameter(0), metadata={op_name=\"\xff\"}\n}\n",
                   "3:46", "invalid UTF-8"},
         ErrorCase{"DimOverflow", "HloModule m\nENTRY e {\n  ROOT a = f32[99999999999999999999] parameter(0)\n}\n",

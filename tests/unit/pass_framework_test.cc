@@ -388,6 +388,7 @@ TEST(HloDCETest, RemovesDeadChainsIncludingCollectives) {
       m.entry->AddInstruction(HloInstruction::CreateReshape(F32({2, 4}), ag));
   m.entry->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, F32({2, 4}), {reshape}, "n"));
   ASSERT_TRUE(VerifyHloModule(*m.module).ok()) << VerifyHloModule(*m.module);
+  const std::string reshape_name = reshape->name();
 
   HloDCE dce;
   absl::StatusOr<bool> changed = dce.Run(m.module.get());
@@ -398,12 +399,15 @@ TEST(HloDCETest, RemovesDeadChainsIncludingCollectives) {
   EXPECT_EQ(dce.ReportDetails()["removed_instructions"], 3);
   EXPECT_EQ(dce.ReportDetails()["removed_computations"], 0);
   EXPECT_TRUE(VerifyHloModule(*m.module).ok());
+  // The summary names what went, users before their operands.
+  EXPECT_EQ(dce.ChangeSummary(), "removed 3 dead instructions (%n, %" + reshape_name + ", %ag)");
 
   // Idempotent: the second run finds nothing.
   changed = dce.Run(m.module.get());
   ASSERT_TRUE(changed.ok());
   EXPECT_FALSE(*changed);
   EXPECT_EQ(dce.removed_instructions(), 0);
+  EXPECT_EQ(dce.ChangeSummary(), "");
 }
 
 TEST(HloDCETest, KeepsRootParametersSideEffectsAndControlDependencies) {
@@ -487,6 +491,10 @@ TEST(HloDCETest, LongDeadChainIsLinearAndStackSafe) {
   ASSERT_TRUE(changed.ok());
   EXPECT_EQ(dce.removed_instructions(), 100000);
   EXPECT_EQ(m.entry->instruction_count(), 4);
+  // Only the first few names are in the summary.
+  EXPECT_THAT(dce.ChangeSummary(), testing::StartsWith("removed 100000 dead instructions (%"));
+  EXPECT_THAT(dce.ChangeSummary(), testing::EndsWith(", ...)"));
+  EXPECT_LT(dce.ChangeSummary().size(), 120u);
 }
 
 // Every corpus module that parses and verifies still verifies after dce,

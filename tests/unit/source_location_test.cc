@@ -30,6 +30,21 @@ TEST(FormatErrorAtTest, ShowsAWindowOfALongLineAndCutsLongMessages) {
   EXPECT_NE(error.find("\n" + shown + "\n" + std::string(53, ' ') + "^"), std::string::npos) << error;
 }
 
+TEST(FormatErrorAtTest, EscapesControlBytesAndInvalidUtf8) {
+  // A binary input is quoted with its bytes escaped; the caret stays under
+  // the offending byte; valid UTF-8 is shown as is.
+  const std::string text = std::string("\x7f" "ELF\x02\x01", 6) + std::string(1, '\0') + "caf\xc3\xa9 \xff";
+  EXPECT_EQ(FormatErrorAt("b.bin", text, 6, "NUL byte in input"),
+            "b.bin:1:7: error: NUL byte in input\n"
+            "\\x7fELF\\x02\\x01\\x00caf\xc3\xa9 \\xff\n"
+            "               ^");
+  // A long binary line is cut after the caret like a text line.
+  const std::string binary(5000, '\x01');
+  const std::string error = FormatErrorAt("b.bin", binary, 0, "bad");
+  EXPECT_LT(error.size(), 200u + 150u) << error;
+  EXPECT_NE(error.find("...\n^"), std::string::npos) << error;
+}
+
 constexpr const char* kModule = R"(HloModule m
 
 %add.1 (x: f32[], y: f32[]) -> f32[] {

@@ -1,15 +1,16 @@
 // hilo-opt: runs HLO passes on an HLO text module, like XLA's hlo-opt.
 //
 //   hilo-opt [INPUT|-] [-o OUTPUT] [--passes=a,b,...] [--list-passes]
-//            [--split-input-file] [--no-verify] [--report=FILE] [--explain]
-//            [pass flags]
+//            [--split-input-file] [--no-verify] [--report=FILE|-]
+//            [--explain[=PASSES]] [-q] [pass flags]
 //
 // Exit status: 0 success, 1 bad input (unreadable, unparsable or invalid
-// module, unknown pass, bad flag, a pass rejecting the module), 2 internal
-// error (a pass failing on its own or leaving an invalid module behind), 3
-// --check-equivalence found the module after the passes not equivalent.
-// Nothing is written to stdout, -o or --report unless every part of the
-// input went through. See docs/hilo-opt.md.
+// module, unknown pass, bad flag, a pass rejecting the module, an output
+// that cannot be written), 2 internal error (a pass failing on its own or
+// leaving an invalid module behind), 3 --check-equivalence found the module
+// after the passes not equivalent (docs/tools.md). Nothing is written to
+// stdout, -o or --report unless every part of the input went through. See
+// docs/hilo-opt.md.
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -24,6 +25,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -32,9 +34,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "file_io.h"
+#include "common/file_io.h"
+#include "common/tool_cli.h"
 #include "heap_prefault.h"
 #include "huge_page_heap.h"
+#include "pass_messages.h"
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/eval/equivalence.h"
 #include "hilo/ir/hlo_module.h"
@@ -50,10 +54,12 @@
 namespace hilo {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 1;
-constexpr int kExitInternal = 2;
-constexpr int kExitNotEquivalent = 3;  // --check-equivalence found a difference
+constexpr char kTool[] = "hilo-opt";
+using tool::ExitCodeFor;
+using tool::kExitBadInput;
+using tool::kExitInternal;
+using tool::kExitNotEquivalent;  // --check-equivalence found a difference
+using tool::kExitOk;
 
 // While a round trip verifies the module, up to this much printed text is
 // held back for standard output or a device (see PrintGated); then the
@@ -71,7 +77,11 @@ struct DriverOptions {
   // verified (see PrintGated). A hidden option, for tests.
   size_t hold_back_bytes = kDefaultHoldBackBytes;
   bool explain = false;
-  std::string report;
+  // --explain=a,b: explain only these passes (registered names; empty: all).
+  absl::flat_hash_set<std::string> explain_only;
+  // -q: no per-pass summary lines, no warnings.
+  bool quiet = false;
+  std::string report;  // "-": standard output
   PassOptions pass_options;
   // --- Equivalence checking (issue 6) -----------------------------------
   // `--check-equivalence [--devices=N] [--seed=S] [--rtol=..] [--atol=..]`
@@ -79,22 +89,6 @@ struct DriverOptions {
   bool check_equivalence = false;
   eval::EquivalenceOptions equivalence;
 };
-
-// Exit status for a failed step, by status code: what the user can fix in
-// the input is 1, everything else 2.
-int ExitCodeFor(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kUnimplemented:
-    case absl::StatusCode::kAlreadyExists:
-      return kExitBadInput;
-    default:
-      return kExitInternal;
-  }
-}
 
 // One module of the input: the whole input, or one `// -----` part of it.
 struct InputPart {
@@ -218,9 +212,10 @@ class Driver {
   // Runs every part; returns the exit status.
   int Run() {
     display_ = options_.input == "-" ? "<stdin>" : options_.input;
+    tool::AnnounceStdinRead(kTool, options_.input);
     absl::StatusOr<InputBuffer> input = ReadInput(options_.input);
     if (!input.ok()) {
-      std::fprintf(stderr, "hilo-opt: error: %s\n", std::string(input.status().message()).c_str());
+      tool::PrintError(kTool, input.status().message());
       return kExitBadInput;
     }
     input_ = *std::move(input);
@@ -267,13 +262,14 @@ class Driver {
       report["passes"] = std::move(report_entries_);
       std::string text =
           report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-      absl::Status status = WriteFileAtomically(options_.report, text);
-      if (!status.ok()) return Fail(status, kExitBadInput);
+      absl::Status status = options_.report == "-" ? WriteStdout(text)
+                                                   : WriteFileAtomically(options_.report, text);
+      if (!status.ok()) return tool::Fail(kTool, status);
     }
     if (verifier_.has_module()) return PrintGated(modules, parts.front());
     absl::Status status = options_.output == "-" ? PrintToStdout(modules)
                                                  : PrintToFile(modules, options_.output);
-    if (!status.ok()) return Fail(status, ExitCodeFor(status));
+    if (!status.ok()) return tool::Fail(kTool, status);
     return kExitOk;
   }
 
@@ -406,7 +402,7 @@ class Driver {
     // Also when printing failed first: an invalid module is reported as such.
     if (!wait_for_verification().ok()) return FailInvalidInput(*verified, part);
     if (status.ok() && !to_stdout) status = file.Commit();
-    if (!status.ok()) return Fail(status, ExitCodeFor(status));
+    if (!status.ok()) return tool::Fail(kTool, status);
     return kExitOk;
   }
 
@@ -450,26 +446,37 @@ class Driver {
         registry_.BuildPipeline(pass_names_, options_.pass_options);
     if (!pipeline.ok()) return Fail(pipeline.status(), ExitCodeFor(pipeline.status()));
     (*pipeline)->set_verify_after_each_pass(!options_.no_verify);
-    // Pass details only go to --report; explanations are printed by the
-    // observer below straight from each pass.
+    // Pass details only go to --report; the summary lines come from the
+    // entries' "change_summary", explanations are printed by the observer
+    // below straight from each pass.
     (*pipeline)->set_collect_report_details(!options_.report.empty());
     (*pipeline)->set_collect_explanations(false);
     const std::string module_name = module->name();
+    // With several parts, say which module a summary line is about.
+    const std::string about = split_ ? absl::StrCat(" (module ", module_name, ")") : "";
+    bool any_changed = false;
     (*pipeline)->set_observer([&](const HloPassInterface& pass, const nlohmann::json& entry) {
-      for (const std::string& warning : pass.Warnings()) {
-        std::fprintf(stderr, "warning: %s: %s\n", std::string(pass.name()).c_str(),
-                     warning.c_str());
+      const std::string pass_name(pass.name());
+      if (!options_.quiet) {
+        for (const std::string& warning : pass.Warnings()) {
+          tool::PrintWarning(kTool, absl::StrCat(pass_name, ": ", warning));
+        }
       }
-      if (options_.explain) {
+      std::optional<std::string> line = PassSummaryLine(entry);
+      if (line.has_value() && !options_.quiet) {
+        std::fprintf(stderr, "%s: %s%s\n", kTool, line->c_str(), about.c_str());
+      }
+      any_changed |= line.has_value() || entry.value("changed", false);
+      if (options_.explain &&
+          (options_.explain_only.empty() || options_.explain_only.contains(pass_name))) {
         // The pipeline marks a pass its run condition skipped with a string.
         auto skipped = entry.find("skipped");
         if (skipped != entry.end() && skipped->is_string()) {
-          std::fprintf(stderr, "explain: %s: skipped: %s\n", std::string(pass.name()).c_str(),
+          std::fprintf(stderr, "explain: %s: skipped: %s\n", pass_name.c_str(),
                        skipped->get<std::string>().c_str());
         } else {
-          for (const std::string& line : pass.Explanations()) {
-            std::fprintf(stderr, "explain: %s: %s\n", std::string(pass.name()).c_str(),
-                         line.c_str());
+          for (const std::string& line : GroupExplanations(pass.Explanations())) {
+            std::fprintf(stderr, "explain: %s: %s\n", pass_name.c_str(), line.c_str());
           }
         }
       }
@@ -479,6 +486,9 @@ class Driver {
     });
     absl::StatusOr<bool> changed = (*pipeline)->Run(module.get());
     if (!changed.ok()) return Fail(changed.status(), ExitCodeFor(changed.status()));
+    if (!options_.quiet && !any_changed && (*pipeline)->pass_count() > 0) {
+      std::fprintf(stderr, "%s: no pass changed the module%s\n", kTool, about.c_str());
+    }
 
     // --- Equivalence checking (issue 6) -----------------------------------
     // `part.text` is this part's original input, untouched by the passes:
@@ -495,6 +505,10 @@ class Driver {
                     kExitBadInput);
       }
       std::fputs(report->ToString().c_str(), stderr);
+      if (!options_.quiet) {
+        std::fprintf(stderr, "%s: %s\n", kTool,
+                     EquivalenceNote(report->grid.devices(), report->seed).c_str());
+      }
       if (!report->equivalent) {
         return Fail(absl::FailedPreconditionError(
                         "--check-equivalence: the module after the passes is not equivalent"),
@@ -573,8 +587,17 @@ std::vector<std::string> ParsePassList(absl::string_view list) {
 }
 
 void ListPasses(const PassRegistry& registry) {
-  std::printf("Passes:\n");
-  for (const std::string& name : registry.PassNames()) std::printf("  %s\n", name.c_str());
+  std::printf("Passes (`-` and `_` in a name are interchangeable):\n");
+  size_t width = 0;
+  for (const std::string& name : registry.PassNames()) width = std::max(width, name.size());
+  for (const std::string& name : registry.PassNames()) {
+    std::string description = registry.PassDescription(name);
+    if (description.empty()) {
+      std::printf("  %s\n", name.c_str());
+    } else {
+      std::printf("  %-*s  %s\n", static_cast<int>(width), name.c_str(), description.c_str());
+    }
+  }
   std::vector<std::string> pipelines = registry.PipelineNames();
   if (!pipelines.empty()) {
     std::printf("Pipelines:\n");
@@ -584,11 +607,45 @@ void ListPasses(const PassRegistry& registry) {
   }
 }
 
+// The registered names of the passes `list` ("a,b", passes or pipelines)
+// stands for, `-` and `_` alike; an unknown name is an error.
+absl::StatusOr<absl::flat_hash_set<std::string>> PassesNamed(const PassRegistry& registry,
+                                                             absl::string_view list,
+                                                             const PassOptions& pass_options) {
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
+      registry.BuildPipeline(ParsePassList(list), pass_options);
+  if (!pipeline.ok()) return pipeline.status();
+  absl::flat_hash_set<std::string> names;
+  for (int64_t i = 0; i < (*pipeline)->pass_count(); ++i) {
+    names.insert(std::string((*pipeline)->pass(i)->name()));
+  }
+  return names;
+}
+
+// -o and --report: folders that exist, not the same file, and at most one
+// of them on standard output.
+absl::Status CheckOutputs(const DriverOptions& options) {
+  if (absl::Status status = CheckOutputPath(options.output); !status.ok()) return status;
+  if (options.report.empty()) return absl::OkStatus();
+  if (absl::Status status = CheckOutputPath(options.report); !status.ok()) return status;
+  if (options.report == "-" && options.output == "-") {
+    return absl::InvalidArgumentError(
+        "--report=- writes the report to standard output, where the module goes too: "
+        "give the module a file with -o FILE (or -o /dev/null)");
+  }
+  if (SameOutputFile(options.output, options.report)) {
+    return absl::InvalidArgumentError(absl::StrCat("-o and --report name the same file '",
+                                                   options.report, "'"));
+  }
+  return absl::OkStatus();
+}
+
 int Main(int argc, char** argv) {
   DriverOptions options;
   CLI::App app{"hilo-opt: run HLO passes on an HLO text module"};
-  app.add_option("input", options.input, "input HLO text file, or - for stdin (default)");
-  app.add_option("-o,--output", options.output, "output file (default: stdout), written atomically");
+  tool::SetUpApp(app, kTool);
+  app.add_option("input", options.input, "input HLO text file, or - for stdin");
+  app.add_option("-o,--output", options.output, "output file (- is stdout), written atomically");
   app.add_option("--passes", options.passes,
                  "comma-separated passes and pipelines to run, in order");
   app.add_flag("--list-passes", options.list_passes, "list the passes and pipelines, then exit");
@@ -596,9 +653,17 @@ int Main(int argc, char** argv) {
                "process each `// -----` separated part as its own module");
   app.add_flag("--no-verify", options.no_verify,
                "do not verify the input, nor the module after each pass");
-  app.add_option("--report", options.report, "write a JSON report of the passes run to FILE");
+  app.add_option("--report", options.report,
+                 "write a JSON report of the passes run to FILE (- for stdout, with -o FILE)");
   app.add_option("--hold-back-bytes", options.hold_back_bytes)->group("");  // tests only
-  app.add_flag("--explain", options.explain, "print each pass's explanations on stderr");
+  // A flag, so that `--explain INPUT` does not take INPUT as its value.
+  std::string explain = "";
+  app.add_flag("--explain{all}", explain,
+               "print why each pass did what it did on stderr; --explain=PASS,... only for "
+               "those passes (or pipelines)")
+      ->option_text("[=PASS,...]");
+  app.add_flag("-q,--quiet", options.quiet,
+               "print no per-pass summary lines and no warnings on stderr (errors still)");
 
   bool nxd = false, aggressive = false;
   int64_t sb_threshold_mb = 0;
@@ -610,7 +675,8 @@ int Main(int argc, char** argv) {
       "as NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 (=false to override the variable)");
   CLI::Option* sb_flag = app.add_option(
       "--sb-to-sb-threshold-mb", sb_threshold_mb,
-      "as NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB=N");
+      "as NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB=N (default: the variable, else 16)");
+  sb_flag->default_str("");
   app.add_flag("--collective-matmul-strict", options.pass_options.collective_matmul_strict,
                "refuse collective-matmul folds that are not exact under the kernel's contract");
   app.add_flag("--weight-chain-copy-bitcast", options.pass_options.weight_chain_copy_bitcast,
@@ -626,19 +692,14 @@ int Main(int argc, char** argv) {
                "every output (docs/interpreter.md); exit 3 on a mismatch");
   app.add_option("--devices", options.equivalence.interpreter.devices,
                  "--check-equivalence: number of devices (default: the module header)");
-  app.add_option("--seed", options.equivalence.interpreter.seed,
-                 "--check-equivalence: seed of the random inputs (default 0)");
+  tool::AddSeedOption(app, &options.equivalence.interpreter.seed,
+                      "--check-equivalence: seed of the random inputs");
   app.add_option("--rtol", options.equivalence.rtol,
                  "--check-equivalence: relative tolerance (default: by element type)");
   app.add_option("--atol", options.equivalence.atol,
                  "--check-equivalence: absolute tolerance (default: by element type)");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);  // prints help, or the error with a hint
-    return code == 0 ? kExitOk : kExitBadInput;
-  }
+  if (std::optional<int> exit = tool::ParseCommandLine(app, kTool, argc, argv)) return *exit;
   if (nxd_flag->count() > 0) options.pass_options.collective_matmul_nxd = nxd;
   if (aggressive_flag->count() > 0) options.pass_options.collective_permute_aggressive = aggressive;
   if (sb_flag->count() > 0) options.pass_options.sb_to_sb_threshold_mb = sb_threshold_mb;
@@ -655,14 +716,19 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
 
-  // Unknown names fail before any input is read.
+  // Unknown names and unwritable outputs fail before any input is read.
   std::vector<std::string> pass_names = ParsePassList(options.passes);
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> check =
       registry.BuildPipeline(pass_names, options.pass_options);
-  if (!check.ok()) {
-    std::fprintf(stderr, "hilo-opt: error: %s\n", std::string(check.status().message()).c_str());
-    return ExitCodeFor(check.status());
+  if (!check.ok()) return tool::Fail(kTool, check.status());
+  options.explain = !explain.empty();
+  if (options.explain && explain != "all") {
+    absl::StatusOr<absl::flat_hash_set<std::string>> only =
+        PassesNamed(registry, explain, options.pass_options);
+    if (!only.ok()) return tool::Fail(kTool, only.status());
+    options.explain_only = *std::move(only);
   }
+  if (absl::Status status = CheckOutputs(options); !status.ok()) return tool::Fail(kTool, status);
 
   Driver driver(options, registry, std::move(pass_names));
   return driver.Run();
@@ -672,13 +738,5 @@ int Main(int argc, char** argv) {
 }  // namespace hilo
 
 int main(int argc, char** argv) {
-  try {
-    return hilo::Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "hilo-opt: internal error: %s\n", e.what());
-    return 2;
-  } catch (...) {
-    std::fprintf(stderr, "hilo-opt: internal error: unknown exception\n");
-    return 2;
-  }
+  return hilo::tool::RunTool(hilo::kTool, [&] { return hilo::Main(argc, argv); });
 }

@@ -5,45 +5,31 @@
 //
 // Without --print each output leaf is summarised (shape, sum, min, max);
 // with --print its values are printed in full. -o writes the values in the
-// inputs-file format (`output L device D : values`). Exit status: 0 success,
-// 1 unreadable/unparsable input or an error while running (message on
-// stderr). See docs/interpreter.md.
+// inputs-file format (`output L device D : values`). Exit status and error
+// format as every hilo tool (docs/tools.md). See docs/interpreter.md.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
+#include <optional>
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/file_io.h"
+#include "common/tool_cli.h"
 #include "hilo/eval/interpreter.h"
 #include "hilo/text/parser.h"
 
 namespace {
 
-bool ReadFile(const std::string& path, std::string* out) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    *out = ss.str();
-    return true;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
+constexpr char kTool[] = "hilo-run";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
+  namespace tool = hilo::tool;
   CLI::App app{"hilo-run: run an HLO module on simulated SPMD devices"};
+  tool::SetUpApp(app, kTool);
   std::string input;
   std::optional<int64_t> devices;
   uint64_t seed = 0;
@@ -51,38 +37,41 @@ int main(int argc, char** argv) {
   bool print = false;
   std::string output_file;
   app.add_option("input", input, "HLO text file ('-' for stdin)")->required();
-  app.add_option("--devices", devices, "number of devices (overrides the module header)");
-  app.add_option("--seed", seed, "seed of the pseudo-random inputs");
+  app.add_option("--devices", devices,
+                 "number of devices (default: replica_count x num_partitions of the module)");
+  tool::AddSeedOption(app, &seed, "seed of the pseudo-random inputs");
   app.add_option("--inputs", inputs_file, "file of parameter values (docs/interpreter.md)");
   app.add_flag("--print", print, "print every output value");
   app.add_option("-o,--output", output_file, "write the output values to this file");
-  CLI11_PARSE(app, argc, argv);
-
-  std::string text;
-  if (!ReadFile(input, &text)) {
-    std::fprintf(stderr, "hilo-run: can not read %s\n", input.c_str());
-    return 1;
+  if (std::optional<int> exit = tool::ParseCommandLine(app, kTool, argc, argv)) return *exit;
+  if (!output_file.empty()) {
+    if (absl::Status status = hilo::CheckOutputPath(output_file); !status.ok()) {
+      return tool::Fail(kTool, status);
+    }
   }
-  auto module = hilo::ParseHloModule(text, input);
+
+  tool::AnnounceStdinRead(kTool, input);
+  absl::StatusOr<hilo::InputBuffer> text = hilo::ReadInput(input);
+  if (!text.ok()) return tool::Fail(kTool, text.status());
+  auto module = hilo::ParseHloModule(text->text(), input == "-" ? "<stdin>" : input);
   if (!module.ok()) {
+    // The parser's message already reads `file:line:col: error: ...`.
     std::fprintf(stderr, "%s\n", std::string(module.status().message()).c_str());
-    return 1;
+    return tool::kExitBadInput;
   }
   hilo::eval::InterpreterOptions options;
   options.devices = devices;
   options.seed = seed;
-  if (!inputs_file.empty() && !ReadFile(inputs_file, &options.inputs_text)) {
-    std::fprintf(stderr, "hilo-run: can not read %s\n", inputs_file.c_str());
-    return 1;
+  if (!inputs_file.empty()) {
+    absl::StatusOr<hilo::InputBuffer> inputs = hilo::ReadInput(inputs_file);
+    if (!inputs.ok()) return tool::Fail(kTool, inputs.status());
+    options.inputs_text = std::string(inputs->text());
   }
   const auto start = std::chrono::steady_clock::now();
   auto result = hilo::eval::RunModule(**module, options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!result.ok()) {
-    std::fprintf(stderr, "hilo-run: %s\n", std::string(result.status().message()).c_str());
-    return 1;
-  }
+  if (!result.ok()) return tool::Fail(kTool, result.status());
   std::string out;
   std::string file_out;
   const auto& grid = result->grid;
@@ -125,14 +114,17 @@ int main(int argc, char** argv) {
   }
   absl::StrAppend(&out, absl::StrFormat("ran %d devices, %d collective group executions, %.3f s\n",
                                         grid.devices(), result->collectives_executed, seconds));
-  std::fputs(out.c_str(), stdout);
   if (!output_file.empty()) {
-    std::ofstream f(output_file, std::ios::binary);
-    f << file_out;
-    if (!f) {
-      std::fprintf(stderr, "hilo-run: can not write %s\n", output_file.c_str());
-      return 1;
+    if (absl::Status status = hilo::WriteFileAtomically(output_file, file_out); !status.ok()) {
+      return tool::Fail(kTool, status);
     }
   }
-  return 0;
+  if (absl::Status status = hilo::WriteStdout(out); !status.ok()) return tool::Fail(kTool, status);
+  return tool::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hilo::tool::RunTool(kTool, [&] { return Main(argc, argv); });
 }

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
@@ -21,6 +22,7 @@ bool IsDead(const HloInstruction* inst) {
 absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
   removed_instructions_ = 0;
   removed_computations_ = 0;
+  first_removed_.clear();
 
   for (HloComputation* computation : module->computations()) {
     std::vector<HloInstruction*> worklist;
@@ -33,6 +35,7 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
       // Listed twice (an operand of several removed users) or already gone.
       if (inst->parent() != computation || !IsDead(inst)) continue;
       std::vector<HloInstruction*> operands(inst->operands().begin(), inst->operands().end());
+      if (first_removed_.size() < kNamesInSummary) first_removed_.push_back("%" + inst->name());
       absl::Status status = computation->RemoveInstruction(inst);
       if (!status.ok()) {
         return absl::InternalError(absl::StrCat("removing ", inst->name(), " from ",
@@ -68,6 +71,21 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
     }
   }
   return removed_instructions_ > 0 || removed_computations_ > 0;
+}
+
+std::string HloDCE::ChangeSummary() const {
+  if (removed_instructions_ == 0 && removed_computations_ == 0) return "";
+  std::string summary =
+      absl::StrCat("removed ", CountOf(removed_instructions_, "dead instruction"));
+  if (!first_removed_.empty()) {
+    absl::StrAppend(&summary, " (", absl::StrJoin(first_removed_, ", "),
+                    removed_instructions_ > static_cast<int64_t>(first_removed_.size()) ? ", ..." : "",
+                    ")");
+  }
+  if (removed_computations_ > 0) {
+    absl::StrAppend(&summary, " and ", CountOf(removed_computations_, "unreachable computation"));
+  }
+  return summary;
 }
 
 nlohmann::json HloDCE::ReportDetails() const {

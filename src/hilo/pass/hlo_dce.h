@@ -20,6 +20,8 @@
 #define HILO_PASS_HLO_DCE_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hilo/pass/hlo_pass_interface.h"
@@ -32,11 +34,15 @@ class HloDCE : public HloPassInterface {
   absl::string_view name() const override { return kName; }
   absl::StatusOr<bool> Run(HloModule* module) override;
   nlohmann::json ReportDetails() const override;
+  std::string ChangeSummary() const override;
 
   int64_t removed_instructions() const { return removed_instructions_; }
   int64_t removed_computations() const { return removed_computations_; }
 
  private:
+  // ChangeSummary() names the first few removed instructions.
+  static constexpr size_t kNamesInSummary = 3;
+  std::vector<std::string> first_removed_;
   int64_t removed_instructions_ = 0;
   int64_t removed_computations_ = 0;
 };

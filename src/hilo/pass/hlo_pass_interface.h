@@ -2,10 +2,12 @@
 #ifndef HILO_PASS_HLO_PASS_INTERFACE_H_
 #define HILO_PASS_HLO_PASS_INTERFACE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "hilo/ir/hlo_module.h"
 #include "nlohmann/json.hpp"
@@ -31,9 +33,25 @@ class HloPassInterface {
   virtual std::vector<std::string> Warnings() const { return {}; }
 
   // One human-readable line per candidate the last Run looked at, for
-  // `hilo-opt --explain` (empty for passes with nothing to explain).
+  // `hilo-opt --explain` (empty for passes with nothing to explain). A line
+  // reads `<what>: <decision>`; hilo-opt groups lines whose decision is the
+  // same.
   virtual std::vector<std::string> Explanations() const { return {}; }
+
+  // What the last Run changed, in counts and words ("removed 3 dead
+  // instructions"), or empty. Cheap: every report entry carries it as
+  // "change_summary", and hilo-opt prints it for each pass that changed the
+  // module.
+  virtual std::string ChangeSummary() const { return ""; }
 };
+
+// "1 dot", "3 dots" (`plural` when it is not `singular` + "s"), for
+// ChangeSummary().
+inline std::string CountOf(int64_t n, absl::string_view singular, absl::string_view plural = "") {
+  if (n == 1) return absl::StrCat(n, " ", singular);
+  if (plural.empty()) return absl::StrCat(n, " ", singular, "s");
+  return absl::StrCat(n, " ", plural);
+}
 
 }  // namespace hilo
 

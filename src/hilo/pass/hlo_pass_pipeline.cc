@@ -27,6 +27,10 @@ nlohmann::json HloPassPipeline::MakeReportEntry(const HloPassInterface& pass, bo
   nlohmann::json warnings = nlohmann::json::array();
   for (const std::string& warning : pass.Warnings()) warnings.push_back(warning);
   entry["warnings"] = std::move(warnings);
+  // Always there, details or not: the driver's summary line is this.
+  if (std::string summary = pass.ChangeSummary(); !summary.empty()) {
+    entry["change_summary"] = std::move(summary);
+  }
   return entry;
 }
 

@@ -5,7 +5,8 @@
 // default) so that a pass that breaks the module is caught at the pass that
 // broke it, not by whoever reads the module next. Each pass run leaves one
 // report entry
-//   {"name": ..., "changed": bool, <the pass's ReportDetails()>, "warnings": [...]}
+//   {"name": ..., "changed": bool, <the pass's ReportDetails()>, "warnings": [...],
+//    "change_summary": "..." (when the pass has one)}
 // (a pass skipped by its run condition also gets "skipped": "<reason>").
 // Entries accumulate over every Run of the pipeline until ClearReport().
 //

@@ -4,11 +4,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hilo/pass/pass_name.h"
 
 namespace hilo {
 
 bool PassRegistry::NameTaken(absl::string_view name) const {
-  return HasPass(name) || HasPipeline(name);
+  return RegisteredName(name).has_value();
+}
+
+std::optional<std::string> PassRegistry::RegisteredName(absl::string_view name) const {
+  auto it = normalized_.find(NormalizePassName(name));
+  if (it == normalized_.end()) return std::nullopt;
+  return it->second;
 }
 
 void PassRegistry::RecordError(absl::Status status) {
@@ -16,6 +23,10 @@ void PassRegistry::RecordError(absl::Status status) {
 }
 
 void PassRegistry::RegisterPass(std::string name, PassFactory factory) {
+  RegisterPass(std::move(name), "", std::move(factory));
+}
+
+void PassRegistry::RegisterPass(std::string name, std::string description, PassFactory factory) {
   if (name.empty() || !factory) {
     RecordError(absl::InvalidArgumentError(
         absl::StrCat("pass registration '", name, "' needs a name and a factory")));
@@ -26,7 +37,8 @@ void PassRegistry::RegisterPass(std::string name, PassFactory factory) {
                                                       "' is registered twice")));
     return;
   }
-  passes_.emplace(std::move(name), std::move(factory));
+  normalized_.emplace(NormalizePassName(name), name);
+  passes_.emplace(std::move(name), Pass{std::move(factory), std::move(description)});
 }
 
 void PassRegistry::RegisterPipeline(std::string name, std::vector<std::string> pass_names) {
@@ -39,6 +51,7 @@ void PassRegistry::RegisterPipeline(std::string name, std::vector<std::string> p
                                                       "' is registered twice")));
     return;
   }
+  normalized_.emplace(NormalizePassName(name), name);
   pipelines_.emplace(std::move(name), Pipeline{std::move(pass_names), "", nullptr});
 }
 
@@ -54,21 +67,24 @@ void PassRegistry::RegisterPipelineBuilder(std::string name, std::string descrip
                                                       "' is registered twice")));
     return;
   }
+  normalized_.emplace(NormalizePassName(name), name);
   pipelines_.emplace(std::move(name), Pipeline{{}, std::move(description), std::move(builder)});
 }
 
 bool PassRegistry::HasPass(absl::string_view name) const {
-  return passes_.find(name) != passes_.end();
+  std::optional<std::string> registered = RegisteredName(name);
+  return registered.has_value() && passes_.find(*registered) != passes_.end();
 }
 
 bool PassRegistry::HasPipeline(absl::string_view name) const {
-  return pipelines_.find(name) != pipelines_.end();
+  std::optional<std::string> registered = RegisteredName(name);
+  return registered.has_value() && pipelines_.find(*registered) != pipelines_.end();
 }
 
 std::vector<std::string> PassRegistry::PassNames() const {
   std::vector<std::string> names;
   names.reserve(passes_.size());
-  for (const auto& [name, factory] : passes_) names.push_back(name);
+  for (const auto& [name, pass] : passes_) names.push_back(name);
   return names;
 }
 
@@ -79,16 +95,26 @@ std::vector<std::string> PassRegistry::PipelineNames() const {
   return names;
 }
 
+std::string PassRegistry::PassDescription(absl::string_view name) const {
+  auto it = passes_.find(RegisteredName(name).value_or(""));
+  return it == passes_.end() ? "" : it->second.description;
+}
+
 std::string PassRegistry::PipelineDescription(absl::string_view name) const {
-  auto it = pipelines_.find(name);
+  auto it = pipelines_.find(RegisteredName(name).value_or(""));
   if (it == pipelines_.end()) return "";
   if (it->second.builder) return it->second.description;
   return absl::StrJoin(it->second.pass_names, ",");
 }
 
 absl::Status PassRegistry::UnknownNameError(absl::string_view name) const {
-  std::string message = absl::StrCat("unknown pass '", name, "'; valid passes: ",
-                                     absl::StrJoin(PassNames(), ", "));
+  std::string message = absl::StrCat("unknown pass '", name, "'; ");
+  std::vector<std::string> known = PassNames();
+  for (std::string& pipeline : PipelineNames()) known.push_back(std::move(pipeline));
+  if (std::optional<std::string> suggestion = SuggestPassName(name, known)) {
+    absl::StrAppend(&message, "did you mean '", *suggestion, "'? ");
+  }
+  absl::StrAppend(&message, "valid passes: ", absl::StrJoin(PassNames(), ", "));
   if (!pipelines_.empty()) {
     absl::StrAppend(&message, "; pipelines: ", absl::StrJoin(PipelineNames(), ", "));
   }
@@ -97,9 +123,9 @@ absl::Status PassRegistry::UnknownNameError(absl::string_view name) const {
 
 absl::StatusOr<std::unique_ptr<HloPassInterface>> PassRegistry::CreatePass(
     absl::string_view name, const PassOptions& options) const {
-  auto it = passes_.find(name);
+  auto it = passes_.find(RegisteredName(name).value_or(""));
   if (it == passes_.end()) return UnknownNameError(name);
-  std::unique_ptr<HloPassInterface> pass = it->second(options);
+  std::unique_ptr<HloPassInterface> pass = it->second.factory(options);
   if (pass == nullptr) {
     return absl::InternalError(absl::StrCat("the factory of pass '", name, "' returned null"));
   }
@@ -114,7 +140,7 @@ absl::Status PassRegistry::AddToPipeline(absl::string_view name, const PassOptio
     pipeline->AddPass(*std::move(pass));
     return absl::OkStatus();
   }
-  auto it = pipelines_.find(name);
+  auto it = pipelines_.find(RegisteredName(name).value_or(""));
   if (it == pipelines_.end()) return UnknownNameError(name);
   if (it->second.builder) {
     absl::Status status = it->second.builder(*this, options, pipeline);

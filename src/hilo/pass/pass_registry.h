@@ -5,7 +5,8 @@
 // names or a builder that adds passes to an HloPassPipeline itself (for a
 // pipeline whose passes depend on each other, e.g. one skipped when an
 // earlier one found something). Names are unique across passes and
-// pipelines.
+// pipelines, and every lookup treats `-` and `_` alike (pass_name.h): two
+// names that differ only there count as the same name.
 //
 // Registration never fails loudly: registering a name twice, or a pipeline
 // that lists an unknown pass, is recorded and returned by status() and by
@@ -17,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +38,9 @@ class PassRegistry {
   using PipelineBuilder = std::function<absl::Status(
       const PassRegistry& registry, const PassOptions& options, HloPassPipeline* pipeline)>;
 
+  // `description`: one line for --list-passes.
   void RegisterPass(std::string name, PassFactory factory);
+  void RegisterPass(std::string name, std::string description, PassFactory factory);
   // A pipeline that expands to `pass_names`, in order (each a registered
   // pass; checked when the pipeline is built).
   void RegisterPipeline(std::string name, std::vector<std::string> pass_names);
@@ -55,6 +59,11 @@ class PassRegistry {
   // For --list-passes: the pass list of a list pipeline ("a,b,c"), or the
   // description of a builder pipeline.
   std::string PipelineDescription(absl::string_view name) const;
+  // For --list-passes: the description a pass was registered with.
+  std::string PassDescription(absl::string_view name) const;
+  // The registered name (pass or pipeline) that `name` stands for, `-` and
+  // `_` alike; nullopt if none.
+  std::optional<std::string> RegisteredName(absl::string_view name) const;
 
   // A new instance of pass `name`; NotFound (listing the valid names) if it
   // is not a registered pass.
@@ -69,7 +78,9 @@ class PassRegistry {
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildPipeline(
       absl::Span<const std::string> names, const PassOptions& options) const;
 
-  // "unknown pass 'x'; valid passes: a, b; pipelines: p" as a NotFound status.
+  // "unknown pass 'x'; valid passes: a, b; pipelines: p" as a NotFound
+  // status, with "did you mean 'y'? " after the first ';' when a
+  // registered name is close (SuggestPassName).
   absl::Status UnknownNameError(absl::string_view name) const;
 
  private:
@@ -81,8 +92,14 @@ class PassRegistry {
   bool NameTaken(absl::string_view name) const;
   void RecordError(absl::Status status);
 
-  std::map<std::string, PassFactory, std::less<>> passes_;
+  struct Pass {
+    PassFactory factory;
+    std::string description;
+  };
+  std::map<std::string, Pass, std::less<>> passes_;
   std::map<std::string, Pipeline, std::less<>> pipelines_;
+  // NormalizePassName(name) -> the registered name, for passes and pipelines.
+  std::map<std::string, std::string, std::less<>> normalized_;
   absl::Status status_;
 };
 

@@ -241,6 +241,23 @@ nlohmann::json NeuronCollectiveStreamIdInjector::ReportDetails() const {
   return details;
 }
 
+std::string NeuronCollectiveStreamIdInjector::ChangeSummary() const {
+  if (skipped_ || stamps_.empty()) return "";
+  int64_t stream1 = 0;
+  int64_t overwritten = 0;
+  for (const Stamp& s : stamps_) {
+    stream1 += s.stream == '1' ? 1 : 0;
+    overwritten += s.previous != Stamp::kNoPrevious ? 1 : 0;
+  }
+  const int64_t stream0 = static_cast<int64_t>(stamps_.size()) - stream1;
+  std::string summary =
+      absl::StrCat("stamped stream_id on ", CountOf(static_cast<int64_t>(stamps_.size()), "collective"),
+                   " (", stream0, " on stream 0, the TP groups; ", stream1,
+                   " on stream 1, the FSDP groups)");
+  if (overwritten > 0) absl::StrAppend(&summary, ", replacing ", overwritten, " existing");
+  return summary;
+}
+
 std::vector<std::string> NeuronCollectiveStreamIdInjector::Explanations() const {
   std::vector<std::string> lines;
   if (skipped_) {

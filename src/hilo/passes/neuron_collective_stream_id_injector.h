@@ -50,6 +50,7 @@ class NeuronCollectiveStreamIdInjector : public HloPassInterface {
   nlohmann::json ReportDetails() const override;
   std::vector<std::string> Warnings() const override { return warnings_; }
   std::vector<std::string> Explanations() const override;
+  std::string ChangeSummary() const override;
 
   // Where an exemplar of the last Run came from.
   struct Exemplar {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
@@ -69,6 +70,16 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
   candidate_index_.clear();
+  // A fold the kernel contract makes inexact computes something else than
+  // the dot: say so by default, not only under --explain.
+  for (const Candidate& c : candidates_) {
+    if (!c.fused || c.exact) continue;
+    warnings_.push_back(absl::StrCat("%", c.dot, " in ", c.computation, " was fused into %",
+                                     c.custom_call,
+                                     ", which is not exact under the kernel contract: ",
+                                     absl::StrJoin(c.inexact_reasons, "; "),
+                                     " (--collective-matmul-strict refuses such folds)"));
+  }
   return changed;
 }
 
@@ -147,6 +158,21 @@ std::string NeuronLoopedEinsumReplacer::Summary() const {
                       " sb_to_sb_threshold_mb=", settings_.sb_to_sb_threshold_mb, " (",
                       threshold_source_, ") strict=", settings_.strict ? 1 : 0,
                       settings_.weight_chain_copy_bitcast ? " weight_chain_copy_bitcast=1" : "");
+}
+
+std::string NeuronLoopedEinsumReplacer::ChangeSummary() const {
+  int64_t fused = 0;
+  int64_t exact = 0;
+  for (const Candidate& c : candidates_) {
+    fused += c.fused ? 1 : 0;
+    exact += c.fused && c.exact ? 1 : 0;
+  }
+  if (fused == 0) return "";
+  std::string summary = absl::StrCat(
+      "fused ", fused, " of ", CountOf(static_cast<int64_t>(candidates_.size()), "candidate dot"),
+      " into AwsNeuronCollectiveMatmul (", exact, " exact under the kernel contract");
+  if (fused > exact) absl::StrAppend(&summary, ", ", fused - exact, " not exact: see the warnings");
+  return summary + ")";
 }
 
 nlohmann::json NeuronLoopedEinsumReplacer::ReportDetails() const {

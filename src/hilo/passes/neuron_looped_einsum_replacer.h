@@ -61,6 +61,7 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   std::vector<std::string> Explanations() const override;
   // "N candidate dot(s), F fused (E exact ...); nxd=.. aggressive=.. ..." (in the report).
   std::string Summary() const;
+  std::string ChangeSummary() const override;
 
   // One entry per candidate dot of the last Run, in the order seen.
   struct Candidate {

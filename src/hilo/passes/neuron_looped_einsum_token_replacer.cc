@@ -61,6 +61,14 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumTokenReplacer::ExpandInstructi
   return gte->mutable_operand(0)->mutable_operand(1);
 }
 
+std::string NeuronLoopedEinsumTokenReplacer::ChangeSummary() const {
+  int64_t replaced = 0;
+  for (const Candidate& c : candidates_) replaced += c.replaced ? 1 : 0;
+  if (replaced == 0) return "";
+  return absl::StrCat("rerouted ", CountOf(replaced, "all-gather token use"),
+                      " to the all-gather's token operand");
+}
+
 std::vector<std::string> NeuronLoopedEinsumTokenReplacer::Explanations() const {
   std::vector<std::string> lines;
   lines.reserve(candidates_.size());

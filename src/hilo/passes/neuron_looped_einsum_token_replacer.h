@@ -37,6 +37,7 @@ class NeuronLoopedEinsumTokenReplacer : public OpExpanderPass {
   nlohmann::json ReportDetails() const override;
   std::vector<std::string> Warnings() const override { return warnings_; }
   std::vector<std::string> Explanations() const override;
+  std::string ChangeSummary() const override;
 
   // One entry per rank-0 get-tuple-element of an all-gather seen by the
   // last Run.

@@ -229,6 +229,20 @@ nlohmann::json NeuronUniqueChannelIdEnforcer::ReportDetails() const {
   return details;
 }
 
+std::string NeuronUniqueChannelIdEnforcer::ChangeSummary() const {
+  if (renumbered_.empty()) return "";
+  int64_t had_none = 0;
+  for (const Renumbering& r : renumbered_) had_none += r.old_id.has_value() ? 0 : 1;
+  const int64_t reused = static_cast<int64_t>(renumbered_.size()) - had_none;
+  std::string summary = absl::StrCat(
+      "gave a fresh channel_id to ", CountOf(static_cast<int64_t>(renumbered_.size()), "collective"),
+      " (");
+  if (reused > 0) absl::StrAppend(&summary, reused, " reused an earlier collective's id");
+  if (reused > 0 && had_none > 0) absl::StrAppend(&summary, ", ");
+  if (had_none > 0) absl::StrAppend(&summary, had_none, " had none");
+  return summary + ")";
+}
+
 std::vector<std::string> NeuronUniqueChannelIdEnforcer::Explanations() const {
   std::vector<std::string> lines;
   lines.reserve(renumbered_.size());

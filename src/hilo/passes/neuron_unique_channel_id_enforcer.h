@@ -44,6 +44,7 @@ class NeuronUniqueChannelIdEnforcer : public HloPassInterface {
   nlohmann::json ReportDetails() const override;
   std::vector<std::string> Warnings() const override { return warnings_; }
   std::vector<std::string> Explanations() const override;
+  std::string ChangeSummary() const override;
 
   struct Renumbering {
     std::string computation;

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -351,6 +352,14 @@ class Parser {
 
 bool Parser::Fail(size_t pos, absl::string_view message) {
   if (quiet_ || !error_.ok()) return false;  // the first error wins
+  // Where only blanks follow (a truncated module, a cut --split-input-file
+  // part), point just past the last token, on its line, rather than at the
+  // blank line after it.
+  size_t last = std::min(pos, text_.size());
+  if (text_.find_first_not_of(" \t\r\n", last) == absl::string_view::npos) {
+    while (last > 0 && absl::ascii_isspace(static_cast<unsigned char>(text_[last - 1]))) --last;
+    pos = last;
+  }
   error_ = absl::InvalidArgumentError(FormatErrorAt(filename_, text_, pos, message));
   return false;
 }

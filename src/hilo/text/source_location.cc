@@ -7,6 +7,50 @@
 
 namespace hilo {
 
+namespace {
+
+// The length of the valid UTF-8 sequence of 2 to 4 bytes at `text[i]`, or 0.
+size_t Utf8SequenceLength(absl::string_view text, size_t i) {
+  const unsigned char lead = static_cast<unsigned char>(text[i]);
+  size_t length = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) length = 2;
+  else if (lead >= 0xE0 && lead <= 0xEF) length = 3;
+  else if (lead >= 0xF0 && lead <= 0xF4) length = 4;
+  if (length == 0 || i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    const unsigned char c = static_cast<unsigned char>(text[i + k]);
+    if (c < 0x80 || c > 0xBF) return 0;
+  }
+  return length;
+}
+
+// Appends `raw` as an error message quotes it: tabs and CRs as spaces, other
+// control bytes, DEL and bytes that are not valid UTF-8 as `\xNN`, so that a
+// binary input never sends raw bytes to a terminal. Stops before `out`
+// grows past `limit`; returns the number of bytes of `raw` shown.
+size_t AppendShown(absl::string_view raw, std::string* out, size_t limit = std::string::npos) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  size_t i = 0;
+  for (; i < raw.size() && out->size() < limit; ++i) {
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c == '\t' || c == '\r') {
+      *out += ' ';
+    } else if (c >= 0x20 && c < 0x7F) {
+      *out += static_cast<char>(c);
+    } else if (size_t length = c >= 0x80 ? Utf8SequenceLength(raw, i) : 0; length > 0) {
+      out->append(raw.data() + i, length);
+      i += length - 1;
+    } else {
+      *out += "\\x";
+      *out += kHex[c >> 4];
+      *out += kHex[c & 0xF];
+    }
+  }
+  return i;
+}
+
+}  // namespace
+
 std::string FormatErrorAt(absl::string_view filename, absl::string_view text, size_t offset,
                           absl::string_view message) {
   const size_t pos = std::min(offset, text.size());
@@ -30,13 +74,16 @@ std::string FormatErrorAt(absl::string_view filename, absl::string_view text, si
     prefix = "...";
   }
   const size_t show_end = std::min(line_end, show_start + 2 * kWindow);
-  std::string shown = absl::StrCat(prefix, text.substr(show_start, show_end - show_start));
-  if (show_end < line_end) shown += "...";
-  for (char& c : shown) {
-    if (c == '\t' || c == '\r') c = ' ';
-  }
-  std::string caret(prefix.size() + (pos - show_start), ' ');
+  // The caret goes under the byte at `pos` as the line is shown (escapes
+  // included).
+  std::string shown = prefix;
+  AppendShown(text.substr(show_start, pos - show_start), &shown);
+  std::string caret(shown.size(), ' ');
   caret += '^';
+  // As long as a text line's window; escapes make a binary one longer.
+  const size_t after =
+      AppendShown(text.substr(pos, show_end - pos), &shown, prefix.size() + 2 * kWindow);
+  if (pos + after < line_end) shown += "...";
   // Messages quote names and values from the input; a 100 MB name must not
   // make a 100 MB message.
   std::string capped(message.substr(0, kMaxErrorMessageBytes));

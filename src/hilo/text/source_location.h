@@ -21,7 +21,8 @@ inline constexpr size_t kMaxErrorMessageBytes = 1024;
 
 // `filename:line:col: error: message`, then the line holding byte `offset`
 // of `text` (at most 200 bytes of it around the offset, tabs shown as
-// spaces) and a caret under the offset. Lines and columns count from 1,
+// spaces, control bytes and invalid UTF-8 escaped as \\xNN) and a caret
+// under the offset. Lines and columns count from 1,
 // columns in bytes. A message longer than kMaxErrorMessageBytes is cut.
 std::string FormatErrorAt(absl::string_view filename, absl::string_view text, size_t offset,
                           absl::string_view message);

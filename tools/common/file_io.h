@@ -1,6 +1,6 @@
 // File helpers of the hilo tools: whole-file reads and atomic writes.
-#ifndef HILO_TOOLS_HILO_OPT_FILE_IO_H_
-#define HILO_TOOLS_HILO_OPT_FILE_IO_H_
+#ifndef HILO_TOOLS_COMMON_FILE_IO_H_
+#define HILO_TOOLS_COMMON_FILE_IO_H_
 
 #include <cstddef>
 #include <string>
@@ -80,9 +80,21 @@ class AtomicFileWriter {
 // Writes `contents` to `path` atomically, as AtomicFileWriter.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 
-// Writes `contents` to standard output and flushes it.
+// Writes `contents` to standard output and flushes it. A failure (a full
+// disk, a closed pipe) is InvalidArgument, as a failed write to a file.
 absl::Status WriteStdout(absl::string_view contents);
+
+// OK if `path` ("-" is standard output) can be an output file as far as can
+// be told before writing: it is not a folder, and its folder exists. Else
+// InvalidArgument "cannot write '<path>': folder '<folder>' does not exist"
+// (or "it is a folder", ...). Tools check their outputs with it before they
+// do any work.
+absl::Status CheckOutputPath(const std::string& path);
+
+// True if the two output paths name the same file (the same path, or after
+// resolving symbolic links and their folders; "-" only equals "-").
+bool SameOutputFile(const std::string& a, const std::string& b);
 
 }  // namespace hilo
 
-#endif  // HILO_TOOLS_HILO_OPT_FILE_IO_H_
+#endif  // HILO_TOOLS_COMMON_FILE_IO_H_

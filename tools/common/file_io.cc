@@ -165,7 +165,13 @@ absl::Status AtomicFileWriter::Open(const std::string& requested_path) {
   std::vector<char> temp_buffer(temp.begin(), temp.end());
   temp_buffer.push_back('\0');
   fd_ = mkstemp(temp_buffer.data());
-  if (fd_ < 0) return ErrnoError("cannot create a temporary file in", dir, errno);
+  if (fd_ < 0) {
+    // Name the path the user gave, not the temporary file.
+    if (errno == ENOENT || errno == ENOTDIR) return CheckOutputPath(requested_path_);
+    return absl::InvalidArgumentError(absl::StrCat("cannot write '", requested_path_,
+                                                   "': cannot create a file in '", dir,
+                                                   "': ", std::strerror(errno)));
+  }
   temp_.assign(temp_buffer.data());
 
   // mkstemp creates the file 0600; give it the mode a plain create would.
@@ -185,20 +191,20 @@ bool AtomicFileWriter::HidesWritesUntilCommit(const std::string& path) {
 
 absl::Status AtomicFileWriter::Write(absl::string_view data) {
   if (fd_ < 0) return absl::FailedPreconditionError("AtomicFileWriter: not open");
-  absl::Status status = WriteAll(fd_, data, temp_.empty() ? requested_path_ : temp_);
+  // Messages name the path the user gave, not the temporary file.
+  absl::Status status = WriteAll(fd_, data, requested_path_);
   if (!status.ok()) Abandon();
   return status;
 }
 
 absl::Status AtomicFileWriter::Commit() {
   if (fd_ < 0) return absl::FailedPreconditionError("AtomicFileWriter: not open");
-  const std::string& written = temp_.empty() ? requested_path_ : temp_;
   absl::Status status;
-  if (!temp_.empty() && fsync(fd_) != 0) status = ErrnoError("cannot write", written, errno);
-  if (close(fd_) != 0 && status.ok()) status = ErrnoError("cannot write", written, errno);
+  if (!temp_.empty() && fsync(fd_) != 0) status = ErrnoError("cannot write", requested_path_, errno);
+  if (close(fd_) != 0 && status.ok()) status = ErrnoError("cannot write", requested_path_, errno);
   fd_ = -1;
   if (status.ok() && !temp_.empty() && rename(temp_.c_str(), path_.c_str()) != 0) {
-    status = ErrnoError("cannot write", path_, errno);
+    status = ErrnoError("cannot write", requested_path_, errno);
   }
   if (status.ok()) temp_.clear();  // renamed: nothing to remove
   Abandon();
@@ -214,14 +220,72 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
 }
 
 absl::Status WriteStdout(absl::string_view contents) {
+  // A full disk or a closed pipe is the environment's doing, not a bug in
+  // the tool: the same status (exit 1) as a failed write to a file.
   auto error = [] {
-    return absl::InternalError(absl::StrCat("cannot write to standard output: ", std::strerror(errno)));
+    return absl::InvalidArgumentError(absl::StrCat("cannot write to standard output: ", std::strerror(errno)));
   };
   if (!contents.empty() && std::fwrite(contents.data(), 1, contents.size(), stdout) != contents.size()) {
     return error();
   }
   if (std::fflush(stdout) != 0) return error();
   return absl::OkStatus();
+}
+
+namespace {
+
+// The folder `path` would be created in ("." for a bare name).
+std::string FolderOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// `path` with its folder resolved (symbolic links, "..", "."), or `path`
+// itself when the folder does not exist.
+std::string Canonical(const std::string& path) {
+  if (char* resolved = realpath(path.c_str(), nullptr)) {
+    std::string result = resolved;
+    free(resolved);
+    return result;
+  }
+  const size_t slash = path.rfind('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  char* folder = realpath(FolderOf(path).c_str(), nullptr);
+  if (folder == nullptr) return path;
+  std::string result = absl::StrCat(folder, "/", base);
+  free(folder);
+  return result;
+}
+
+}  // namespace
+
+absl::Status CheckOutputPath(const std::string& path) {
+  if (path == "-") return absl::OkStatus();
+  auto cannot = [&path](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "': ", why));
+  };
+  if (path.empty()) return cannot("the path is empty");
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return cannot("it is a folder");
+    return absl::OkStatus();
+  }
+  const std::string folder = FolderOf(path);
+  if (stat(folder.c_str(), &st) != 0) {
+    return cannot(absl::StrCat("folder '", folder, "' does not exist"));
+  }
+  if (!S_ISDIR(st.st_mode)) return cannot(absl::StrCat("'", folder, "' is not a folder"));
+  return absl::OkStatus();
+}
+
+bool SameOutputFile(const std::string& a, const std::string& b) {
+  if (a == "-" || b == "-") return a == b;
+  struct stat sa, sb;
+  if (stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0) {
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+  return Canonical(a) == Canonical(b);
 }
 
 }  // namespace hilo
