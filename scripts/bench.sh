@@ -7,7 +7,7 @@
 #   wc -w FILE                                        (the reference: the faster
 #                                                      of LC_ALL=C and C.UTF-8)
 #   hilo-opt FILE -o /dev/null                        (parse + verify + print)
-#   hilo-opt FILE --passes=neuron-collective-pipeline (+ the passes, verified after each)
+#   hilo-opt FILE --passes=neuron-collective-pipeline (+ the passes, verified at the end)
 # Each is run HILO_BENCH_REPS times (default 3); the table shows the fastest
 # run (the machine is shared; the minimum is the least disturbed run) and
 # the largest peak RSS. Ratios are hilo-opt / wc -w on the same file, for

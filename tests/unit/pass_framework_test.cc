@@ -1,4 +1,4 @@
-// The pass framework: HloPassPipeline (order, verifier after each pass,
+// The pass framework: HloPassPipeline (order, verification at the end or after each pass,
 // errors, skips, report entries), PassRegistry (passes, pipelines, unknown
 // names, registration mistakes), HloDCE and OpExpanderPass. Modules are
 // built through the IR API so these tests do not depend on the parser.
@@ -31,6 +31,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 Shape F32(std::vector<int64_t> dims) { return Shape::MakeArray(PrimitiveType::F32, dims); }
@@ -174,33 +175,96 @@ TEST(HloPassPipelineTest, NothingChangedIsFalse) {
   EXPECT_FALSE(*changed);
 }
 
-TEST(HloPassPipelineTest, VerifierAfterPassNamesThePassThatBrokeTheModule) {
+// A valid module through `before` (reports a change), `breaker`, `after`;
+// counts the observer's calls.
+struct BrokenInTheMiddle {
   SmallModule m;
-  ASSERT_TRUE(VerifyHloModule(*m.module).ok());
   std::vector<std::string> log;
   HloPassPipeline pipeline;
-  pipeline.AddPass<RecordingPass>("before", &log, false);
-  pipeline.AddPass<BreakingPass>();
-  pipeline.AddPass<RecordingPass>("after", &log, false);
   int observed = 0;
-  pipeline.set_observer([&](const HloPassInterface&, const nlohmann::json&) { ++observed; });
 
+  explicit BrokenInTheMiddle(HloPassPipeline::Verification verification) {
+    pipeline.set_verification(verification);
+    pipeline.AddPass<RecordingPass>("before", &log, true);
+    pipeline.AddPass<BreakingPass>();
+    pipeline.AddPass<RecordingPass>("after", &log, false);
+    pipeline.set_observer([this](const HloPassInterface&, const nlohmann::json&) { ++observed; });
+  }
+  absl::StatusOr<bool> Run() {
+    EXPECT_TRUE(VerifyHloModule(*m.module).ok());
+    return pipeline.Run(m.module.get());
+  }
+};
+
+TEST(HloPassPipelineTest, VerifiesOnceAtTheEndByDefault) {
+  EXPECT_EQ(HloPassPipeline().verification(), HloPassPipeline::Verification::kAtEnd);
+  BrokenInTheMiddle t(HloPassPipeline::Verification::kAtEnd);
+  absl::StatusOr<bool> changed = t.Run();
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kInternal);
+  // Which pass broke it is not known: the message lists the passes that
+  // changed the module and says how to find out.
+  EXPECT_THAT(changed.status().message(), HasSubstr("module is invalid after the passes"));
+  EXPECT_THAT(changed.status().message(), HasSubstr("changed by 'before', 'breaker'"));
+  EXPECT_THAT(changed.status().message(), HasSubstr("rerun with --verify-each"));
+  EXPECT_THAT(changed.status().message(), Not(HasSubstr("after pass")));
+  // The verifier's own message says what is wrong and where.
+  EXPECT_THAT(changed.status().message(), HasSubstr("bad_reshape"));
+  EXPECT_THAT(t.log, ElementsAre("before", "after"));  // every pass ran before the check
+  EXPECT_EQ(t.observed, 3);
+  EXPECT_EQ(t.pipeline.report_entries().size(), 3u);
+}
+
+TEST(HloPassPipelineTest, VerifyingAtTheEndAfterOnePassNamesIt) {
+  SmallModule m;
+  HloPassPipeline pipeline;
+  pipeline.AddPass<BreakingPass>();
   absl::StatusOr<bool> changed = pipeline.Run(m.module.get());
   ASSERT_FALSE(changed.ok());
   EXPECT_EQ(changed.status().code(), absl::StatusCode::kInternal);
-  EXPECT_THAT(changed.status().message(), HasSubstr("after pass 'breaker'"));
-  // The verifier's own message says what is wrong and where.
+  EXPECT_THAT(changed.status().message(), HasSubstr("module is invalid after pass 'breaker': "));
+  EXPECT_THAT(changed.status().message(), Not(HasSubstr("--verify-each")));
+}
+
+TEST(HloPassPipelineTest, VerifyingAtTheEndSkipsAModuleNoPassChanged) {
+  // The input is assumed valid: when no pass reports a change there is
+  // nothing to check (as XLA runs its invariant checkers only after a
+  // change). An invalid input shows the difference between the modes.
+  SmallModule m;
+  BreakingPass breaker;
+  ASSERT_TRUE(breaker.Run(m.module.get()).ok());
+  std::vector<std::string> log;
+  HloPassPipeline at_end;
+  at_end.AddPass<RecordingPass>("idle", &log, false);
+  absl::StatusOr<bool> changed = at_end.Run(m.module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+
+  HloPassPipeline each_pass;
+  each_pass.set_verification(HloPassPipeline::Verification::kEachPass);
+  each_pass.AddPass<RecordingPass>("idle", &log, false);
+  changed = each_pass.Run(m.module.get());
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(changed.status().message(), HasSubstr("module is invalid after pass 'idle': "));
+}
+
+TEST(HloPassPipelineTest, VerifyingEachPassNamesThePassThatBrokeTheModule) {
+  BrokenInTheMiddle t(HloPassPipeline::Verification::kEachPass);
+  absl::StatusOr<bool> changed = t.Run();
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(changed.status().message(), HasSubstr("module is invalid after pass 'breaker': "));
   EXPECT_THAT(changed.status().message(), HasSubstr("bad_reshape"));
   EXPECT_THAT(changed.status().message(), HasSubstr("elements"));
-  EXPECT_THAT(log, ElementsAre("before"));  // nothing runs after the broken module
-  EXPECT_EQ(observed, 2);  // the breaking pass was still observed (its warnings print)
-  EXPECT_EQ(pipeline.report_entries().size(), 2u);
+  EXPECT_THAT(t.log, ElementsAre("before"));  // nothing runs after the broken module
+  EXPECT_EQ(t.observed, 2);  // the breaking pass was still observed (its warnings print)
+  EXPECT_EQ(t.pipeline.report_entries().size(), 2u);
 }
 
 TEST(HloPassPipelineTest, VerificationCanBeTurnedOff) {
   SmallModule m;
   HloPassPipeline pipeline;
-  pipeline.set_verify_after_each_pass(false);
+  pipeline.set_verification(HloPassPipeline::Verification::kNone);
   pipeline.AddPass<BreakingPass>();
   absl::StatusOr<bool> changed = pipeline.Run(m.module.get());
   ASSERT_TRUE(changed.ok()) << changed.status();

@@ -73,6 +73,9 @@ struct DriverOptions {
   bool list_passes = false;
   bool split_input_file = false;
   bool no_verify = false;
+  // Verify after every pass instead of once after the last, to name the
+  // pass that broke the module (--no-verify wins).
+  bool verify_each = false;
   // How much printed text a round trip holds back while the module is being
   // verified (see PrintGated). A hidden option, for tests.
   size_t hold_back_bytes = kDefaultHoldBackBytes;
@@ -445,7 +448,9 @@ class Driver {
     absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
         registry_.BuildPipeline(pass_names_, options_.pass_options);
     if (!pipeline.ok()) return Fail(pipeline.status(), ExitCodeFor(pipeline.status()));
-    (*pipeline)->set_verify_after_each_pass(!options_.no_verify);
+    (*pipeline)->set_verification(options_.no_verify     ? HloPassPipeline::Verification::kNone
+                                  : options_.verify_each ? HloPassPipeline::Verification::kEachPass
+                                                         : HloPassPipeline::Verification::kAtEnd);
     // Pass details only go to --report; the summary lines come from the
     // entries' "change_summary", explanations are printed by the observer
     // below straight from each pass.
@@ -653,6 +658,9 @@ int Main(int argc, char** argv) {
                "process each `// -----` separated part as its own module");
   app.add_flag("--no-verify", options.no_verify,
                "do not verify the input, nor the module after each pass");
+  app.add_flag("--verify-each", options.verify_each,
+               "verify after every pass, not once after the last, to name the pass that broke "
+               "the module");
   app.add_option("--report", options.report,
                  "write a JSON report of the passes run to FILE (- for stdout, with -o FILE)");
   app.add_option("--hold-back-bytes", options.hold_back_bytes)->group("");  // tests only

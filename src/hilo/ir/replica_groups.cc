@@ -4,7 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "hilo/ir/text_form.h"
 
 namespace hilo {
 
@@ -115,30 +115,10 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ReplicaGroups::Expand() const 
 }
 
 std::string ReplicaGroups::ToString() const {
-  const std::vector<std::vector<int64_t>>& groups = explicit_groups();
-  const IotaReplicaGroupList& list = iota();
-  switch (form()) {
-    case Form::kExplicit: {
-      std::string out = "{";
-      for (size_t i = 0; i < groups.size(); ++i) {
-        if (i > 0) out.push_back(',');
-        absl::StrAppend(&out, "{", absl::StrJoin(groups[i], ","), "}");
-      }
-      out.push_back('}');
-      return out;
-    }
-    case Form::kIota: {
-      std::string out = absl::StrCat("[", list.num_groups, ",", list.group_size, "]<=[",
-                                     absl::StrJoin(list.reshape_dims, ","), "]");
-      if (!list.transpose_perm.empty()) {
-        absl::StrAppend(&out, "T(", absl::StrJoin(list.transpose_perm, ","), ")");
-      }
-      return out;
-    }
-    case Form::kRaw:
-      return raw();
-  }
-  return "";
+  std::string out;
+  StringTextOut text(&out);
+  WriteReplicaGroups(*this, text);
+  return out;
 }
 
 bool ReplicaGroupsEqual(const ReplicaGroups& a, const ReplicaGroups& b) {

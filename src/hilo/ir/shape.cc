@@ -1,6 +1,6 @@
 #include "hilo/ir/shape.h"
 
-#include "absl/strings/str_cat.h"
+#include "hilo/ir/text_form.h"
 
 namespace hilo {
 
@@ -109,45 +109,8 @@ bool Shape::AreAllLeavesIntegers() const {
 }
 
 void Shape::AppendTo(std::string* out, bool print_layout) const {
-  if (IsBuffer()) {
-    out->append("b(");
-    buffer_contents().AppendTo(out, print_layout);
-    out->push_back(')');
-    return;
-  }
-  if (IsTuple()) {
-    out->push_back('(');
-    for (size_t i = 0; i < tuple_shapes().size(); ++i) {
-      if (i > 0) out->append(", ");
-      tuple_shapes()[i].AppendTo(out, print_layout);
-    }
-    out->push_back(')');
-    return;
-  }
-  absl::StrAppend(out, PrimitiveTypeName(element_type_));
-  out->push_back('[');
-  for (size_t i = 0; i < dims_.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    if (dims_[i] == kUnboundedSize) {
-      out->push_back('?');
-      continue;
-    }
-    if (is_dynamic_dimension(i)) out->append("<=");
-    absl::StrAppend(out, dims_[i]);
-  }
-  out->push_back(']');
-  if (print_layout && has_layout_) {
-    out->push_back('{');
-    for (size_t i = 0; i < layout_.minor_to_major.size(); ++i) {
-      if (i > 0) out->push_back(',');
-      absl::StrAppend(out, layout_.minor_to_major[i]);
-    }
-    if (!layout_.tail.get().empty()) {
-      out->push_back(':');
-      out->append(layout_.tail.get());
-    }
-    out->push_back('}');
-  }
+  StringTextOut text(out);
+  WriteShape(*this, print_layout, /*index_comments=*/false, text);
 }
 
 std::string Shape::ToString(bool print_layout) const {

@@ -1,6 +1,7 @@
 #include "hilo/pass/hlo_pass_pipeline.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "hilo/analysis/hlo_verifier.h"
 
 namespace hilo {
@@ -10,6 +11,12 @@ HloPassInterface* HloPassPipeline::AddPass(std::unique_ptr<HloPassInterface> pas
   HloPassInterface* raw = pass.get();
   passes_.push_back(Entry{std::move(pass), std::move(skip_condition)});
   return raw;
+}
+
+absl::Status HloPassPipeline::InvalidAfter(absl::string_view pass_name,
+                                          const absl::Status& verified) {
+  return absl::InternalError(
+      absl::StrCat("module is invalid after pass '", pass_name, "': ", verified.message()));
 }
 
 nlohmann::json HloPassPipeline::MakeReportEntry(const HloPassInterface& pass, bool changed,
@@ -36,6 +43,8 @@ nlohmann::json HloPassPipeline::MakeReportEntry(const HloPassInterface& pass, bo
 
 absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
   bool changed = false;
+  int64_t passes_run = 0;
+  std::vector<absl::string_view> changed_by;  // for the message of a failed final check
   for (Entry& item : passes_) {
     HloPassInterface& pass = *item.pass;
     if (item.skip_condition) {
@@ -59,6 +68,8 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
                                        pass_changed.status().message()));
     }
     changed |= *pass_changed;
+    ++passes_run;
+    if (*pass_changed) changed_by.push_back(pass.name());
     nlohmann::json entry = MakeReportEntry(pass, *pass_changed, collect_report_details_);
     for (const std::string& warning : pass.Warnings()) {
       warnings_.push_back(absl::StrCat(pass.name(), ": ", warning));
@@ -70,12 +81,21 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
     }
     if (observer_) observer_(pass, entry);
     entries_.push_back(std::move(entry));
-    if (verify_after_each_pass_) {
+    if (verification_ == Verification::kEachPass) {
       absl::Status verified = VerifyHloModule(*module);
-      if (!verified.ok()) {
-        return absl::InternalError(absl::StrCat("module is invalid after pass '", pass.name(),
-                                                "': ", verified.message()));
-      }
+      if (!verified.ok()) return InvalidAfter(pass.name(), verified);
+    }
+  }
+  if (verification_ == Verification::kAtEnd && changed) {
+    absl::Status verified = VerifyHloModule(*module);
+    if (!verified.ok()) {
+      if (passes_run == 1) return InvalidAfter(changed_by.front(), verified);
+      return absl::InternalError(absl::StrCat(
+          "module is invalid after the passes (verified once, after the last; changed by '",
+          absl::StrJoin(changed_by, "', '"),
+          "'; which pass broke it is not known: rerun with --verify-each to verify after each "
+          "pass and name it): ",
+          verified.message()));
     }
   }
   return changed;

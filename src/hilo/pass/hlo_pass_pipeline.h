@@ -1,9 +1,14 @@
 // HloPassPipeline: an ordered list of passes run one after the other on a
 // module, as XLA's HloPassPipeline does.
 //
-// After each pass that ran, the module is verified (VerifyHloModule; on by
-// default) so that a pass that breaks the module is caught at the pass that
-// broke it, not by whoever reads the module next. Each pass run leaves one
+// The module is verified (VerifyHloModule) once, after the last pass, when
+// a pass changed it (the default, kAtEnd), as XLA's pipelines run their
+// invariant checkers only when asked: verifying after every pass cost as
+// much as the passes themselves (docs/performance.md). kEachPass verifies
+// after every pass that ran, so that the pass that broke the module is
+// named (hilo-opt --verify-each); kNone never verifies (hilo-opt
+// --no-verify). Either way a broken module is caught here, not by whoever
+// reads it next. The input is assumed valid. Each pass run leaves one
 // report entry
 //   {"name": ..., "changed": bool, <the pass's ReportDetails()>, "warnings": [...],
 //    "change_summary": "..." (when the pass has one)}
@@ -11,9 +16,11 @@
 // Entries accumulate over every Run of the pipeline until ClearReport().
 //
 // Errors: a pass's own error keeps its status code and gets the pass name
-// in front ("pass 'dce': ..."); a module the verifier rejects after a pass is
-// an Internal error naming that pass (the input was valid, the pass broke
-// it).
+// in front ("pass 'dce': ..."). A module the verifier rejects is an Internal
+// error (the input was valid, a pass broke it): under kEachPass, or when
+// one pass ran, "module is invalid after pass '<pass>': ..."; otherwise
+// which pass broke it is not known, and the message lists the passes that
+// changed the module and suggests --verify-each.
 #ifndef HILO_PASS_HLO_PASS_PIPELINE_H_
 #define HILO_PASS_HLO_PASS_PIPELINE_H_
 
@@ -38,6 +45,9 @@ class HloPassPipeline : public HloPassInterface {
   // to skip it, or nullopt to run it. May look at passes that ran earlier
   // in the pipeline (their objects live as long as the pipeline).
   using SkipCondition = std::function<std::optional<std::string>(const HloModule&)>;
+
+  // When the module is verified (see the top of this file).
+  enum class Verification { kNone, kAtEnd, kEachPass };
 
   // Called after each pass ran (or was skipped), before the verifier runs,
   // with the pass and its report entry; hilo-opt prints warnings and
@@ -65,8 +75,8 @@ class HloPassPipeline : public HloPassInterface {
   int64_t pass_count() const { return static_cast<int64_t>(passes_.size()); }
   HloPassInterface* pass(int64_t i) const { return passes_[i].pass.get(); }
 
-  void set_verify_after_each_pass(bool verify) { verify_after_each_pass_ = verify; }
-  bool verify_after_each_pass() const { return verify_after_each_pass_; }
+  void set_verification(Verification verification) { verification_ = verification; }
+  Verification verification() const { return verification_; }
   void set_observer(PassObserver observer) { observer_ = std::move(observer); }
   // Whether report entries carry each pass's ReportDetails(), and whether
   // Explanations() gathers each pass's lines (both on by default). A driver
@@ -102,9 +112,12 @@ class HloPassPipeline : public HloPassInterface {
     SkipCondition skip_condition;
   };
 
+  // "module is invalid after pass '<pass>': <verifier message>".
+  static absl::Status InvalidAfter(absl::string_view pass_name, const absl::Status& verified);
+
   std::string name_;
   std::vector<Entry> passes_;
-  bool verify_after_each_pass_ = true;
+  Verification verification_ = Verification::kAtEnd;
   bool collect_report_details_ = true;
   bool collect_explanations_ = true;
   PassObserver observer_;

@@ -225,6 +225,67 @@ class Parser {
   // escapes the next byte), or npos.
   size_t ClosingQuote(size_t open) const;
 
+  // --- Lists ------------------------------------------------------------------
+  // The loops behind every comma-separated list of the text, written once.
+  // They are inlined into their callers (the per-instruction path).
+  //
+  // `item (',' item)*` up to `close` (the opener already read), then the
+  // closer; an empty list is the closer alone. `item()` reads one item at
+  // pos_ (spaces before it skipped) and returns false on an error.
+  template <typename Item>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ParseCommaSeparated(char close, absl::string_view what,
+                                                        Item item) {
+    if (!SkipSpace()) return false;
+    if (Cur() != close) {
+      while (true) {
+        if (!SkipSpace() || !item()) return false;
+        if (!SkipSpace()) return false;
+        if (Cur() != ',') break;
+        ++pos_;
+      }
+    }
+    return Expect(close, what);
+  }
+  // `(',' item)*`: an item after each comma, for as long as a comma follows
+  // (the header's and an instruction's attributes). What follows the last
+  // item, spaces included, is left unread.
+  template <typename Item>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ParseCommaPrefixed(Item item) {
+    while (true) {
+      const size_t before = pos_;
+      if (!SkipSpace()) return false;
+      if (Cur() != ',') {
+        pos_ = before;
+        return true;
+      }
+      ++pos_;
+      if (!item()) return false;
+    }
+  }
+  // The same inside an attribute value already scanned: the items of
+  // v[i, end), `base` being v's offset in the text. kComma: `item (',' item)*`
+  // with spaces around items and a trailing ',' allowed, anything else
+  // between items is `no_comma` (an error). kCommaOrSpace: items separated
+  // by any run of commas and spaces (the lists of names). `item(&i)` reads
+  // one item at v[i], leaves i after it, and returns false on an error.
+  enum class Separator { kComma, kCommaOrSpace };
+  template <typename Item>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ParseListIn(absl::string_view v, size_t base, size_t i,
+                                                size_t end, Separator separator,
+                                                absl::string_view no_comma, Item item) {
+    const bool commas_skipped = separator == Separator::kCommaOrSpace;
+    while (true) {
+      while (i < end && (IsSpace(v[i]) || (commas_skipped && v[i] == ','))) ++i;
+      if (i >= end) return true;
+      if (!item(&i)) return false;
+      if (commas_skipped) continue;
+      while (i < end && IsSpace(v[i])) ++i;
+      if (i >= end) return true;
+      if (v[i] != ',') return Fail(base + i, no_comma);
+      ++i;
+    }
+  }
+
   // --- Grammar ----------------------------------------------------------------
   bool ParseHeader();
   bool ParseStackFrames();
@@ -618,14 +679,7 @@ bool Parser::ParseHeader() {
     ++pos_;
     module_->mutable_text_info()->flags |= kTextHeaderColon;
   }
-  while (true) {
-    size_t save = pos_;
-    if (!SkipSpace()) return false;
-    if (Cur() != ',') {
-      pos_ = save;
-      break;
-    }
-    ++pos_;
+  return ParseCommaPrefixed([&] {
     if (!SkipSpace()) return false;
     size_t attr_pos = pos_;
     absl::string_view attr = LexIdent();
@@ -657,8 +711,8 @@ bool Parser::ParseHeader() {
       if (seen == attr) return Fail(attr_pos, absl::StrCat("duplicate header attribute '", attr, "'"));
     }
     module_->mutable_header_order()->push_back(std::string(attr));
-  }
-  return true;
+    return true;
+  });
 }
 
 // XLA's stack-frame index (`FileNames`, `FunctionNames`, `FileLocations`,
@@ -1740,20 +1794,12 @@ bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
   if (Cur() == '(') {
     ++pos_;
     std::vector<Shape> elements;
-    if (!SkipSpace()) return false;
-    if (Cur() != ')') {
-      while (true) {
-        elements.emplace_back();
-        if (!ParseShape(&elements.back(), depth + 1)) return false;
-        if (!SkipSpace()) return false;
-        if (Cur() == ',') {
-          ++pos_;
-          continue;
-        }
-        break;
-      }
+    if (!ParseCommaSeparated(')', "to close a tuple shape", [&] {
+          elements.emplace_back();
+          return ParseShape(&elements.back(), depth + 1);
+        })) {
+      return false;
     }
-    if (!Expect(')', "to close a tuple shape")) return false;
     *shape = Shape::MakeTuple(std::move(elements));
     return true;
   }
@@ -1786,14 +1832,12 @@ bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
   }
   if (Cur() != '[') return Fail(pos_, absl::StrCat("expected '[' after element type '", type_name, "'"));
   ++pos_;
-  if (!SkipSpace()) return false;
-  if (Cur() != ']') {
-    while (true) {
-      if (!SkipSpace()) return false;
-      if (Cur() == '?') {
-        ++pos_;
-        shape->add_dimension(kUnboundedSize, true);
-      } else {
+  if (!ParseCommaSeparated(']', "to close the dimensions", [&] {
+        if (Cur() == '?') {
+          ++pos_;
+          shape->add_dimension(kUnboundedSize, true);
+          return true;
+        }
         bool dynamic = false;
         if (Cur() == '<' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '=') {
           dynamic = true;
@@ -1804,16 +1848,10 @@ bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
         if (!LexInt64(&d, "as a dimension size")) return false;
         if (d < 0) return Fail(dim_pos, "a dimension size must not be negative");
         shape->add_dimension(d, dynamic);
-      }
-      if (!SkipSpace()) return false;
-      if (Cur() == ',') {
-        ++pos_;
-        continue;
-      }
-      break;
-    }
+        return true;
+      })) {
+    return false;
   }
-  if (!Expect(']', "to close the dimensions")) return false;
   if (!shape->IsArray() && shape->rank() != 0) {
     return Fail(type_pos, absl::StrCat("a ", type_name, " shape has no dimensions"));
   }
@@ -1931,16 +1969,7 @@ bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstructio
   if (!ParseInstructionBody(comp, name, name_pos, flags, nullptr, 0, &inst)) return false;
   flags = inst->text_flags();
   // Attributes.
-  while (true) {
-    size_t before = pos_;
-    if (!SkipSpace()) return false;
-    if (Cur() != ',') {
-      pos_ = before;
-      break;
-    }
-    ++pos_;
-    if (!ParseAttribute(inst, &flags)) return false;
-  }
+  if (!ParseCommaPrefixed([&] { return ParseAttribute(inst, &flags); })) return false;
   inst->set_text_flags(flags);
   // The module's style (used for instructions a pass adds) is that of the
   // first instruction, the first with operands, and the first with more than
@@ -2077,119 +2106,100 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     // operands at once.
     const size_t first_pending = pending_operands_.size();
     absl::InlinedVector<HloInstruction*, 4> defined_operands;
-    if (!SkipSpace()) return false;
-    if (Cur() != ')') {
-      bool first = true;
-      while (true) {
-        if (!SkipSpace()) return false;
-        int64_t declared = -1;
-        size_t operand_pos = pos_;
-        bool has_shape = false;
-        HloInstruction* defined = nullptr;  // looked up while checking a declared shape
-        if (Cur() == '(') {
-          has_shape = true;
-        } else {
-          size_t s = pos_;
-          absl::string_view word = LexIdent();
-          has_shape = Cur() == '[' && StringToPrimitiveType(word).has_value();
-          pos_ = s;
-        }
-        HloInstruction* nested = nullptr;
-        if (!has_shape && Cur() != '%') {
-          // `add(x, multiply(y, z))`: a nested instruction whose shape is inferred.
-          size_t s = pos_;
-          LexIdent();
-          bool is_nested = Cur() == '(' && pos_ > s;
-          pos_ = s;
-          if (is_nested) {
-            uint32_t nested_flags = kTextFlagsSet | (flags & (kTextPercentName | kTextOperandShapes |
-                                                              kTextPercentOperands));
-            if (!ParseInstructionBody(comp, "", operand_pos, nested_flags, nullptr, depth + 1,
-                                      &nested)) {
-              return false;
-            }
-          }
-        }
-        if (has_shape && (defined = SkipShapeOfDefinedOperand(comp)) != nullptr) {
-          if (first) flags |= kTextOperandShapes;
-        } else if (has_shape) {
-          Shape operand_shape;
-          if (!ParseShape(&operand_shape, 0)) return false;
-          if (first) flags |= kTextOperandShapes;
-          // `s32[] constant(0)`: a nested instruction instead of a name.
+    bool first = true;
+    if (!ParseCommaSeparated(')', "to close the operand list", [&] {
+      int64_t declared = -1;
+      size_t operand_pos = pos_;
+      bool has_shape = false;
+      HloInstruction* defined = nullptr;  // looked up while checking a declared shape
+      if (Cur() == '(') {
+        has_shape = true;
+      } else {
+        size_t s = pos_;
+        absl::string_view word = LexIdent();
+        has_shape = Cur() == '[' && StringToPrimitiveType(word).has_value();
+        pos_ = s;
+      }
+      HloInstruction* nested = nullptr;
+      // A nested instruction instead of an operand name, if one starts here
+      // (into `nested`); false on an error.
+      auto parse_nested = [&](Shape* preparsed_shape) {
+        size_t s = pos_;
+        LexIdent();
+        bool is_nested = Cur() == '(' && pos_ > s;
+        pos_ = s;
+        if (!is_nested) return true;
+        uint32_t nested_flags = kTextFlagsSet | (flags & (kTextPercentName | kTextOperandShapes |
+                                                          kTextPercentOperands));
+        return ParseInstructionBody(comp, "", operand_pos, nested_flags, preparsed_shape,
+                                    depth + 1, &nested);
+      };
+      // `add(x, multiply(y, z))`: a nested instruction whose shape is inferred.
+      if (!has_shape && Cur() != '%' && !parse_nested(nullptr)) return false;
+      if (has_shape && (defined = SkipShapeOfDefinedOperand(comp)) != nullptr) {
+        if (first) flags |= kTextOperandShapes;
+      } else if (has_shape) {
+        Shape operand_shape;
+        if (!ParseShape(&operand_shape, 0)) return false;
+        if (first) flags |= kTextOperandShapes;
+        // `s32[] constant(0)`: a nested instruction instead of a name.
+        if (!SkipSpace() || !parse_nested(&operand_shape)) return false;
+        if (nested == nullptr) {
+          // Usually the operand is already defined: check its shape now
+          // instead of keeping the declared one for the end of the computation.
           if (!SkipSpace()) return false;
-          size_t s = pos_;
-          LexIdent();
-          bool is_nested = Cur() == '(' && pos_ > s;
-          pos_ = s;
-          if (is_nested) {
-            uint32_t nested_flags = kTextFlagsSet | (flags & (kTextPercentName | kTextOperandShapes |
-                                                              kTextPercentOperands));
-            if (!ParseInstructionBody(comp, "", operand_pos, nested_flags, &operand_shape,
-                                      depth + 1, &nested)) {
-              return false;
+          size_t s2 = pos_;
+          absl::string_view ref;
+          bool ref_percent;
+          if (!LexName(&ref, &ref_percent, "an operand name")) return false;
+          const bool compact_gte = Cur() == '#';
+          pos_ = s2;
+          defined = compact_gte ? nullptr : FindLocal(ref, comp);
+          if (defined != nullptr && !NeedsShape(defined)) {
+            if (!operand_shape.Compatible(defined->shape())) {
+              return Fail(s2, absl::StrCat("the declared operand shape ", operand_shape.ToString(),
+                                           " does not match the shape of operand '", ref, "': ",
+                                           defined->shape().ToString()));
             }
           } else {
-            // Usually the operand is already defined: check its shape now
-            // instead of keeping the declared one for the end of the computation.
-            if (!SkipSpace()) return false;
-            size_t s2 = pos_;
-            absl::string_view ref;
-            bool ref_percent;
-            if (!LexName(&ref, &ref_percent, "an operand name")) return false;
-            const bool compact_gte = Cur() == '#';
-            pos_ = s2;
-            defined = compact_gte ? nullptr : FindLocal(ref, comp);
-            if (defined != nullptr && !NeedsShape(defined)) {
-              if (!operand_shape.Compatible(defined->shape())) {
-                return Fail(s2, absl::StrCat("the declared operand shape ", operand_shape.ToString(),
-                                             " does not match the shape of operand '", ref, "': ",
-                                             defined->shape().ToString()));
-              }
-            } else {
-              defined = nullptr;
-              declared_shapes_.push_back(std::move(operand_shape));
-              declared = static_cast<int64_t>(declared_shapes_.size()) - 1;
-            }
+            defined = nullptr;
+            declared_shapes_.push_back(std::move(operand_shape));
+            declared = static_cast<int64_t>(declared_shapes_.size()) - 1;
           }
         }
-        if (nested != nullptr) {
-          pending_operands_.push_back({inst, "", operand_pos, -1, nested, ""});
-          defined_operands.push_back(nested);
-        } else {
-          absl::string_view operand;
-          bool operand_percent;
-          if (!SkipSpace()) return false;
-          operand_pos = pos_;
-          if (!LexName(&operand, &operand_percent, "an operand name")) return false;
-          if (first && operand_percent) flags |= kTextPercentOperands;
-          // Compact get-tuple-element: `%t#0`, `%t#1#0`.
-          size_t gte_start = pos_;
-          while (Cur() == '#') {
-            ++pos_;
-            size_t digits = pos_;
-            while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
-            if (pos_ == digits || pos_ - digits > 9) {
-              return Fail(digits, "expected a tuple index after '#'");
-            }
-          }
-          const bool compact_gte = pos_ != gte_start;
-          pending_operands_.push_back({inst, operand, operand_pos, declared, nullptr,
-                                       text_.substr(gte_start, pos_ - gte_start)});
-          if (!has_shape && !compact_gte) defined = FindLocal(operand, comp);
-          defined_operands.push_back(declared < 0 && !compact_gte ? defined : nullptr);
-        }
-        first = false;
-        ++operand_count;
-        if (!SkipSpace()) return false;
-        if (Cur() == ',') {
-          ++pos_;
-          continue;
-        }
-        break;
       }
+      if (nested != nullptr) {
+        pending_operands_.push_back({inst, "", operand_pos, -1, nested, ""});
+        defined_operands.push_back(nested);
+      } else {
+        absl::string_view operand;
+        bool operand_percent;
+        if (!SkipSpace()) return false;
+        operand_pos = pos_;
+        if (!LexName(&operand, &operand_percent, "an operand name")) return false;
+        if (first && operand_percent) flags |= kTextPercentOperands;
+        // Compact get-tuple-element: `%t#0`, `%t#1#0`.
+        size_t gte_start = pos_;
+        while (Cur() == '#') {
+          ++pos_;
+          size_t digits = pos_;
+          while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+          if (pos_ == digits || pos_ - digits > 9) {
+            return Fail(digits, "expected a tuple index after '#'");
+          }
+        }
+        const bool compact_gte = pos_ != gte_start;
+        pending_operands_.push_back({inst, operand, operand_pos, declared, nullptr,
+                                     text_.substr(gte_start, pos_ - gte_start)});
+        if (!has_shape && !compact_gte) defined = FindLocal(operand, comp);
+        defined_operands.push_back(declared < 0 && !compact_gte ? defined : nullptr);
+      }
+      first = false;
+      ++operand_count;
+      return true;
+    })) {
+      return false;
     }
-    if (!Expect(')', "to close the operand list")) return false;
     // Operands are taken at once only while every instruction so far in the
     // computation could take them at once; after the first forward
     // reference all wait for the end of the computation, so every value's
@@ -2408,24 +2418,27 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     inst->set_sharding(std::string(value));
   } else if (attr == "control-predecessors") {
     if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{%a, %b, ...}");
-    size_t i = 1;
+    const size_t end = value.size() - 1;
     bool first = true;
     size_t control_count = 0;
-    while (i + 1 < value.size()) {
-      while (i + 1 < value.size() && (value[i] == ' ' || value[i] == ',' || value[i] == '\n')) ++i;
-      if (i + 1 >= value.size()) break;
-      bool pct = value[i] == '%';
-      if (pct) ++i;
-      size_t s = i;
-      while (i + 1 < value.size() && IsIdentChar(value[i])) ++i;
-      if (i == s) return Fail(value_pos + i, "expected an instruction name in control-predecessors");
-      if (first && pct) *flags |= kTextPercentControl;
-      first = false;
-      if (++control_count > kMaxListedItems) {
-        return Fail(value_pos + s, absl::StrCat("more than ", kMaxListedItems,
-                                                " control predecessors on one instruction"));
-      }
-      pending_control_.push_back({inst, value.substr(s, i - s), value_pos + s});
+    if (!ParseListIn(value, value_pos, 1, end, Separator::kCommaOrSpace, "", [&](size_t* i) {
+          bool pct = value[*i] == '%';
+          if (pct) ++*i;
+          size_t s = *i;
+          while (*i < end && IsIdentChar(value[*i])) ++*i;
+          if (*i == s) {
+            return Fail(value_pos + *i, "expected an instruction name in control-predecessors");
+          }
+          if (first && pct) *flags |= kTextPercentControl;
+          first = false;
+          if (++control_count > kMaxListedItems) {
+            return Fail(value_pos + s, absl::StrCat("more than ", kMaxListedItems,
+                                                    " control predecessors on one instruction"));
+          }
+          pending_control_.push_back({inst, value.substr(s, *i - s), value_pos + s});
+          return true;
+        })) {
+      return false;
     }
   } else if (IsComputationAttribute(attr)) {
     PendingCall call{inst, std::string(attr), {}, false};
@@ -2437,19 +2450,21 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
       list = list.substr(1, list.size() - 2);
       base += 1;
     }
-    size_t i = 0;
     bool first = true;
-    while (i < list.size()) {
-      while (i < list.size() && (list[i] == ' ' || list[i] == ',' || list[i] == '\n')) ++i;
-      if (i >= list.size()) break;
-      bool pct = list[i] == '%';
-      if (pct) ++i;
-      size_t s = i;
-      while (i < list.size() && IsIdentChar(list[i])) ++i;
-      if (i == s) return Fail(base + i, absl::StrCat("expected a computation name in '", attr, "'"));
-      if (first && pct) *flags |= kTextPercentCalls;
-      first = false;
-      call.names.emplace_back(list.substr(s, i - s), base + s);
+    if (!ParseListIn(list, base, 0, list.size(), Separator::kCommaOrSpace, "", [&](size_t* i) {
+          bool pct = list[*i] == '%';
+          if (pct) ++*i;
+          size_t s = *i;
+          while (*i < list.size() && IsIdentChar(list[*i])) ++*i;
+          if (*i == s) {
+            return Fail(base + *i, absl::StrCat("expected a computation name in '", attr, "'"));
+          }
+          if (first && pct) *flags |= kTextPercentCalls;
+          first = false;
+          call.names.emplace_back(list.substr(s, *i - s), base + s);
+          return true;
+        })) {
+      return false;
     }
     if (!call.braced && call.names.size() != 1) return bad("one computation name");
     pending_calls_.push_back(std::move(call));
@@ -2488,27 +2503,23 @@ bool Parser::ParseIntList(absl::string_view v, size_t base, std::vector<int64_t>
   }
   // One allocation per list: the values are counted by their separators.
   out->reserve(out->size() + 1 + std::count(v.begin(), v.end(), ','));
-  size_t i = 1;
   const size_t end = v.size() - 1;
-  while (true) {
-    while (i < end && IsSpace(v[i])) ++i;
-    if (i >= end) break;
-    size_t s = i;
-    if (v[i] == '-') ++i;
-    while (i < end && IsDigit(v[i])) ++i;
-    int64_t n;
-    auto [ptr, ec] = std::from_chars(v.data() + s, v.data() + i, n);
-    if (ec == std::errc::result_out_of_range) {
-      return Fail(base + s, "integer overflow: the value does not fit in 64 bits");
-    }
-    if (ec != std::errc() || ptr != v.data() + i) return Fail(base + s, "expected an integer");
-    out->push_back(n);
-    while (i < end && IsSpace(v[i])) ++i;
-    if (i >= end) break;
-    if (v[i] != ',') return Fail(base + i, "expected ',' in a list of integers");
-    ++i;
-  }
-  return true;
+  return ParseListIn(v, base, 1, end, Separator::kComma, "expected ',' in a list of integers",
+                     [&](size_t* i) {
+                       size_t s = *i;
+                       if (v[*i] == '-') ++*i;
+                       while (*i < end && IsDigit(v[*i])) ++*i;
+                       int64_t n;
+                       auto [ptr, ec] = std::from_chars(v.data() + s, v.data() + *i, n);
+                       if (ec == std::errc::result_out_of_range) {
+                         return Fail(base + s, "integer overflow: the value does not fit in 64 bits");
+                       }
+                       if (ec != std::errc() || ptr != v.data() + *i) {
+                         return Fail(base + s, "expected an integer");
+                       }
+                       out->push_back(n);
+                       return true;
+                     });
 }
 
 // `{{0,1},{2,3}}` or `{}`.
@@ -2518,19 +2529,16 @@ bool Parser::ParseIntListList(absl::string_view v, size_t base,
     return Fail(base, "expected a list of integer lists {{a,b},...}");
   }
   out->reserve(out->size() + std::count(v.begin(), v.end(), '{') - 1);
-  size_t i = 1;
   const size_t end = v.size() - 1;
-  while (true) {
-    while (i < end && (IsSpace(v[i]) || v[i] == ',')) ++i;
-    if (i >= end) break;
-    if (v[i] != '{') return Fail(base + i, "expected '{' starting a list of integers");
-    size_t close = v.find('}', i);
-    if (close == absl::string_view::npos || close > end) return Fail(base + i, "unbalanced '{'");
+  return ParseListIn(v, base, 1, end, Separator::kCommaOrSpace, "", [&](size_t* i) {
+    if (v[*i] != '{') return Fail(base + *i, "expected '{' starting a list of integers");
+    size_t close = v.find('}', *i);
+    if (close == absl::string_view::npos || close > end) return Fail(base + *i, "unbalanced '{'");
     out->emplace_back();
-    if (!ParseIntList(v.substr(i, close - i + 1), base + i, &out->back())) return false;
-    i = close + 1;
-  }
-  return true;
+    if (!ParseIntList(v.substr(*i, close - *i + 1), base + *i, &out->back())) return false;
+    *i = close + 1;
+    return true;
+  });
 }
 
 bool Parser::ParseReplicaGroups(absl::string_view v, size_t base, ReplicaGroups* out) {
@@ -2610,11 +2618,10 @@ bool Parser::ParseFrontendAttributes(absl::string_view v, size_t base, FrontendA
   if (v.size() < 2 || v.front() != '{' || v.back() != '}') {
     return Fail(base, "expected frontend_attributes={key=\"value\",...}");
   }
-  size_t i = 1;
   const size_t end = v.size() - 1;
-  while (true) {
-    while (i < end && IsSpace(v[i])) ++i;
-    if (i >= end) break;
+  return ParseListIn(v, base, 1, end, Separator::kComma, "expected ',' between frontend attributes",
+                     [&](size_t* at) {
+    size_t& i = *at;
     size_t ks = i;
     std::string key;
     if (v[i] == '"') {
@@ -2642,12 +2649,8 @@ bool Parser::ParseFrontendAttributes(absl::string_view v, size_t base, FrontendA
     if (out->Contains(key)) return Fail(base + ks, absl::StrCat("duplicate frontend attribute '", key, "'"));
     out->Append(key, value);
     i = j + 1;
-    while (i < end && IsSpace(v[i])) ++i;
-    if (i >= end) break;
-    if (v[i] != ',') return Fail(base + i, "expected ',' between frontend attributes");
-    ++i;
-  }
-  return true;
+    return true;
+  });
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "hilo/ir/text_form.h"
 #include "hilo/text/text_flags.h"
 
 namespace hilo {
@@ -165,82 +166,6 @@ uint32_t InstructionStyle(const HloInstruction& inst) {
   return ModuleStyle(module) & ~(kTextAsyncSugar | (0xffu << kTextSugarOpcodeShift));
 }
 
-// `{a,b,c}` from any container of integers.
-template <typename Ints>
-void AppendIntList(const Ints& list, Writer& w) {
-  w.Push('{');
-  bool first = true;
-  for (int64_t v : list) {
-    if (!first) w.Push(',');
-    first = false;
-    w.AppendInt(v);
-  }
-  w.Push('}');
-}
-
-// Writes ints separated by `,` (no braces).
-template <typename Ints>
-void AppendJoined(const Ints& list, Writer& w) {
-  bool first = true;
-  for (int64_t v : list) {
-    if (!first) w.Push(',');
-    first = false;
-    w.AppendInt(v);
-  }
-}
-
-// A shape as XLA prints it: `f32[2,<=3,?]{1,0:T(8,128)}`, `(s32[], token[])`,
-// `b(f32[2])`. In an instruction line a tuple has an `/*index=N*/` comment
-// before every fifth element (`index_comments`); the contents of a buffer
-// never do, as Shape::ToString prints them. Recursion is bounded by the
-// parser's nesting limit.
-void AppendShape(const Shape& shape, bool print_layout, bool index_comments, Writer& w) {
-  if (shape.IsBuffer()) {
-    w.Append("b(");
-    AppendShape(shape.buffer_contents(), print_layout, /*index_comments=*/false, w);
-    w.Push(')');
-    return;
-  }
-  if (shape.IsTuple()) {
-    w.Push('(');
-    for (int64_t i = 0; i < shape.tuple_shapes_size(); ++i) {
-      if (i > 0) {
-        w.Append(", ");
-        if (index_comments && i % 5 == 0) {
-          w.Append("/*index=");
-          w.AppendInt(i);
-          w.Append("*/");
-        }
-      }
-      AppendShape(shape.tuple_shapes(i), print_layout, index_comments, w);
-    }
-    w.Push(')');
-    return;
-  }
-  w.Append(PrimitiveTypeName(shape.element_type()));
-  w.Push('[');
-  for (int64_t i = 0; i < shape.rank(); ++i) {
-    if (i > 0) w.Push(',');
-    if (shape.is_unbounded_dimension(i)) {
-      w.Push('?');
-      continue;
-    }
-    if (shape.is_dynamic_dimension(i)) w.Append("<=");
-    w.AppendInt(shape.dimensions(i));
-  }
-  w.Push(']');
-  if (print_layout && shape.has_layout()) {
-    const Layout& layout = shape.layout();
-    w.Push('{');
-    AppendJoined(layout.minor_to_major, w);
-    if (!layout.tail.get().empty()) {
-      w.Push(':');
-      w.Append(layout.tail.get());
-    }
-    w.Push('}');
-  }
-}
-
 // `"s"` with C escapes. Almost every string is plain printable ASCII, which
 // absl::CEscape returns unchanged: that case skips the temporary.
 void AppendQuoted(absl::string_view s, Writer& w) {
@@ -258,54 +183,20 @@ void AppendQuoted(absl::string_view s, Writer& w) {
   w.Push('"');
 }
 
-void AppendExplicitGroups(const ReplicaGroups& groups, Writer& w) {
-  w.Push('{');
-  bool first = true;
-  for (const auto& group : groups.explicit_groups()) {
-    if (!first) w.Push(',');
-    first = false;
-    AppendIntList(group, w);
-  }
-  w.Push('}');
-}
-
-// As ReplicaGroups::ToString, without the temporaries.
+// WriteReplicaGroups, with the text of explicit groups cached (see
+// Writer::CachedGroupsText).
 void AppendReplicaGroups(const ReplicaGroups& groups, Writer& w) {
-  switch (groups.form()) {
-    case ReplicaGroups::Form::kExplicit: {
-      if (groups.empty()) {
-        w.Append("{}");
-        return;
-      }
-      if (const std::string* text = w.CachedGroupsText(groups)) {
-        w.Append(*text);
-        return;
-      }
-      std::string text = PrintToString([&](Writer& t) { AppendExplicitGroups(groups, t); });
-      w.Append(text);
-      w.CacheGroupsText(groups, std::move(text));
-      return;
-    }
-    case ReplicaGroups::Form::kIota: {
-      const IotaReplicaGroupList& iota = groups.iota();
-      w.Push('[');
-      w.AppendInt(iota.num_groups);
-      w.Push(',');
-      w.AppendInt(iota.group_size);
-      w.Append("]<=[");
-      AppendJoined(iota.reshape_dims, w);
-      w.Push(']');
-      if (!iota.transpose_perm.empty()) {
-        w.Append("T(");
-        AppendJoined(iota.transpose_perm, w);
-        w.Push(')');
-      }
-      return;
-    }
-    case ReplicaGroups::Form::kRaw:
-      w.Append(groups.raw());
-      return;
+  if (groups.form() != ReplicaGroups::Form::kExplicit || groups.empty()) {
+    WriteReplicaGroups(groups, w);
+    return;
   }
+  if (const std::string* text = w.CachedGroupsText(groups)) {
+    w.Append(*text);
+    return;
+  }
+  std::string text = PrintToString([&](Writer& t) { WriteExplicitReplicaGroups(groups, t); });
+  w.Append(text);
+  w.CacheGroupsText(groups, std::move(text));
 }
 
 void AppendComputationName(const HloComputation* c, bool percent, Writer& w) {
@@ -432,7 +323,7 @@ bool AppendAttribute(const HloInstruction& inst, absl::string_view name, Attr at
     case kDimensions:
       if (inst.dimensions().has_value()) {
         begin();
-        AppendIntList(*inst.dimensions(), w);
+        WriteIntList(*inst.dimensions(), w);
         return true;
       }
       return false;
@@ -448,7 +339,7 @@ bool AppendAttribute(const HloInstruction& inst, absl::string_view name, Attr at
       // Written explicitly (in attribute_order) even when empty; otherwise only when non-empty.
       if (!dims.empty() || written) {
         begin();
-        AppendIntList(dims, w);
+        WriteIntList(dims, w);
         return true;
       }
       return false;
@@ -672,7 +563,7 @@ void AppendInstruction(const HloInstruction& inst, Writer& w) {
   if (style & kTextPercentName) w.Push('%');
   w.Append(inst.name());
   w.Append(" = ");
-  AppendShape(inst.shape(), /*print_layout=*/true, /*index_comments=*/true, w);
+  WriteShape(inst.shape(), /*print_layout=*/true, /*index_comments=*/true, w);
   w.Push(' ');
   if (style & kTextAsyncSugar) {
     auto wrapped = static_cast<HloOpcode>((style >> kTextSugarOpcodeShift) & 0xff);
@@ -700,7 +591,7 @@ void AppendInstruction(const HloInstruction& inst, Writer& w) {
       }
       const HloInstruction* operand = inst.operand(i);
       if (style & kTextOperandShapes) {
-        AppendShape(operand->shape(), /*print_layout=*/true, /*index_comments=*/true, w);
+        WriteShape(operand->shape(), /*print_layout=*/true, /*index_comments=*/true, w);
         w.Push(' ');
       }
       if (style & kTextPercentOperands) w.Push('%');
@@ -769,11 +660,11 @@ void AppendSignature(const HloComputation& comp, Writer& w) {
     first = false;
     w.Append(p->name());
     w.Append(": ");
-    AppendShape(p->shape(), /*print_layout=*/false, /*index_comments=*/true, w);
+    WriteShape(p->shape(), /*print_layout=*/false, /*index_comments=*/true, w);
   }
   w.Append(") -> ");
   if (comp.root_instruction() != nullptr) {
-    AppendShape(comp.root_instruction()->shape(), /*print_layout=*/false, /*index_comments=*/true,
+    WriteShape(comp.root_instruction()->shape(), /*print_layout=*/false, /*index_comments=*/true,
                 w);
   }
 }
