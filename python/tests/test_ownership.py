@@ -1,0 +1,115 @@
+"""Views never outlive what they point to: they keep the module alive, and a view
+of something a pass removed raises StaleViewError instead of reading freed memory."""
+
+import gc
+import threading
+import weakref
+
+import pytest
+
+import hilo
+from conftest import SMALL
+
+# dce removes %dead and the computation %unused, whose instructions go with it.
+WITH_DEAD_COMPUTATION = """HloModule m
+
+%unused (x: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  ROOT %n = f32[] negate(f32[] %x)
+}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %dead = f32[4]{0} negate(f32[4]{0} %p)
+  ROOT %r = f32[4]{0} abs(f32[4]{0} %p)
+}
+"""
+
+
+def test_views_keep_the_module_alive():
+    module = hilo.parse(SMALL)
+    entry = module.entry_computation
+    root = entry.root
+    shape = root.shape
+    del module
+    gc.collect()
+    assert root.name == "ar"
+    assert root.operands[0].name == "sum"
+    assert entry.name == "main"
+    assert str(shape) == "f32[4]{0}"
+    assert root.module.name == "small"  # and a new Module object for it
+
+
+def test_module_freed_once_views_are_gone():
+    module = hilo.parse(SMALL)
+    views = module.instructions
+    ref = weakref.ref(module)
+    del module
+    gc.collect()
+    # pybind11's Module object may go; the C++ module stays while views exist.
+    assert views[-1].name == "ar"
+    del views
+    gc.collect()
+    assert ref() is None
+
+
+def test_removed_instruction_raises_not_crashes():
+    module = hilo.parse(WITH_DEAD_COMPUTATION)
+    by_name = {i.name: i for i in module.instructions}
+    unused = module.computation("unused")
+    report = hilo.run_passes(module, ["dce"])
+    assert report.changed
+    # dce removed %dead (kept allocated) and %unused with its instructions (freed).
+    for name in ["dead", "x", "n"]:
+        with pytest.raises(hilo.StaleViewError, match=f"instruction '{name}'"):
+            by_name[name].opcode
+        with pytest.raises(hilo.StaleViewError):
+            str(by_name[name])
+    with pytest.raises(hilo.StaleViewError, match="computation 'unused'"):
+        unused.instructions
+    # What survived still works, and sees the change.
+    assert by_name["p"].users == [by_name["r"]]
+    assert by_name["r"].opcode == "abs"
+    assert [i.name for i in module.instructions] == ["p", "r"]
+    # New objects at freed addresses are not mistaken for the old ones.
+    for _ in range(20):
+        hilo.parse(WITH_DEAD_COMPUTATION)
+    with pytest.raises(hilo.StaleViewError):
+        by_name["n"].name
+
+
+def test_removed_after_module_dropped():
+    module = hilo.parse(WITH_DEAD_COMPUTATION)
+    dead = [i for i in module.instructions if i.name == "dead"][0]
+    hilo.run_passes(module, "dce")
+    del module
+    gc.collect()
+    with pytest.raises(hilo.StaleViewError):
+        dead.shape
+
+
+def test_busy_module_is_refused():
+    # A module being changed on one thread is refused on another, never raced.
+    text = SMALL
+    module = hilo.parse(text)
+    errors = []
+    started = threading.Event()
+
+    def reader():
+        started.set()
+        for _ in range(2000):
+            try:
+                [i.opcode for i in module.instructions]
+            except hilo.ModuleBusyError:
+                errors.append("busy")
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    started.wait()
+    for _ in range(200):
+        try:
+            hilo.run_passes(module, ["dce"])
+        except hilo.ModuleBusyError:
+            pass
+    thread.join()
+    assert module.to_text()  # still consistent
