@@ -92,6 +92,26 @@ class ShapeView {
   SharedShape shape_;
 };
 
+// `instruction.shape`: the module's one Python Shape object for the
+// instruction's shared shape (ModuleHandle::shape_objects).
+py::object ShapeObject(ModuleHandle& handle, const HloInstruction& instruction) {
+  py::object& cached = handle.shape_objects[&instruction.shape()];
+  if (!cached) cached = py::cast(ShapeView(instruction.shared_shape()));
+  return cached;
+}
+
+// Opcode names as interned Python strings, made once per opcode.
+py::object OpcodeObject(HloOpcode opcode) {
+  static py::object* const names = new py::object[256];
+  py::object& name = names[static_cast<uint8_t>(opcode)];
+  if (!name) {
+    absl::string_view text = HloOpcodeString(opcode);
+    name = py::reinterpret_steal<py::object>(
+        PyUnicode_InternFromString(std::string(text).c_str()));
+  }
+  return name;
+}
+
 py::object OptionalInt(const std::optional<int64_t>& value) {
   return value.has_value() ? py::object(py::int_(*value)) : py::object(py::none());
 }
@@ -270,11 +290,17 @@ void RegisterIr(py::module_& m) {
 
   py::class_<InstructionView>(m, "Instruction",
                               "A read-only view of one instruction; keeps its module alive.")
-      .def_property_readonly("name", [](InstructionView& v) { return v.Get().name(); })
+      .def_property_readonly("name",
+                             [](InstructionView& v) {
+                               const std::string& name = v.Get().name();
+                               return py::str(name.data(), name.size());
+                             })
       .def_property_readonly(
-          "opcode", [](InstructionView& v) { return std::string(HloOpcodeString(v.Get().opcode())); },
+          "opcode", [](InstructionView& v) { return OpcodeObject(v.Get().opcode()); },
           "XLA's opcode name: 'all-reduce', 'dot', 'custom-call'...")
-      .def_property_readonly("shape", [](InstructionView& v) { return ShapeView(v.Get().shared_shape()); })
+      .def_property_readonly(
+          "shape", [](InstructionView& v) { return ShapeObject(*v.handle(), v.Get()); },
+          "The shape (one Shape object per distinct shape of the module).")
       .def_property_readonly(
           "operands",
           [](InstructionView& v) {

@@ -36,6 +36,7 @@ WriteGuard::WriteGuard(ModuleHandle& handle) : handle_(handle) {
     RaiseError(ErrorKind::kModuleBusy, "the module is being read on another thread");
   }
   handle_.writing = true;
+  handle_.shape_objects.clear();
 }
 
 WriteGuard::~WriteGuard() {

@@ -28,6 +28,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -60,6 +61,12 @@ struct ModuleHandle {
   uint64_t live_generation = UINT64_MAX;
   absl::flat_hash_set<const HloInstruction*> live_instructions;
   absl::flat_hash_set<const HloComputation*> live_computations;
+
+  // The Python Shape object of each shape the instructions share (a module
+  // has few): `instruction.shape` returns the same object for all of them
+  // instead of making one per call. Emptied when the module is changed, so
+  // that the passes' copy-on-write shapes see no extra holder.
+  absl::flat_hash_map<const Shape*, py::object> shape_objects;
 
   bool unchanged() const { return generation == 0; }
   bool verified() const { return verified_generation == static_cast<int64_t>(generation); }

@@ -88,28 +88,58 @@ def test_removed_after_module_dropped():
         dead.shape
 
 
+def chain_module(length):
+    lines = ["HloModule chain", "", "ENTRY %main (p: f32[4]) -> f32[4] {", "  %p = f32[4]{0} parameter(0)"]
+    previous = "p"
+    for k in range(length):
+        lines.append(f"  %n{k} = f32[4]{{0}} negate(f32[4]{{0}} %{previous})")
+        previous = f"n{k}"
+    lines.append(f"  ROOT %r = f32[4]{{0}} abs(f32[4]{{0}} %{previous})")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
 def test_busy_module_is_refused():
-    # A module being changed on one thread is refused on another, never raced.
-    text = SMALL
-    module = hilo.parse(text)
-    errors = []
-    started = threading.Event()
+    # While run_passes changes a module on one thread (without the GIL), the others
+    # are refused with ModuleBusyError, never let in to race.
+    module = hilo.parse(chain_module(50_000))
+    refused = []
+    for _ in range(20):
+        thread = threading.Thread(target=hilo.run_passes, args=(module, ["dce"]))
+        thread.start()
+        while thread.is_alive():
+            try:
+                module.to_text()
+                module.entry_computation.root.opcode
+            except hilo.ModuleBusyError as error:
+                refused.append(error)
+        thread.join()
+        if refused:
+            break
+    assert refused, "never saw the module busy"
+    assert "run_passes on another thread" in str(refused[0])
+    assert module.entry_computation.root.opcode == "abs"
+
+
+def test_concurrent_readers_and_writer_do_not_crash():
+    module = hilo.parse(chain_module(2_000))
+    outcomes = []
 
     def reader():
-        started.set()
-        for _ in range(2000):
+        for _ in range(200):
             try:
                 [i.opcode for i in module.instructions]
-            except hilo.ModuleBusyError:
-                errors.append("busy")
+                outcomes.append("read")
+            except (hilo.ModuleBusyError, hilo.StaleViewError):
+                outcomes.append("refused")
 
     thread = threading.Thread(target=reader)
     thread.start()
-    started.wait()
-    for _ in range(200):
+    for _ in range(50):
         try:
             hilo.run_passes(module, ["dce"])
         except hilo.ModuleBusyError:
             pass
     thread.join()
-    assert module.to_text()  # still consistent
+    assert len(outcomes) == 200
+    assert module.to_text().count("negate") == 2_000
