@@ -9,9 +9,11 @@ in interleaved rounds:
 then the time to iterate over every instruction from Python (module.instructions, and
 computation by computation) reading opcode, name and shape.
 
-Module teardown is outside every timed part. The machine may be shared: the rounds
-interleave the variants so that a busy period hits them alike; medians and the median
-of per-round ratios are printed, with the load average.
+Module teardown is outside every timed part. Each part is timed in wall time and in
+the calling thread's CPU time (the parse runs on the calling thread, the GIL released):
+on a shared machine the wall time follows the other sessions' load, the CPU time much
+less. The rounds interleave the variants; medians, minimums and the quartiles of the
+per-round ratios are printed, with the load average.
 
     PYTHONPATH=build/python python3 bench/python_bench.py [--rounds N] [--hilo-gen PATH] [-n N]
 """
@@ -30,9 +32,21 @@ from hilo import _hilo
 
 
 def timed(function):
-    start = time.perf_counter()
+    """(wall seconds, this thread's CPU seconds, result) of function()."""
+    start, cpu_start = time.perf_counter(), time.thread_time()
     result = function()
-    return time.perf_counter() - start, result
+    return time.perf_counter() - start, time.thread_time() - cpu_start, result
+
+
+def summary(label, values):
+    return f"{label} median {statistics.median(values) * 1e3:.0f} ms (min {min(values) * 1e3:.0f})"
+
+
+def ratio_summary(ratios):
+    ratios = sorted(ratios)
+    n = len(ratios)
+    return (f"per-round ratio median {statistics.median(ratios):.3f} "
+            f"(quartiles {ratios[n // 4]:.3f}-{ratios[(3 * n) // 4]:.3f})")
 
 
 def main():
@@ -54,42 +68,44 @@ def main():
     print(f"module: hilo-gen -n {args.instructions}, {len(text) / 1e6:.1f} MB")
 
     gc.disable()  # a collection inside a timed part would be noise
-    cpp, py, pyv, ratios, ratios_v = [], [], [], [], []
+    walls = {"cpp": [], "python": [], "python+verify": []}
+    cpus = {"cpp": [], "python": [], "python+verify": []}
     for _ in range(args.rounds):
-        t_cpp = _hilo._time_cpp_parse(text)
-        t_py, module = timed(lambda: hilo.parse(text, verify=False))
-        del module
-        t_pyv, module = timed(lambda: hilo.parse(text))
-        del module
-        cpp.append(t_cpp)
-        py.append(t_py)
-        pyv.append(t_pyv)
-        ratios.append(t_py / t_cpp)
-        ratios_v.append(t_pyv / t_cpp)
-    print(f"parse: cpp median {statistics.median(cpp) * 1e3:.1f} ms, "
-          f"python median {statistics.median(py) * 1e3:.1f} ms, "
-          f"per-round ratio median {statistics.median(ratios):.3f} "
-          f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
-    print(f"parse + verify (hilo.parse default): median {statistics.median(pyv) * 1e3:.1f} ms "
-          f"({statistics.median(ratios_v):.2f}x the C++ parse alone)")
+        wall, cpu = _hilo._time_cpp_parse(text)
+        walls["cpp"].append(wall)
+        cpus["cpp"].append(cpu)
+        for name, verify in (("python", False), ("python+verify", True)):
+            wall, cpu, module = timed(lambda: hilo.parse(text, verify=verify))
+            del module
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    for name in walls:
+        line = f"parse {name:14s} {summary('wall', walls[name])}, {summary('cpu', cpus[name])}"
+        if name != "cpp":
+            line += ("; wall " + ratio_summary([a / b for a, b in zip(walls[name], walls["cpp"])]) +
+                     "; cpu " + ratio_summary([a / b for a, b in zip(cpus[name], cpus["cpp"])]))
+        print(line)
 
     module = hilo.parse(text)
     count = module.instruction_count
-    flat, nested, fields = [], [], []
+    loops = {
+        "iterate module.instructions reading opcode":
+            lambda: sum(1 for i in module.instructions if i.opcode),
+        "each computation's instructions": lambda: sum(len(c.instructions) for c in module.computations),
+        "read name, opcode and shape of each":
+            lambda: len([(i.name, i.opcode, i.shape) for i in module.instructions]),
+    }
+    walls = {name: [] for name in loops}
+    cpus = {name: [] for name in loops}
     for _ in range(args.rounds):
-        t, n = timed(lambda: sum(1 for i in module.instructions if i.opcode))
-        assert n == count
-        flat.append(t)
-        t, n = timed(lambda: sum(len(c.instructions) for c in module.computations))
-        assert n == count
-        nested.append(t)
-        t, _ = timed(lambda: [(i.name, i.opcode, i.shape) for i in module.instructions])
-        fields.append(t)
-    print(f"iterate {count} instructions reading opcode: median {statistics.median(flat) * 1e3:.0f} ms"
-          f" (max {max(flat) * 1e3:.0f})")
-    print(f"list every computation's instructions: median {statistics.median(nested) * 1e3:.0f} ms")
-    print(f"read name, opcode and shape of each: median {statistics.median(fields) * 1e3:.0f} ms"
-          f" (max {max(fields) * 1e3:.0f})")
+        for name, loop in loops.items():
+            wall, cpu, n = timed(loop)
+            assert n == count
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    for name in loops:
+        print(f"{name} ({count} instructions): {summary('wall', walls[name])}, "
+              f"{summary('cpu', cpus[name])}")
     print(f"load average after: {os.getloadavg()}")
     return 0
 

@@ -186,8 +186,9 @@ void ApplyInputs(const py::object& inputs, const HloModule& module, const eval::
                                          " entry parameters"));
     }
     for (int64_t p = 0; p < entry->num_parameters(); ++p) {
-      if (parameters[p].is_none()) continue;
-      (*values)[d][p] = FromPython(parameters[p], entry->parameter_instruction(p)->shape(),
+      const HloInstruction* parameter = entry->parameter_instruction(p);
+      if (parameters[p].is_none() || parameter == nullptr) continue;
+      (*values)[d][p] = FromPython(parameters[p], parameter->shape(),
                                    absl::StrCat("inputs[", d, "][", p, "]"));
     }
   }

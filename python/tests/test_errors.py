@@ -117,22 +117,31 @@ def test_pass_error_raises_with_report(send_recv_path):
 
 
 def test_failed_calls_do_not_leak():
-    # Many failing calls: the process's memory does not grow with them.
     import resource
-    for _ in range(50):
+    import sys
+    # A failed parse drops its text: no reference is left behind...
+    text = BAD_TEXT + "\n"
+    references = sys.getrefcount(text)
+    for _ in range(10):
         with pytest.raises(hilo.ParseError):
-            hilo.parse(BAD_TEXT)
+            hilo.parse(text)
+        with pytest.raises(hilo.VerifyError):
+            hilo.parse(INVALID + "\n")
+    assert sys.getrefcount(text) == references
+    # ...and many failing calls on fresh 1 MB texts do not grow the process.
     gc.collect()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    big_bad = BAD_TEXT.replace("bogus", "bogus" + "x" * 1_000_000)
-    for _ in range(200):
+    for k in range(200):
+        big_bad = BAD_TEXT.replace("bogus", f"bogus{k}" + "x" * 1_000_000)
         with pytest.raises(hilo.ParseError):
             hilo.parse(big_bad)
+        big_invalid = INVALID.replace("HloModule invalid", f"HloModule invalid{k}" + " " * 1_000_000)
         with pytest.raises(hilo.VerifyError):
-            hilo.parse(INVALID)
+            hilo.parse(big_invalid)
+    del big_bad, big_invalid
     gc.collect()
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # 200 leaked 1 MB texts would be 200 MB; allow noise.
+    # 400 leaked 1 MB texts would be 400 MB.
     assert after - before < 50_000  # KiB
 
 
