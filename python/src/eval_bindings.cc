@@ -205,10 +205,10 @@ eval::InterpreterOptions ToInterpreterOptions(const py::object& inputs,
 
 py::list Run(ModuleHandle& handle, const py::object& inputs, std::optional<int64_t> devices,
              uint64_t seed) {
+  ReadGuard guard(handle);
   EnsureVerified(handle);
   eval::InterpreterOptions options = ToInterpreterOptions(inputs, devices, seed);
   const HloModule& module = *handle.module;
-  ReadGuard guard(handle);
   absl::StatusOr<eval::RunResult> result;
   if (py::isinstance<py::str>(inputs) || inputs.is_none()) {
     py::gil_scoped_release release;
@@ -240,14 +240,16 @@ eval::EquivalenceReport CheckEquivalence(ModuleHandle& before, ModuleHandle& aft
   if (!inputs.is_none() && !py::isinstance<py::str>(inputs)) {
     throw py::type_error("check_equivalence: inputs must be None or a str (inputs file text)");
   }
+  // Guarded first: no run_passes elsewhere may change `before` while
+  // `after` is being verified without the GIL.
+  ReadGuard before_guard(before);
+  ReadGuard after_guard(after);
   EnsureVerified(before);
   EnsureVerified(after);
   eval::EquivalenceOptions options;
   options.interpreter = ToInterpreterOptions(inputs, devices, seed);
   options.rtol = rtol;
   options.atol = atol;
-  ReadGuard before_guard(before);
-  ReadGuard after_guard(after);
   absl::StatusOr<eval::EquivalenceReport> report;
   {
     py::gil_scoped_release release;

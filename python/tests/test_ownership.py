@@ -100,8 +100,9 @@ def chain_module(length):
 
 
 def test_busy_module_is_refused():
-    # While run_passes changes a module on one thread (without the GIL), the others
-    # are refused with ModuleBusyError, never let in to race.
+    # While run_passes changes a module on one thread (without the GIL: this thread
+    # could not run otherwise), the others are refused with ModuleBusyError, never
+    # let in to race.
     module = hilo.parse(chain_module(50_000))
     refused = []
     for _ in range(20):
@@ -119,6 +120,27 @@ def test_busy_module_is_refused():
     assert refused, "never saw the module busy"
     assert "run_passes on another thread" in str(refused[0])
     assert module.entry_computation.root.opcode == "abs"
+
+
+@pytest.mark.parametrize("read", [lambda m: m.to_text(), lambda m: hilo.run(m)])
+def test_module_being_read_is_not_changed(read):
+    # to_text and run read the module without the GIL (which is why another thread
+    # gets to call run_passes meanwhile); run_passes then refuses it.
+    module = hilo.parse(chain_module(50_000))
+    refused = []
+    for _ in range(20):
+        thread = threading.Thread(target=read, args=(module,))
+        thread.start()
+        while thread.is_alive():
+            try:
+                hilo.run_passes(module, ["dce"])
+            except hilo.ModuleBusyError as error:
+                refused.append(error)
+        thread.join()
+        if refused:
+            break
+    assert refused, "never saw the module being read"
+    assert "being read on another thread" in str(refused[0])
 
 
 def test_concurrent_readers_and_writer_do_not_crash():
