@@ -99,24 +99,35 @@ def chain_module(length):
     return "\n".join(lines) + "\n"
 
 
-def test_busy_module_is_refused():
-    # While run_passes changes a module on one thread (without the GIL: this thread
-    # could not run otherwise), the others are refused with ModuleBusyError, never
-    # let in to race.
-    module = hilo.parse(chain_module(50_000))
+def busy_errors(background, foreground):
+    """Runs background() on another thread, and foreground() here while it runs, until
+    foreground raised ModuleBusyError (20 attempts); returns those errors."""
     refused = []
     for _ in range(20):
-        thread = threading.Thread(target=hilo.run_passes, args=(module, ["dce"]))
+        thread = threading.Thread(target=background)
         thread.start()
         while thread.is_alive():
             try:
-                module.to_text()
-                module.entry_computation.root.opcode
+                foreground()
             except hilo.ModuleBusyError as error:
                 refused.append(error)
         thread.join()
         if refused:
             break
+    return refused
+
+
+def test_busy_module_is_refused():
+    # While run_passes changes a module on one thread (without the GIL: this thread
+    # could not run otherwise), the others are refused with ModuleBusyError, never
+    # let in to race.
+    module = hilo.parse(chain_module(50_000))
+
+    def read():
+        module.to_text()
+        module.entry_computation.root.opcode
+
+    refused = busy_errors(lambda: hilo.run_passes(module, ["dce"]), read)
     assert refused, "never saw the module busy"
     assert "run_passes on another thread" in str(refused[0])
     assert module.entry_computation.root.opcode == "abs"
@@ -127,18 +138,7 @@ def test_module_being_read_is_not_changed(read):
     # to_text and run read the module without the GIL (which is why another thread
     # gets to call run_passes meanwhile); run_passes then refuses it.
     module = hilo.parse(chain_module(50_000))
-    refused = []
-    for _ in range(20):
-        thread = threading.Thread(target=read, args=(module,))
-        thread.start()
-        while thread.is_alive():
-            try:
-                hilo.run_passes(module, ["dce"])
-            except hilo.ModuleBusyError as error:
-                refused.append(error)
-        thread.join()
-        if refused:
-            break
+    refused = busy_errors(lambda: read(module), lambda: hilo.run_passes(module, ["dce"]))
     assert refused, "never saw the module being read"
     assert "being read on another thread" in str(refused[0])
 
