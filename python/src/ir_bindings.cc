@@ -186,7 +186,7 @@ ModuleRef Load(const std::string& path, bool verify) {
                 loaded.status(), handle.get());
   }
   handle->source_file = std::move(loaded->text);
-  handle->source = handle->source_file.text();
+  handle->source = handle->source_file;
   return Adopt(std::move(handle), std::move(loaded->module), verify);
 }
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/cord.h"
+#include "file_io.h"
 #include "hilo/text/parser.h"
 
 namespace hilo::python {
@@ -19,11 +20,11 @@ absl::StatusOr<LoadedModule> LoadModuleFile(const std::string& path) {
     status.SetPayload(kReadErrorPayload, absl::Cord());
     return status;
   }
-  LoadedModule loaded;
-  loaded.text = *std::move(input);
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(loaded.text.text(), path);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(input->text(), path);
   if (!module.ok()) return module.status();
+  LoadedModule loaded;
   loaded.module = *std::move(module);
+  loaded.text = std::string(input->text());
   return loaded;
 }
 

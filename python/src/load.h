@@ -10,7 +10,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "file_io.h"
 #include "hilo/ir/hlo_module.h"
 
 namespace hilo::python {
@@ -18,8 +17,10 @@ namespace hilo::python {
 struct LoadedModule {
   std::unique_ptr<HloModule> module;
   // The file's bytes when they are text the module was parsed from (error
-  // locations point into them); empty for a binary format.
-  InputBuffer text;
+  // locations point into them); empty for a binary format. A copy: the file
+  // is read mapped, and a module lives long enough for its file to be
+  // rewritten or truncated meanwhile (reading a truncated mapping is SIGBUS).
+  std::string text;
 };
 
 // A file that can not be read is NotFound / PermissionDenied-like (the

@@ -32,7 +32,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "file_io.h"
 #include "hilo/ir/hlo_module.h"
 
 namespace hilo::python {
@@ -45,9 +44,9 @@ struct ModuleHandle {
   std::string display;
   // The text the module was parsed from, for error locations: a view into
   // `source_object` (the Python str or bytes given to parse(), kept alive,
-  // no copy) or into `source_file` (the file load() read, mapped).
+  // no copy) or into `source_file` (a copy of the file load() read).
   py::object source_object;
-  InputBuffer source_file;
+  std::string source_file;
   absl::string_view source;
 
   // Bumped by every change of the module.

@@ -73,6 +73,19 @@ def test_verify_error_is_located():
         hilo.run(module)
 
 
+def test_located_after_the_file_changed(tmp_path):
+    # The module keeps its own copy of the text its errors point into: the file may be
+    # rewritten or truncated meanwhile (a mapped file would crash on reading).
+    path = tmp_path / "invalid.hlo"
+    path.write_text(INVALID)
+    module = hilo.load(str(path), verify=False)
+    path.write_text("")
+    with pytest.raises(hilo.VerifyError) as info:
+        hilo.verify(module)
+    assert (info.value.line, info.value.column) == (6, 8)
+    assert "ROOT %x" in str(info.value)
+
+
 def test_verify_ok(small):
     assert hilo.verify(small) is None
 
