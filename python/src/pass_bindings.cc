@@ -1,6 +1,7 @@
 // run_passes, list_passes: the pass registry hilo-opt uses, on a Module.
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -70,22 +71,36 @@ py::object JsonToPython(const nlohmann::json& value) {
 
 // The keyword arguments of run_passes, as hilo-opt's pass flags
 // (pass_options.h); an unknown one is a TypeError naming the valid ones.
+template <typename T>
+T OptionValue(const std::string& key, const py::handle& value) {
+  // bool options take only True/False; the int option any int, not a bool.
+  const bool ok = std::is_same_v<T, bool> ? py::isinstance<py::bool_>(value)
+                                          : py::isinstance<py::int_>(value) &&
+                                                !py::isinstance<py::bool_>(value);
+  if (!ok) {
+    throw py::type_error(absl::StrCat("pass option '", key, "' must be ",
+                                      std::is_same_v<T, bool> ? "a bool" : "an int", ", not ",
+                                      py::str(py::type::of(value).attr("__name__")).cast<std::string>()));
+  }
+  return py::cast<T>(value);
+}
+
 PassOptions ToPassOptions(const py::dict& kwargs) {
   PassOptions options;
   for (const auto& [key_object, value] : kwargs) {
     const std::string key = py::cast<std::string>(key_object);
     if (key == "collective_matmul_nxd") {
-      options.collective_matmul_nxd = py::cast<bool>(value);
+      options.collective_matmul_nxd = OptionValue<bool>(key, value);
     } else if (key == "collective_permute_aggressive") {
-      options.collective_permute_aggressive = py::cast<bool>(value);
+      options.collective_permute_aggressive = OptionValue<bool>(key, value);
     } else if (key == "sb_to_sb_threshold_mb") {
-      options.sb_to_sb_threshold_mb = py::cast<int64_t>(value);
+      options.sb_to_sb_threshold_mb = OptionValue<int64_t>(key, value);
     } else if (key == "collective_matmul_strict") {
-      options.collective_matmul_strict = py::cast<bool>(value);
+      options.collective_matmul_strict = OptionValue<bool>(key, value);
     } else if (key == "unique_channel_ids_skip_send_recv") {
-      options.unique_channel_ids_skip_send_recv = py::cast<bool>(value);
+      options.unique_channel_ids_skip_send_recv = OptionValue<bool>(key, value);
     } else if (key == "force_stream_id_injection") {
-      options.force_stream_id_injection = py::cast<bool>(value);
+      options.force_stream_id_injection = OptionValue<bool>(key, value);
     } else {
       throw py::type_error(absl::StrCat(
           "run_passes() got an unexpected pass option '", key,

@@ -104,6 +104,11 @@ def test_unknown_pass_option():
     module = hilo.parse(SMALL)
     with pytest.raises(TypeError, match="no_such_option"):
         hilo.run_passes(module, ["dce"], no_such_option=True)
+    with pytest.raises(TypeError, match="'sb_to_sb_threshold_mb' must be an int, not str"):
+        hilo.run_passes(module, ["dce"], sb_to_sb_threshold_mb="x")
+    with pytest.raises(TypeError, match="'collective_matmul_nxd' must be a bool, not int"):
+        hilo.run_passes(module, ["dce"], collective_matmul_nxd=1)
+    assert "dead" in module.to_text()  # nothing ran
 
 
 def test_pass_error_raises_with_report(send_recv_path):
