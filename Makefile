@@ -14,6 +14,9 @@
 #            suite, through ctest; exits non-zero if anything fails, and a
 #            test that runs longer than TEST_TIMEOUT seconds (a hang) fails.
 # make build configure and build only (no package check).
+# make install-python  the same set-up and build, then installs the Python
+#            package `hilo` into the system python3's site-packages
+#            (docs/python.md).
 
 BUILD_DIR ?= build
 DEMO_INPUT ?= examples/tp_fsdp_mlp.hlo
@@ -22,7 +25,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # The slowest test takes about 40 s on a loaded 2-core machine.
 TEST_TIMEOUT ?= 900
 
-.PHONY: all setup build demo test
+.PHONY: all setup build demo test install-python
 
 all: build
 
@@ -39,3 +42,6 @@ demo: setup
 
 test: setup
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout $(TEST_TIMEOUT)
+
+install-python: setup
+	cmake --install $(BUILD_DIR) --component python

@@ -56,11 +56,14 @@ function(hilo_mirror_absl_target target out_var)
 endfunction()
 
 # Sets `out_var` to the static mirrors of the abseil targets given after it.
+# A target that is linked with property HILO_SHARED_ABSEIL set gets the
+# shared libraries instead (the Python extension: a shared object can not
+# hold the archives, whose thread-locals use the executable-only TLS model).
 function(hilo_static_absl out_var)
   set(mirrors)
   foreach(target IN LISTS ARGN)
     hilo_mirror_absl_target(${target} mirror)
-    list(APPEND mirrors ${mirror})
+    list(APPEND mirrors "$<IF:$<BOOL:$<TARGET_PROPERTY:HILO_SHARED_ABSEIL>>,${target},${mirror}>")
   endforeach()
   set(${out_var} ${mirrors} PARENT_SCOPE)
 endfunction()

@@ -8,7 +8,9 @@ replaces the word FILE in a command; leading VAR=value words set environment
 variables). Prints, per command, the median and quartiles of its wall time,
 and the median and quartiles of its per-round ratio to the last command (the
 reference, usually `wc -w FILE`). Ratios taken within one round cancel most
-of a shared machine's drift, which varies the same binary by +-20%.
+of a shared machine's drift, which varies the same binary by +-20%. The same
+figures follow for CPU time (user + sys of each command), which a loaded
+machine disturbs much less than wall time.
 
 GNU `wc -w` is about twice as fast in the C.UTF-8 locale as in the C locale:
 name the locale (`LC_ALL=C.UTF-8 wc -w FILE`, and `wcC=LC_ALL=C wc -w FILE` beside
@@ -47,20 +49,27 @@ def main():
             env[key] = value
         commands.append((name, [path if w == "FILE" else w for w in words], env))
     times = {name: [] for name, _, _ in commands}
+    cpu = {name: [] for name, _, _ in commands}  # user + sys of the command
     for _ in range(rounds):
         for name, argv, env in commands:
             start = time.perf_counter()
-            subprocess.run(argv, stdout=subprocess.DEVNULL, env=env, check=True)
+            process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=env)
+            _, status, usage = os.wait4(process.pid, 0)
             times[name].append(time.perf_counter() - start)
+            if os.waitstatus_to_exitcode(status) != 0:
+                sys.exit(f"rr: {name} failed: {shlex.join(argv)}")
+            cpu[name].append(usage.ru_utime + usage.ru_stime)
     reference = commands[-1][0]
-    for name, _, _ in commands:
-        low, mid, high = quartiles(times[name])
-        line = f"{name:12s} median {mid * 1000:8.1f} ms  quartiles {low * 1000:.1f}-{high * 1000:.1f}"
-        if name != reference:
-            ratios = [a / b for a, b in zip(times[name], times[reference])]
-            low, mid, high = quartiles(ratios)
-            line += f"  ratio to {reference}: median {mid:.2f}, quartiles {low:.2f}-{high:.2f}"
-        print(line)
+    for label, values in (("wall", times), ("cpu", cpu)):
+        for name, _, _ in commands:
+            low, mid, high = quartiles(values[name])
+            line = (f"{label:4s} {name:12s} median {mid * 1000:8.1f} ms  "
+                    f"quartiles {low * 1000:.1f}-{high * 1000:.1f}")
+            if name != reference:
+                ratios = [a / b for a, b in zip(values[name], values[reference])]
+                low, mid, high = quartiles(ratios)
+                line += f"  ratio to {reference}: median {mid:.2f}, quartiles {low:.2f}-{high:.2f}"
+            print(line)
 
 
 if __name__ == "__main__":

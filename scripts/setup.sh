@@ -34,8 +34,11 @@ done
 #   clang-14 libclang-rt-14-dev  libFuzzer and sanitizer runtimes (fuzz/)
 #   python3                      lit
 #   time                         /usr/bin/time -v for peak memory (bench/)
+#   pybind11-dev python3-dev     the Python package `import hilo` (python/)
+#   python3-numpy python3-pytest its arrays (hilo.run) and its tests
 PACKAGES=(cmake ninja-build g++ libabsl-dev libcli11-dev nlohmann-json3-dev libgtest-dev
-          libgmock-dev libbenchmark-dev llvm-14-tools clang-14 libclang-rt-14-dev python3 time)
+          libgmock-dev libbenchmark-dev llvm-14-tools clang-14 libclang-rt-14-dev python3 time
+          pybind11-dev python3-dev python3-numpy python3-pytest)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -527,35 +527,50 @@ uint32_t MaybeSetAttributes(const HloInstruction& inst) {
   return set;
 }
 
-// The attributes of an instruction: those written in the text in their
-// order, then the others that are set, in XLA's order.
-void AppendAttributes(const HloInstruction& inst, uint32_t style, Writer& w) {
+// Calls visit(name, attr, written, raw) for each attribute an instruction
+// may print, in print order: those written in the text in their order, then
+// the others that are set, in XLA's order. `raw` is set for a raw attribute
+// of a name no other attribute has (printed as is); otherwise AppendAttribute
+// decides whether (and how) the attribute is printed.
+template <typename Visit>
+void ForEachAttribute(const HloInstruction& inst, Visit visit) {
   const auto& order = inst.attribute_order();
   uint32_t listed = 0;  // bit a: kCanonicalOrder[a] is in `order`
   for (const auto& entry : order) {
     const absl::string_view name = entry;
     const Attr attr = Classify(name);
     if (attr != kNotCanonical) listed |= Bit(attr);
-    AppendAttribute(inst, name, attr, /*written=*/true, style, w);
+    visit(name, attr, /*written=*/true, nullptr);
   }
   // Lowest bit first: the canonical order.
   for (uint32_t rest = MaybeSetAttributes(inst) & ~listed; rest != 0; rest &= rest - 1) {
     const auto attr = static_cast<Attr>(__builtin_ctz(rest));
-    AppendAttribute(inst, kCanonicalOrder[attr], attr, /*written=*/false, style, w);
+    visit(kCanonicalOrder[attr], attr, /*written=*/false, nullptr);
   }
   for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
     if (Classify(called.name) == kNotCanonical && !Listed(order, called.name)) {
-      AppendAttribute(inst, called.name, kNotCanonical, /*written=*/false, style, w);
+      visit(called.name, kNotCanonical, /*written=*/false, nullptr);
     }
   }
   for (const RawAttribute& raw : inst.raw_attributes()) {
     if (Classify(raw.name) == kNotCanonical && !Listed(order, raw.name)) {
-      w.Append(", ");
-      w.Append(raw.name);
-      w.Push('=');
-      w.Append(raw.value);
+      visit(raw.name, kNotCanonical, /*written=*/false, &raw);
     }
   }
+}
+
+void AppendAttributes(const HloInstruction& inst, uint32_t style, Writer& w) {
+  ForEachAttribute(inst, [&](absl::string_view name, Attr attr, bool written,
+                             const RawAttribute* raw) {
+    if (raw == nullptr) {
+      AppendAttribute(inst, name, attr, written, style, w);
+      return;
+    }
+    w.Append(", ");
+    w.Append(name);
+    w.Push('=');
+    w.Append(raw->value);
+  });
 }
 
 void AppendInstruction(const HloInstruction& inst, Writer& w) {
@@ -808,6 +823,25 @@ std::string PrintHloModule(const HloModule& module) {
 
 std::string PrintHloInstruction(const HloInstruction& instruction) {
   return PrintToString([&](Writer& w) { AppendInstruction(instruction, w); });
+}
+
+std::vector<std::pair<std::string, std::string>> PrintHloAttributes(
+    const HloInstruction& instruction) {
+  std::vector<std::pair<std::string, std::string>> attributes;
+  const uint32_t style = InstructionStyle(instruction);
+  ForEachAttribute(instruction, [&](absl::string_view name, Attr attr, bool written,
+                                    const RawAttribute* raw) {
+    if (raw != nullptr) {
+      attributes.emplace_back(std::string(name), raw->value);
+      return;
+    }
+    std::string text = PrintToString(
+        [&](Writer& w) { AppendAttribute(instruction, name, attr, written, style, w); });
+    if (text.empty()) return;  // not set: not printed
+    text.erase(0, name.size() + 3);  // ", name="
+    attributes.emplace_back(std::string(name), std::move(text));
+  });
+  return attributes;
 }
 
 }  // namespace hilo

@@ -13,6 +13,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -42,6 +44,10 @@ std::string PrintHloModule(const HloModule& module);
 void AppendHloModule(const HloModule& module, std::string* out);
 // One instruction as a single line, without indent or `ROOT`.
 std::string PrintHloInstruction(const HloInstruction& instruction);
+// The attributes PrintHloInstruction writes after the operands, in the same
+// order, as (name, value text) pairs: `channel_id=5` is {"channel_id", "5"}.
+std::vector<std::pair<std::string, std::string>> PrintHloAttributes(
+    const HloInstruction& instruction);
 // A computation's signature as XLA prints it: `(p0: f32[2], p1: s32[]) -> f32[2]`
 // (parameters in number order, shapes without layouts).
 std::string ComputationSignature(const HloComputation& computation);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "hilo/text/char_class.h"
 
 namespace hilo {
@@ -148,6 +151,37 @@ std::optional<size_t> FindDefinition(absl::string_view text, absl::string_view c
     line_start = line_end + 1;
   }
   return std::nullopt;
+}
+
+namespace {
+
+// Reads a decimal number and the ':' after it from the front of `text`.
+std::optional<int64_t> ConsumeNumberAndColon(absl::string_view* text) {
+  size_t digits = 0;
+  while (digits < text->size() && absl::ascii_isdigit(static_cast<unsigned char>((*text)[digits]))) {
+    ++digits;
+  }
+  int64_t value = 0;
+  if (digits == 0 || digits >= text->size() || (*text)[digits] != ':' ||
+      !absl::SimpleAtoi(text->substr(0, digits), &value)) {
+    return std::nullopt;
+  }
+  text->remove_prefix(digits + 1);
+  return value;
+}
+
+}  // namespace
+
+std::optional<ErrorLocation> ParseErrorLocation(absl::string_view error,
+                                                absl::string_view filename) {
+  if (!absl::ConsumePrefix(&error, filename) || !absl::ConsumePrefix(&error, ":")) {
+    return std::nullopt;
+  }
+  std::optional<int64_t> line = ConsumeNumberAndColon(&error);
+  if (!line.has_value()) return std::nullopt;
+  std::optional<int64_t> column = ConsumeNumberAndColon(&error);
+  if (!column.has_value() || !absl::ConsumePrefix(&error, " error: ")) return std::nullopt;
+  return ErrorLocation{*line, *column, std::string(error.substr(0, error.find('\n')))};
 }
 
 }  // namespace hilo

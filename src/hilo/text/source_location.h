@@ -9,6 +9,7 @@
 #define HILO_TEXT_SOURCE_LOCATION_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,17 @@ inline constexpr size_t kMaxErrorMessageBytes = 1024;
 // columns in bytes. A message longer than kMaxErrorMessageBytes is cut.
 std::string FormatErrorAt(absl::string_view filename, absl::string_view text, size_t offset,
                           absl::string_view message);
+
+// What FormatErrorAt wrote at the front of `error` for `filename`: the line,
+// the column and the message (up to the end of its line); nullopt when
+// `error` does not start with `filename:line:col: error: `.
+struct ErrorLocation {
+  int64_t line = 0;
+  int64_t column = 0;
+  std::string message;
+};
+std::optional<ErrorLocation> ParseErrorLocation(absl::string_view error,
+                                                absl::string_view filename);
 
 // The offset in `text` of the name in the definition of instruction
 // `instruction` of computation `computation` (`  ROOT %name = ...`), or of
