@@ -638,23 +638,30 @@ uint32_t MaybeSetAttributes(const HloInstruction& inst) {
 
 // The attributes of an instruction: those written in the text in their
 // order, then the others that are set, in XLA's order.
-void AppendAttributes(const HloInstruction& inst, uint32_t style, Writer& w) {
+// `printed` (when not null) gets the name of every attribute written.
+void AppendAttributes(const HloInstruction& inst, uint32_t style, Writer& w,
+                      std::vector<absl::string_view>* printed = nullptr) {
   const auto& order = inst.attribute_order();
   uint32_t listed = 0;  // bit a: kCanonicalOrder[a] is in `order`
+  auto note = [&](bool written, absl::string_view name) {
+    if (written && printed != nullptr) printed->push_back(name);
+  };
   for (const auto& entry : order) {
     const absl::string_view name = entry;
     const Attr attr = Classify(name);
     if (attr != kNotCanonical) listed |= Bit(attr);
-    AppendAttribute(inst, name, attr, /*written=*/true, style, w);
+    note(AppendAttribute(inst, name, attr, /*written=*/true, style, w), name);
   }
   // Lowest bit first: the canonical order.
   for (uint32_t rest = MaybeSetAttributes(inst) & ~listed; rest != 0; rest &= rest - 1) {
     const auto attr = static_cast<Attr>(__builtin_ctz(rest));
-    AppendAttribute(inst, kCanonicalOrder[attr], attr, /*written=*/false, style, w);
+    note(AppendAttribute(inst, kCanonicalOrder[attr], attr, /*written=*/false, style, w),
+         kCanonicalOrder[attr]);
   }
   for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
     if (Classify(called.name) == kNotCanonical && !Listed(order, called.name)) {
-      AppendAttribute(inst, called.name, kNotCanonical, /*written=*/false, style, w);
+      note(AppendAttribute(inst, called.name, kNotCanonical, /*written=*/false, style, w),
+           called.name);
     }
   }
   for (const RawAttribute& raw : inst.raw_attributes()) {
@@ -663,6 +670,7 @@ void AppendAttributes(const HloInstruction& inst, uint32_t style, Writer& w) {
       w.Append(raw.name);
       w.Push('=');
       w.Append(raw.value);
+      note(true, raw.name);
     }
   }
 }
@@ -917,6 +925,14 @@ std::string PrintHloModule(const HloModule& module) {
 
 std::string PrintHloInstruction(const HloInstruction& instruction) {
   return PrintToString([&](Writer& w) { AppendInstruction(instruction, w); });
+}
+
+std::vector<absl::string_view> PrintedAttributeNames(const HloInstruction& instruction) {
+  std::vector<absl::string_view> names;
+  PrintToString([&](Writer& w) {
+    AppendAttributes(instruction, InstructionStyle(instruction), w, &names);
+  });
+  return names;
 }
 
 }  // namespace hilo

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -42,6 +43,9 @@ std::string PrintHloModule(const HloModule& module);
 void AppendHloModule(const HloModule& module, std::string* out);
 // One instruction as a single line, without indent or `ROOT`.
 std::string PrintHloInstruction(const HloInstruction& instruction);
+// The names of the attributes PrintHloInstruction writes, in its order
+// (for the proto writer, which records the order the text has).
+std::vector<absl::string_view> PrintedAttributeNames(const HloInstruction& instruction);
 // A computation's signature as XLA prints it: `(p0: f32[2], p1: s32[]) -> f32[2]`
 // (parameters in number order, shapes without layouts).
 std::string ComputationSignature(const HloComputation& computation);
