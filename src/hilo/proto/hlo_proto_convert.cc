@@ -300,7 +300,9 @@ std::string SmallFloatText(float v) {
 // The element texts of an array literal, or an error for an element type
 // hilo does not convert.
 absl::StatusOr<std::vector<std::string>> ElementTexts(const xla::LiteralProto& lit,
-                                                      PrimitiveType type, int64_t n) {
+                                                      PrimitiveType type, int64_t n,
+                                                      bool exact = false) {
+  auto small_float = [exact](float v) { return exact ? FloatText(v, 9) : SmallFloatText(v); };
   std::vector<std::string> out;
   out.reserve(n);
   auto count = [&](int64_t have) -> absl::Status {
@@ -339,10 +341,10 @@ absl::StatusOr<std::vector<std::string>> ElementTexts(const xla::LiteralProto& l
       st = bytes16(lit.u16s(), [](uint16_t v) { return absl::StrCat(v); });
       break;
     case PrimitiveType::F16:
-      st = bytes16(lit.f16s(), [](uint16_t v) { return SmallFloatText(HalfToFloat(v)); });
+      st = bytes16(lit.f16s(), [&](uint16_t v) { return small_float(HalfToFloat(v)); });
       break;
     case PrimitiveType::BF16:
-      st = bytes16(lit.bf16s(), [](uint16_t v) { return SmallFloatText(Bf16ToFloat(v)); });
+      st = bytes16(lit.bf16s(), [&](uint16_t v) { return small_float(Bf16ToFloat(v)); });
       break;
     case PrimitiveType::S32:
       st = count(lit.s32s_size());
@@ -963,13 +965,20 @@ absl::StatusOr<xla::HloModuleProto> Encoder::Run() {
   int64_t next_id = 1;
   for (const HloComputation* c : order) comp_ids_[c] = next_id++;
   // Instruction ids: one counter for the module, in the order written.
+  // The most common print style is the module's default for instructions.
   int64_t next_inst = 1;
-  bool first_inst = true;
+  absl::flat_hash_map<uint32_t, int64_t> flag_counts;
   for (const HloComputation* c : order) {
     for (const HloInstruction* inst : c->instructions()) {
       inst_ids_[inst] = next_inst++;
-      if (first_inst) instruction_flags_ = inst->text_flags();
-      first_inst = false;
+      ++flag_counts[inst->text_flags()];
+    }
+  }
+  int64_t best = 0;
+  for (const auto& [flags, count] : flag_counts) {
+    if (count > best || (count == best && flags < instruction_flags_)) {
+      best = count;
+      instruction_flags_ = flags;
     }
   }
   bool same_order = order.size() == comps.size();
@@ -1537,6 +1546,34 @@ void ShapeToProto(const Shape& shape, xla::ShapeProto* proto) {
 
 absl::StatusOr<std::string> LiteralProtoToText(const xla::LiteralProto& literal) {
   return LiteralText(literal, 0);
+}
+
+absl::StatusOr<std::vector<std::vector<std::string>>> LiteralLeafValues(
+    const xla::LiteralProto& literal) {
+  std::vector<std::vector<std::string>> leaves;
+  // Depth-first over the tuple tree, with an explicit stack.
+  std::vector<const xla::LiteralProto*> stack = {&literal};
+  while (!stack.empty()) {
+    const xla::LiteralProto* lit = stack.back();
+    stack.pop_back();
+    absl::StatusOr<Shape> shape = ShapeFromProtoAt(lit->shape(), 0);
+    if (!shape.ok()) return shape.status();
+    if (shape->IsTuple()) {
+      if (lit->tuple_literals_size() != shape->tuple_shapes_size()) {
+        return absl::InvalidArgumentError("tuple literal does not match its shape");
+      }
+      if (stack.size() > (size_t{1} << 20)) return absl::InvalidArgumentError("absurd literal");
+      for (int i = lit->tuple_literals_size() - 1; i >= 0; --i) stack.push_back(&lit->tuple_literals(i));
+      continue;
+    }
+    if (!shape->IsArray()) return absl::InvalidArgumentError("literal of a non-array shape");
+    if (shape->elements() > (int64_t{1} << 31)) return absl::InvalidArgumentError("absurd literal size");
+    absl::StatusOr<std::vector<std::string>> values =
+        ElementTexts(*lit, shape->element_type(), shape->elements(), /*exact=*/true);
+    if (!values.ok()) return values.status();
+    leaves.push_back(*std::move(values));
+  }
+  return leaves;
 }
 
 absl::Status LiteralTextToProto(const Shape& shape, absl::string_view text,

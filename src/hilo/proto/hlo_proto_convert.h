@@ -18,6 +18,8 @@
 #define HILO_PROTO_HLO_PROTO_CONVERT_H_
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hilo/ir/hlo_module.h"
@@ -37,6 +39,10 @@ void ShapeToProto(const Shape& shape, xla::ShapeProto* proto);
 // The literal text XLA prints for `literal` (`{1, 2}`, `1.5`, `(1, 2)`),
 // or an error for element types or forms hilo can not print.
 absl::StatusOr<std::string> LiteralProtoToText(const xla::LiteralProto& literal);
+// The element values of every array leaf of `literal` (depth-first), each
+// as the shortest text that reads back exactly (snapshots' arguments).
+absl::StatusOr<std::vector<std::vector<std::string>>> LiteralLeafValues(
+    const xla::LiteralProto& literal);
 // The values of literal text `text` of shape `shape` as a LiteralProto.
 absl::Status LiteralTextToProto(const Shape& shape, absl::string_view text,
                                 xla::LiteralProto* literal);

@@ -134,12 +134,23 @@ std::optional<ModuleFormat> ModuleFormatFromPath(absl::string_view path) {
   return std::nullopt;
 }
 
+ModuleFormat DetectModuleFormat(absl::string_view bytes, absl::string_view filename) {
+  const std::optional<ModuleFormat> by_name = ModuleFormatFromPath(filename);
+  if (LooksBinary(bytes) || (by_name == ModuleFormat::kProto && !bytes.empty())) {
+    return ModuleFormat::kProto;
+  }
+  if (!FirstTextProtoField(bytes).empty() || by_name == ModuleFormat::kProtoText) {
+    return ModuleFormat::kProtoText;
+  }
+  return ModuleFormat::kText;
+}
+
 absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename) {
   LoadedModule loaded;
-  const std::optional<ModuleFormat> by_name = ModuleFormatFromPath(filename);
-  const bool binary = LooksBinary(bytes) || (by_name == ModuleFormat::kProto && !bytes.empty());
+  const ModuleFormat format = DetectModuleFormat(bytes, filename);
+  const bool binary = format == ModuleFormat::kProto;
   const absl::string_view text_field = binary ? "" : FirstTextProtoField(bytes);
-  if (!binary && text_field.empty() && by_name != ModuleFormat::kProtoText) {
+  if (format == ModuleFormat::kText) {
     loaded.format = ModuleFormat::kText;
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(bytes, filename);
     if (!module.ok()) return module.status();

@@ -30,6 +30,9 @@ std::optional<ModuleFormat> ModuleFormatFromName(absl::string_view name);
 // `.hlo`/`.txt` -> kText; nullopt otherwise (and for "-").
 std::optional<ModuleFormat> ModuleFormatFromPath(absl::string_view path);
 
+// The format of `bytes` (the content of `filename`), as LoadModule decides it.
+ModuleFormat DetectModuleFormat(absl::string_view bytes, absl::string_view filename);
+
 struct LoadedModule {
   ModuleFormat format = ModuleFormat::kText;
   ProtoMessage message = ProtoMessage::kHloModuleProto;
