@@ -377,29 +377,36 @@ bool ParsePrecision(absl::string_view s, xla::PrecisionConfig* pc) {
 
 const std::vector<Mapper>& Mappers() {
   static const std::vector<Mapper>* const kMappers = new std::vector<Mapper>{
-      HILO_STRING_MAPPER("direction", comparison_direction, false),
-      HILO_STRING_MAPPER("type", comparison_type, false),
-      HILO_STRING_MAPPER("kind", fusion_kind, false),
-      HILO_STRING_MAPPER("async_execution_thread", async_execution_thread, true),
-      HILO_STRING_MAPPER("infeed_config", infeed_config, true),
-      HILO_STRING_MAPPER("outfeed_config", outfeed_config, true),
-      HILO_BOOL_MAPPER("custom_call_has_side_effect", custom_call_has_side_effect),
-      HILO_BOOL_MAPPER("is_stable", is_stable),
-      HILO_BOOL_MAPPER("is_host_transfer", is_host_transfer),
-      HILO_BOOL_MAPPER("indices_are_sorted", indices_are_sorted),
-      HILO_BOOL_MAPPER("unique_indices", unique_indices),
-      HILO_BOOL_MAPPER("largest", largest),
-      HILO_BOOL_MAPPER("is_composite", is_composite),
-      HILO_INT_MAPPER("exponent_bits", exponent_bits, nullptr, 0),
-      HILO_INT_MAPPER("mantissa_bits", mantissa_bits, nullptr, 0),
-      HILO_INT_MAPPER("feature_index", feature_index, nullptr, 0),
-      HILO_INT_MAPPER("feature_group_count", feature_group_count, nullptr, 1),
-      HILO_INT_MAPPER("batch_group_count", batch_group_count, nullptr, 1),
-      HILO_INT_MAPPER("k", k, nullptr, 0),
+      // In the order XLA's printer writes them.
+      Mapper{"slice", nullptr, ParseSlice,
+             [](const Proto& p) -> std::optional<std::string> {
+               if (p.slice_dimensions_size() == 0) return std::nullopt;
+               return RenderSlice(p);
+             }},
       HILO_LIST_MAPPER("dynamic_slice_sizes", nullptr, dynamic_slice_sizes_size() > 0,
                        dynamic_slice_sizes(), mutable_dynamic_slice_sizes(), false),
-      HILO_LIST_MAPPER("slice_sizes", IsGather, gather_slice_sizes_size() > 0, gather_slice_sizes(),
-                       mutable_gather_slice_sizes(), false),
+      Mapper{"padding", [](HloOpcode op) { return op == HloOpcode::kPad; },
+             [](absl::string_view v, Proto* p) { return ParsePadding(v, p->mutable_padding_config()); },
+             [](const Proto& p) -> std::optional<std::string> {
+               if (!p.has_padding_config()) return std::nullopt;
+               return RenderPadding(p.padding_config());
+             }},
+      Mapper{"window", nullptr,
+             [](absl::string_view v, Proto* p) { return ParseWindow(v, p->mutable_window()); },
+             [](const Proto& p) -> std::optional<std::string> {
+               if (!p.has_window()) return std::nullopt;
+               return RenderWindow(p.window());
+             }},
+      Mapper{"dim_labels", IsConvolution,
+             [](absl::string_view v, Proto* p) {
+               return ParseDimLabels(v, p->mutable_convolution_dimension_numbers());
+             },
+             [](const Proto& p) -> std::optional<std::string> {
+               if (!p.has_convolution_dimension_numbers()) return std::nullopt;
+               return RenderDimLabels(p.convolution_dimension_numbers());
+             }},
+      HILO_INT_MAPPER("feature_group_count", feature_group_count, nullptr, 1),
+      HILO_INT_MAPPER("batch_group_count", batch_group_count, nullptr, 1),
       HILO_LIST_MAPPER("offset_dims", IsGather, has_gather_dimension_numbers(),
                        gather_dimension_numbers().offset_dims(),
                        mutable_gather_dimension_numbers()->mutable_offset_dims(), true),
@@ -452,31 +459,25 @@ const std::vector<Mapper>& Mappers() {
                }
                return std::nullopt;
              }},
-      Mapper{"slice", nullptr, ParseSlice,
-             [](const Proto& p) -> std::optional<std::string> {
-               if (p.slice_dimensions_size() == 0) return std::nullopt;
-               return RenderSlice(p);
-             }},
-      Mapper{"window", nullptr,
-             [](absl::string_view v, Proto* p) { return ParseWindow(v, p->mutable_window()); },
-             [](const Proto& p) -> std::optional<std::string> {
-               if (!p.has_window()) return std::nullopt;
-               return RenderWindow(p.window());
-             }},
-      Mapper{"dim_labels", IsConvolution,
-             [](absl::string_view v, Proto* p) {
-               return ParseDimLabels(v, p->mutable_convolution_dimension_numbers());
-             },
-             [](const Proto& p) -> std::optional<std::string> {
-               if (!p.has_convolution_dimension_numbers()) return std::nullopt;
-               return RenderDimLabels(p.convolution_dimension_numbers());
-             }},
-      Mapper{"padding", [](HloOpcode op) { return op == HloOpcode::kPad; },
-             [](absl::string_view v, Proto* p) { return ParsePadding(v, p->mutable_padding_config()); },
-             [](const Proto& p) -> std::optional<std::string> {
-               if (!p.has_padding_config()) return std::nullopt;
-               return RenderPadding(p.padding_config());
-             }},
+      HILO_LIST_MAPPER("slice_sizes", IsGather, gather_slice_sizes_size() > 0, gather_slice_sizes(),
+                       mutable_gather_slice_sizes(), false),
+      HILO_BOOL_MAPPER("indices_are_sorted", indices_are_sorted),
+      HILO_BOOL_MAPPER("unique_indices", unique_indices),
+      HILO_STRING_MAPPER("direction", comparison_direction, false),
+      HILO_STRING_MAPPER("type", comparison_type, false),
+      HILO_STRING_MAPPER("kind", fusion_kind, false),
+      HILO_INT_MAPPER("exponent_bits", exponent_bits, nullptr, 0),
+      HILO_INT_MAPPER("mantissa_bits", mantissa_bits, nullptr, 0),
+      HILO_INT_MAPPER("feature_index", feature_index, nullptr, 0),
+      HILO_INT_MAPPER("k", k, nullptr, 0),
+      HILO_BOOL_MAPPER("largest", largest),
+      HILO_BOOL_MAPPER("is_stable", is_stable),
+      HILO_BOOL_MAPPER("custom_call_has_side_effect", custom_call_has_side_effect),
+      HILO_BOOL_MAPPER("is_host_transfer", is_host_transfer),
+      HILO_STRING_MAPPER("async_execution_thread", async_execution_thread, true),
+      HILO_STRING_MAPPER("infeed_config", infeed_config, true),
+      HILO_STRING_MAPPER("outfeed_config", outfeed_config, true),
+      HILO_BOOL_MAPPER("is_composite", is_composite),
       Mapper{"operand_precision", nullptr,
              [](absl::string_view v, Proto* p) { return ParsePrecision(v, p->mutable_precision_config()); },
              [](const Proto& p) -> std::optional<std::string> {
