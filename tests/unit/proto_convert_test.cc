@@ -353,6 +353,17 @@ TEST(ProtoConvertTest, UnknownAndUnmappedFieldsSurvive) {
   EXPECT_EQ(module_unknown.field(0).length_delimited(), "keep me");
 }
 
+TEST(ProtoConvertTest, DeviceAssignmentGivesReplicaAndPartitionCounts) {
+  xla::HloModuleProto proto = ModuleProto(kParam, 1);
+  proto.mutable_device_assignment()->set_replica_count(2);
+  proto.mutable_device_assignment()->set_computation_count(4);
+  auto module = HloModuleFromProto(proto);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EXPECT_EQ((*module)->replica_count(), std::optional<int64_t>(2));
+  EXPECT_EQ((*module)->num_partitions(), std::optional<int64_t>(4));
+  EXPECT_THAT(PrintHloModule(**module), HasSubstr("HloModule m, replica_count=2, num_partitions=4"));
+}
+
 TEST(ProtoConvertTest, MalformedProtos) {
   auto error = [](const std::string& instructions, int64_t root) {
     xla::HloModuleProto proto = ModuleProto(instructions, root);

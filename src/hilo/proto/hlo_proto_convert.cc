@@ -1412,6 +1412,20 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     module_->mutable_text_info()->stack_frames = text.stack_frames();
   } else {
     module_->mutable_text_info()->flags = kXlaStyle;
+    // XLA keeps the replica and partition counts in HloModuleConfig, not in
+    // this proto; a device assignment, when written, has both (it stays in
+    // the proto too, kept with the fields hilo does not model).
+    if (proto_.has_device_assignment()) {
+      const xla::DeviceAssignmentProto& da = proto_.device_assignment();
+      if (da.replica_count() > 0) {
+        module_->set_replica_count(da.replica_count());
+        module_->mutable_header_order()->push_back("replica_count");
+      }
+      if (da.computation_count() > 0) {
+        module_->set_num_partitions(da.computation_count());
+        module_->mutable_header_order()->push_back("num_partitions");
+      }
+    }
     if (proto_.has_host_program_shape()) {
       std::vector<std::string> params;
       absl::Status bad;
