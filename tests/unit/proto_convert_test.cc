@@ -380,7 +380,7 @@ TEST(ProtoConvertTest, MalformedProtos) {
               HasSubstr("the number of elements overflows"));
   EXPECT_THAT(error(param, 77), HasSubstr("root id 77 names no instruction"));
   EXPECT_THAT(error(param + R"pb(instructions { name: "p" opcode: "copy" shape { element_type: F32 } id: 2 operand_ids: 1 })pb", 2),
-              HasSubstr("instruction name p is used twice"));
+              HasSubstr("instruction p: instruction name is used twice"));
 }
 
 }  // namespace

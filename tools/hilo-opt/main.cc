@@ -606,7 +606,9 @@ class Driver {
   int FailInvalidInput(const absl::Status& verified, const InputPart& part) {
     const std::string message = absl::StrCat("input module is invalid: ", verified.message());
     std::optional<size_t> offset;
-    if (std::optional<VerifierLocation> location = GetVerifierLocation(verified)) {
+    // A proto has no lines to point at.
+    std::optional<VerifierLocation> location = GetVerifierLocation(verified);
+    if (location.has_value() && input_format_ == ModuleFormat::kText) {
       offset = FindDefinition(part.text, location->computation, location->instruction);
     }
     if (!offset.has_value()) return Fail(absl::InvalidArgumentError(message), kExitBadInput);

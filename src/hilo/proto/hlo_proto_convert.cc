@@ -40,6 +40,11 @@ absl::Status Invalid(absl::string_view where, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(where, ": ", what));
 }
 
+// "computation c, instruction i", built only for an error message.
+std::string WhereOf(const HloInstruction* inst) {
+  return absl::StrCat("computation ", inst->parent()->name(), ", instruction ", inst->name());
+}
+
 // ------------------------------------------------------------ element types
 
 std::optional<PrimitiveType> TypeFromProto(xla::PrimitiveType t) {
@@ -664,7 +669,11 @@ bool SameCalled(const std::vector<CalledComputationAttribute>& a,
 class Encoder {
  public:
   explicit Encoder(const HloModule& module) : module_(module) {}
-  absl::StatusOr<xla::HloModuleProto> Run();
+  // Fills `proto` (empty; it may live on an arena). With `streamed`, the
+  // computations are not added to `proto` but appended to `*streamed` as
+  // their wire form (field 3 of HloModuleProto), one instruction message at
+  // a time: the whole message never exists at once.
+  absl::Status Run(xla::HloModuleProto& proto, std::string* streamed = nullptr);
 
  private:
   int32_t NameIndex(absl::string_view name) {
@@ -676,7 +685,8 @@ class Encoder {
     return it->second;
   }
   absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p);
-  absl::Status EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p);
+  absl::Status EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
+                                 std::string* streamed_instructions);
 
   const HloModule& module_;
   absl::flat_hash_map<const HloInstruction*, int64_t> inst_ids_;
@@ -884,7 +894,30 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   return absl::OkStatus();
 }
 
-absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p) {
+// Protobuf's wire format: a varint, and a length-delimited field's header.
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+void AppendFieldHeader(int field, size_t length, std::string* out) {
+  AppendVarint((static_cast<uint64_t>(field) << 3) | 2, out);
+  AppendVarint(length, out);
+}
+
+}  // namespace
+
+void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out) {
+  AppendFieldHeader(field, payload.size(), out);
+  out->append(payload.data(), payload.size());
+}
+
+namespace {
+
+absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
+                                        std::string* streamed_instructions) {
   if (!comp.opaque_proto_fields().empty() && !p->ParseFromString(comp.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(comp.name(), ": kept proto fields do not parse"));
   }
@@ -899,10 +932,20 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   if (post != list) {
     for (const HloInstruction* inst : list) text.add_instruction_order(inst_ids_.at(inst));
   }
-  p->mutable_instructions()->Reserve(static_cast<int>(post.size()));
+  if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(post.size()));
+  xla::HloInstructionProto one;  // reused when streaming
   for (const HloInstruction* inst : post) {
-    if (absl::Status s = EncodeInstruction(*inst, p->add_instructions()); !s.ok()) {
+    xla::HloInstructionProto* ip = streamed_instructions != nullptr ? &one : p->add_instructions();
+    if (streamed_instructions != nullptr) one.Clear();
+    if (absl::Status s = EncodeInstruction(*inst, ip); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", s.message()));
+    }
+    if (streamed_instructions != nullptr) {
+      const size_t size = one.ByteSizeLong();
+      AppendFieldHeader(2, size, streamed_instructions);
+      const size_t at = streamed_instructions->size();
+      streamed_instructions->resize(at + size);
+      one.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(streamed_instructions->data() + at));
     }
   }
   if (comp.root_instruction() != nullptr) p->set_root_id(inst_ids_.at(comp.root_instruction()));
@@ -924,8 +967,7 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   return absl::OkStatus();
 }
 
-absl::StatusOr<xla::HloModuleProto> Encoder::Run() {
-  xla::HloModuleProto proto;
+absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
   if (!module_.opaque_proto_fields().empty() && !proto.ParseFromString(module_.opaque_proto_fields())) {
     return absl::InternalError("kept module proto fields do not parse");
   }
@@ -985,15 +1027,27 @@ absl::StatusOr<xla::HloModuleProto> Encoder::Run() {
   for (size_t i = 0; same_order && i < comps.size(); ++i) same_order = order[i] == comps[i];
 
   proto.set_name(module_.name());
-  proto.mutable_computations()->Reserve(static_cast<int>(order.size()));
+  const HloComputation* entry = module_.entry_computation();
+  if (streamed == nullptr) proto.mutable_computations()->Reserve(static_cast<int>(order.size()));
   for (const HloComputation* c : order) {
-    if (absl::Status s = EncodeComputation(*c, proto.add_computations()); !s.ok()) return s;
+    if (streamed == nullptr) {
+      xla::HloComputationProto* cp = proto.add_computations();
+      if (absl::Status s = EncodeComputation(*c, cp, nullptr); !s.ok()) return s;
+      if (c == entry) *proto.mutable_host_program_shape() = cp->program_shape();
+      continue;
+    }
+    // The instructions' bytes first, then the computation's other fields
+    // (the wire format takes fields in any order).
+    xla::HloComputationProto cp;
+    std::string body;
+    if (absl::Status s = EncodeComputation(*c, &cp, &body); !s.ok()) return s;
+    if (c == entry) *proto.mutable_host_program_shape() = cp.program_shape();
+    body += cp.SerializeAsString();
+    AppendLengthDelimitedField(3, body, streamed);
   }
-  if (const HloComputation* entry = module_.entry_computation()) {
+  if (entry != nullptr) {
     proto.set_entry_computation_name(entry->name());
     proto.set_entry_computation_id(comp_ids_.at(entry));
-    *proto.mutable_host_program_shape() = proto.computations(static_cast<int>(
-        std::find(order.begin(), order.end(), entry) - order.begin())).program_shape();
   }
   const std::string* scheduled = module_.header_attribute("is_scheduled");
   if (scheduled != nullptr && *scheduled == "true") {
@@ -1020,7 +1074,7 @@ absl::StatusOr<xla::HloModuleProto> Encoder::Run() {
   if (!same_order) {
     for (const HloComputation* c : comps) text->add_computation_order(comp_ids_.at(c));
   }
-  return proto;
+  return absl::OkStatus();
 }
 
 // -------------------------------------------------------------- decoding
@@ -1032,8 +1086,7 @@ class Decoder {
 
  private:
   absl::Status DecodeComputation(xla::HloComputationProto& cp, HloComputation* comp);
-  absl::Status DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst,
-                                absl::string_view where);
+  absl::Status DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst);
   absl::StatusOr<SharedShape> InternShape(const xla::ShapeProto& sp);
 
   xla::HloModuleProto& proto_;
@@ -1048,9 +1101,27 @@ class Decoder {
 };
 
 absl::StatusOr<SharedShape> Decoder::InternShape(const xla::ShapeProto& sp) {
-  // Equal shapes share one SharedShape, keyed by their encoding.
+  // Equal shapes share one SharedShape, keyed by their encoding; the common
+  // array shape (no tuple, a layout of minor_to_major only) by its numbers.
   shape_key_.clear();
-  if (!sp.SerializeToString(&shape_key_)) return absl::InvalidArgumentError("bad shape");
+  const xla::LayoutProto& l = sp.layout();
+  const bool plain_layout =
+      !sp.has_layout() ||
+      (l.tiles_size() == 0 && l.tail_padding_alignment_in_elements() == 0 &&
+       l.element_size_in_bits() == 0 && l.memory_space() == 0 &&
+       l.dynamic_shape_metadata_prefix_bytes() == 0 && !l.has_hilo_tail() &&
+       l.GetReflection()->GetUnknownFields(l).empty());
+  if (sp.tuple_shapes_size() == 0 && plain_layout && sp.GetReflection()->GetUnknownFields(sp).empty()) {
+    absl::StrAppend(&shape_key_, "a", static_cast<int>(sp.element_type()));
+    for (int64_t d : sp.dimensions()) absl::StrAppend(&shape_key_, ",", d);
+    for (bool d : sp.is_dynamic_dimension()) shape_key_.push_back(d ? 'd' : 's');
+    if (sp.has_layout()) {
+      shape_key_.push_back('{');
+      for (int64_t d : l.minor_to_major()) absl::StrAppend(&shape_key_, ",", d);
+    }
+  } else if (!sp.SerializeToString(&shape_key_)) {
+    return absl::InvalidArgumentError("bad shape");
+  }
   auto it = shapes_.find(shape_key_);
   if (it != shapes_.end()) return it->second;
   absl::StatusOr<Shape> shape = ShapeFromProtoAt(sp, 0);
@@ -1060,14 +1131,13 @@ absl::StatusOr<SharedShape> Decoder::InternShape(const xla::ShapeProto& sp) {
   return shared;
 }
 
-absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst,
-                                       absl::string_view where) {
+absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst) {
   xla::HiloInstructionText text = std::move(*ip.mutable_hilo_text());
   ip.clear_hilo_text();
   std::vector<absl::string_view> order;
   for (int32_t idx : text.attribute_order()) {
     if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
-      return Invalid(where, "attribute name index out of range");
+      return Invalid(WhereOf(inst), "attribute name index out of range");
     }
     order.push_back(attribute_names_[idx]);
     inst->AppendAttributeName(attribute_names_[idx]);
@@ -1079,7 +1149,7 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
 
   const HloOpcode opcode = inst->opcode();
   if (opcode == HloOpcode::kParameter) {
-    if (ip.parameter_number() < 0) return Invalid(where, "negative parameter number");
+    if (ip.parameter_number() < 0) return Invalid(WhereOf(inst), "negative parameter number");
     inst->set_parameter_number(ip.parameter_number());
   } else if (opcode == HloOpcode::kGetTupleElement) {
     inst->set_tuple_index(ip.tuple_index());
@@ -1175,7 +1245,7 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
   // it). Other instructions have none.
   if (opcode == HloOpcode::kCustomCall || ip.custom_call_api_version() != xla::API_VERSION_UNSPECIFIED) {
     const int v = static_cast<int>(ip.custom_call_api_version());
-    if (v < 0 || v > 4) return Invalid(where, absl::StrCat("unknown custom_call_api_version ", v));
+    if (v < 0 || v > 4) return Invalid(WhereOf(inst), absl::StrCat("unknown custom_call_api_version ", v));
     inst->set_api_version(v);
   }
   ip.clear_custom_call_api_version();
@@ -1189,7 +1259,7 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
     if (text.frontend_attribute_order_size() > 0) {
       for (const std::string& k : text.frontend_attribute_order()) {
         auto it = map.find(k);
-        if (it == map.end()) return Invalid(where, "frontend attribute order names a missing key");
+        if (it == map.end()) return Invalid(WhereOf(inst), "frontend attribute order names a missing key");
         fa.Append(k, it->second);
       }
     } else {
@@ -1210,7 +1280,7 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
     inst->set_sharding(text.sharding());
   } else if (ip.has_sharding()) {
     absl::StatusOr<std::string> s = RenderShardingChecked(ip.sharding());
-    if (!s.ok()) return Invalid(where, s.status().message());
+    if (!s.ok()) return Invalid(WhereOf(inst), s.status().message());
     inst->set_sharding(*std::move(s));
   }
   ip.clear_sharding();
@@ -1219,10 +1289,10 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
       inst->set_literal_text(text.literal());
     } else if (ip.has_literal()) {
       absl::StatusOr<std::string> lt = LiteralProtoToText(ip.literal());
-      if (!lt.ok()) return Invalid(where, lt.status().message());
+      if (!lt.ok()) return Invalid(WhereOf(inst), lt.status().message());
       inst->set_literal_text(*std::move(lt));
     } else {
-      return Invalid(where, "constant without a literal");
+      return Invalid(WhereOf(inst), "constant without a literal");
     }
     ip.clear_literal();
   }
@@ -1233,7 +1303,7 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
           opcode, [&](absl::string_view name) { return !texts.contains(name) && (!hilo_written_ || listed(name)); },
           &ip, &raws);
       !s.ok()) {
-    return Invalid(where, s.message());
+    return Invalid(WhereOf(inst), s.message());
   }
   // Keep the written order among raw attributes (the printer prints listed ones in order anyway).
   std::stable_sort(raws.begin(), raws.end(), [&](const RawAttribute& a, const RawAttribute& b) {
@@ -1296,12 +1366,12 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
   std::vector<HloInstruction*> insts(n, nullptr);
   for (int i : order) {
     xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
-    const std::string iwhere = absl::StrCat(where, ", instruction ", ip.name(), " (id ", ip.id(), ")");
-    if (ip.name().empty()) return Invalid(iwhere, "instruction without a name");
+    auto iwhere = [&] { return absl::StrCat(where, ", instruction ", ip.name(), " (id ", ip.id(), ")"); };
+    if (ip.name().empty()) return Invalid(iwhere(), "instruction without a name");
     std::optional<HloOpcode> opcode = StringToHloOpcode(ip.opcode());
-    if (!opcode.has_value()) return Invalid(iwhere, absl::StrCat("unknown opcode '", ip.opcode(), "'"));
+    if (!opcode.has_value()) return Invalid(iwhere(), absl::StrCat("unknown opcode '", ip.opcode(), "'"));
     absl::StatusOr<SharedShape> shape = InternShape(ip.shape());
-    if (!shape.ok()) return Invalid(iwhere, shape.status().message());
+    if (!shape.ok()) return Invalid(iwhere(), shape.status().message());
     auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode,
                                                *std::move(shape), std::move(*ip.mutable_name()));
     ip.clear_name();
@@ -1309,12 +1379,12 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     ip.clear_shape();
     HloInstruction* inst = owned.get();
     if (!names_.insert(inst->name()).second) {
-      return Invalid(iwhere, absl::StrCat("instruction name ", inst->name(), " is used twice"));
+      return Invalid(absl::StrCat(where, ", instruction ", inst->name()), "instruction name is used twice");
     }
     // The parameter number first: AddInstruction registers parameters by it.
     if (*opcode == HloOpcode::kParameter) {
       if (ip.parameter_number() < 0 || ip.parameter_number() > (int64_t{1} << 20)) {
-        return Invalid(iwhere, absl::StrCat("absurd parameter number ", ip.parameter_number()));
+        return Invalid(WhereOf(inst), absl::StrCat("absurd parameter number ", ip.parameter_number()));
       }
       inst->set_parameter_number(ip.parameter_number());
     }
@@ -1324,16 +1394,17 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
   for (int i : order) {
     xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
     HloInstruction* inst = insts[i];
-    const std::string iwhere = absl::StrCat(where, ", instruction ", inst->name());
     inst->ReserveOperands(ip.operand_ids_size());
     for (int64_t id : ip.operand_ids()) {
       const int j = find(id);
-      if (j < 0) return Invalid(iwhere, absl::StrCat("operand id ", id, " names no instruction"));
+      if (j < 0) return Invalid(WhereOf(inst), absl::StrCat("operand id ", id, " names no instruction"));
       inst->AppendOperand(insts[j]);
     }
     for (int64_t id : ip.control_predecessor_ids()) {
       const int j = find(id);
-      if (j < 0) return Invalid(iwhere, absl::StrCat("control predecessor id ", id, " names no instruction"));
+      if (j < 0) {
+        return Invalid(WhereOf(inst), absl::StrCat("control predecessor id ", id, " names no instruction"));
+      }
       insts[j]->AddControlDependencyTo(inst);
     }
     ip.clear_operand_ids();
@@ -1343,13 +1414,12 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
   for (int i : order) {
     xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
     HloInstruction* inst = insts[i];
-    const std::string iwhere = absl::StrCat(where, ", instruction ", inst->name());
     // Called computations: must be defined (earlier in the proto).
     std::vector<HloComputation*> called;
     for (int64_t id : ip.called_computation_ids()) {
       auto it = comps_by_id_.find(id);
       if (it == comps_by_id_.end()) {
-        return Invalid(iwhere, absl::StrCat("calls computation id ", id,
+        return Invalid(WhereOf(inst), absl::StrCat("calls computation id ", id,
                                             ", which is not defined before it"));
       }
       called.push_back(it->second);
@@ -1360,19 +1430,21 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
       size_t at = 0;
       for (const xla::HiloCalledAttribute& c : t.called()) {
         if (c.count() < 0 || at + static_cast<size_t>(c.count()) > called.size()) {
-          return Invalid(iwhere, "called computation attributes do not match the ids");
+          return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
         }
         std::vector<HloComputation*> comps(called.begin() + at, called.begin() + at + c.count());
         at += c.count();
         inst->mutable_called_computation_attributes()->push_back({c.name(), std::move(comps), c.braced()});
       }
-      if (at != called.size()) return Invalid(iwhere, "called computation attributes do not match the ids");
+      if (at != called.size()) {
+        return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+      }
     } else if (!called.empty()) {
       for (CalledComputationAttribute& c : DefaultCalledAttributes(*inst, called)) {
         inst->mutable_called_computation_attributes()->push_back(std::move(c));
       }
     }
-    if (absl::Status s = DecodeAttributes(ip, inst, iwhere); !s.ok()) return s;
+    if (absl::Status s = DecodeAttributes(ip, inst); !s.ok()) return s;
     if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(ip.SerializeAsString());
   }
   if (n > 0) {
@@ -1607,7 +1679,22 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
 }
 
 absl::StatusOr<xla::HloModuleProto> HloModuleToProto(const HloModule& module) {
-  return Encoder(module).Run();
+  xla::HloModuleProto proto;
+  if (absl::Status s = Encoder(module).Run(proto); !s.ok()) return s;
+  return proto;
+}
+
+absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* proto) {
+  return Encoder(module).Run(*proto);
+}
+
+absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
+  xla::HloModuleProto rest;
+  std::string computations;
+  if (absl::Status s = Encoder(module).Run(rest, &computations); !s.ok()) return s;
+  std::string bytes = rest.SerializeAsString();
+  bytes += computations;
+  return bytes;
 }
 
 }  // namespace hilo

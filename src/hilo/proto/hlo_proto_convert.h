@@ -32,6 +32,13 @@ namespace hilo {
 absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProto& proto);
 
 absl::StatusOr<xla::HloModuleProto> HloModuleToProto(const HloModule& module);
+// Into an empty `proto`, which may live on an arena (faster for large modules).
+absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* proto);
+// The binary HloModuleProto, written one instruction message at a time (the
+// same message HloModuleToProto gives, its fields in another order).
+absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module);
+// Appends protobuf's wire form of length-delimited field `field` holding `payload`.
+void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out);
 
 // Shapes and literals, for snapshots' arguments and the tests.
 absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto);

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
@@ -95,6 +96,23 @@ template <typename Message>
 bool ParseBinary(absl::string_view bytes, Message* message) {
   google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
   return message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+// How many messages deep the first field-1 chain goes before a printable
+// byte: 1 for an HloModuleProto (field 1 is its name), 2 for an HloProto, 3
+// for an HloSnapshot; 0 when the bytes do not start that way.
+int NestingOfFirstField(absl::string_view bytes) {
+  size_t i = 0;
+  for (int depth = 1; depth <= 4; ++depth) {
+    if (i >= bytes.size() || bytes[i] != 0x0a) return 0;
+    ++i;
+    // The length varint.
+    while (i < bytes.size() && (static_cast<unsigned char>(bytes[i]) & 0x80)) ++i;
+    ++i;
+    if (i >= bytes.size()) return 0;
+    if (bytes[i] != 0x0a) return depth;
+  }
+  return 0;
 }
 
 absl::StatusOr<LoadedModule> Convert(xla::HloModuleProto& proto, absl::string_view filename,
@@ -194,36 +212,43 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
   // snapshot, HloProto, module (a module's bytes fail fast as the others).
   std::vector<ProtoMessage> order = {ProtoMessage::kHloSnapshot, ProtoMessage::kHloProto,
                                      ProtoMessage::kHloModuleProto};
-  if (absl::EndsWith(filename, ".hlo_module.pb")) {
+  const int nesting = NestingOfFirstField(bytes);
+  if (absl::EndsWith(filename, ".hlo_module.pb") || nesting == 1) {
     order = {ProtoMessage::kHloModuleProto, ProtoMessage::kHloSnapshot, ProtoMessage::kHloProto};
-  } else if (absl::EndsWith(filename, ".hlo.pb")) {
+  } else if (absl::EndsWith(filename, ".hlo.pb") || nesting == 2) {
     order = {ProtoMessage::kHloProto, ProtoMessage::kHloModuleProto, ProtoMessage::kHloSnapshot};
   }
   for (ProtoMessage candidate : order) {
     loaded.message = candidate;
+    // One arena per attempt: a large module's many small messages cost a
+    // pointer bump each, and go at once.
+    google::protobuf::Arena arena;
     switch (candidate) {
       case ProtoMessage::kHloSnapshot: {
-        xla::HloSnapshot snap;
-        if (!ParseBinary(bytes, &snap) || !HasModule(snap.hlo().hlo_module())) break;
-        xla::HloModuleProto m = std::move(*snap.mutable_hlo()->mutable_hlo_module());
-        snap.mutable_hlo()->clear_hlo_module();
-        loaded.arguments.assign(snap.arguments().begin(), snap.arguments().end());
-        if (snap.has_result()) loaded.result = snap.result();
-        loaded.envelope = snap.SerializeAsString();
-        return Convert(m, filename, std::move(loaded));
+        auto* snap = google::protobuf::Arena::CreateMessage<xla::HloSnapshot>(&arena);
+        if (!ParseBinary(bytes, snap) || !HasModule(snap->hlo().hlo_module())) break;
+        loaded.arguments.assign(snap->arguments().begin(), snap->arguments().end());
+        if (snap->has_result()) loaded.result = snap->result();
+        absl::StatusOr<LoadedModule> out =
+            Convert(*snap->mutable_hlo()->mutable_hlo_module(), filename, std::move(loaded));
+        if (!out.ok()) return out;
+        snap->mutable_hlo()->clear_hlo_module();
+        out->envelope = snap->SerializeAsString();
+        return out;
       }
       case ProtoMessage::kHloProto: {
-        xla::HloProto hp;
-        if (!ParseBinary(bytes, &hp) || !HasModule(hp.hlo_module())) break;
-        xla::HloModuleProto m = std::move(*hp.mutable_hlo_module());
-        hp.clear_hlo_module();
-        loaded.envelope = hp.SerializeAsString();
-        return Convert(m, filename, std::move(loaded));
+        auto* hp = google::protobuf::Arena::CreateMessage<xla::HloProto>(&arena);
+        if (!ParseBinary(bytes, hp) || !HasModule(hp->hlo_module())) break;
+        absl::StatusOr<LoadedModule> out = Convert(*hp->mutable_hlo_module(), filename, std::move(loaded));
+        if (!out.ok()) return out;
+        hp->clear_hlo_module();
+        out->envelope = hp->SerializeAsString();
+        return out;
       }
       case ProtoMessage::kHloModuleProto: {
-        xla::HloModuleProto m;
-        if (!ParseBinary(bytes, &m) || !HasModule(m)) break;
-        return Convert(m, filename, std::move(loaded));
+        auto* m = google::protobuf::Arena::CreateMessage<xla::HloModuleProto>(&arena);
+        if (!ParseBinary(bytes, m) || !HasModule(*m)) break;
+        return Convert(*m, filename, std::move(loaded));
       }
     }
   }
@@ -235,39 +260,74 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
 absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleFormat format,
                                             ProtoMessage message, absl::string_view envelope) {
   if (format == ModuleFormat::kText) return PrintHloModule(module);
-  absl::StatusOr<xla::HloModuleProto> proto = HloModuleToProto(module);
-  if (!proto.ok()) return proto.status();
-  std::unique_ptr<google::protobuf::Message> out;
+  if (format == ModuleFormat::kProto) {
+    // Streamed; an HloProto or HloSnapshot around it is framed by hand.
+    absl::StatusOr<std::string> module_bytes = HloModuleToBytes(module);
+    if (!module_bytes.ok()) return module_bytes.status();
+    // Field 1 (the module, or the HloProto) followed by the message's other fields.
+    auto frame = [](absl::string_view payload, absl::string_view rest) {
+      std::string out;
+      AppendLengthDelimitedField(1, payload, &out);
+      out.append(rest.data(), rest.size());
+      return out;
+    };
+    std::string bytes;
+    switch (message) {
+      case ProtoMessage::kHloModuleProto:
+        bytes = *std::move(module_bytes);
+        break;
+      case ProtoMessage::kHloProto:
+        bytes = frame(*module_bytes, envelope);  // the envelope is the HloProto without its module
+        break;
+      case ProtoMessage::kHloSnapshot: {
+        xla::HloSnapshot snap;
+        if (!envelope.empty() && !snap.ParseFromArray(envelope.data(), static_cast<int>(envelope.size()))) {
+          return absl::InternalError("kept HloSnapshot fields do not parse");
+        }
+        const std::string hlo_rest = snap.hlo().SerializeAsString();
+        snap.clear_hlo();
+        bytes = frame(frame(*module_bytes, hlo_rest), snap.SerializeAsString());
+        break;
+      }
+    }
+    if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+      return absl::InvalidArgumentError("the module is larger than 2 GiB, the most a protobuf can hold");
+    }
+    return bytes;
+  }
+  google::protobuf::Arena arena;
+  auto* proto = google::protobuf::Arena::CreateMessage<xla::HloModuleProto>(&arena);
+  google::protobuf::Message* out = proto;
+  auto parse_envelope = [&](google::protobuf::Message* m) {
+    return envelope.empty() || m->ParseFromArray(envelope.data(), static_cast<int>(envelope.size()));
+  };
   switch (message) {
     case ProtoMessage::kHloModuleProto:
-      out = std::make_unique<xla::HloModuleProto>(*std::move(proto));
       break;
     case ProtoMessage::kHloProto: {
-      auto hp = std::make_unique<xla::HloProto>();
-      if (!envelope.empty() && !hp->ParseFromArray(envelope.data(), static_cast<int>(envelope.size()))) {
-        return absl::InternalError("kept HloProto fields do not parse");
-      }
-      *hp->mutable_hlo_module() = *std::move(proto);
-      out = std::move(hp);
+      auto* hp = google::protobuf::Arena::CreateMessage<xla::HloProto>(&arena);
+      if (!parse_envelope(hp)) return absl::InternalError("kept HloProto fields do not parse");
+      proto = hp->mutable_hlo_module();
+      out = hp;
       break;
     }
     case ProtoMessage::kHloSnapshot: {
-      auto snap = std::make_unique<xla::HloSnapshot>();
-      if (!envelope.empty() &&
-          !snap->ParseFromArray(envelope.data(), static_cast<int>(envelope.size()))) {
-        return absl::InternalError("kept HloSnapshot fields do not parse");
-      }
-      *snap->mutable_hlo()->mutable_hlo_module() = *std::move(proto);
-      out = std::move(snap);
+      auto* snap = google::protobuf::Arena::CreateMessage<xla::HloSnapshot>(&arena);
+      if (!parse_envelope(snap)) return absl::InternalError("kept HloSnapshot fields do not parse");
+      proto = snap->mutable_hlo()->mutable_hlo_module();
+      out = snap;
       break;
     }
   }
+  if (absl::Status s = HloModuleToProto(module, proto); !s.ok()) return s;
   std::string bytes;
   if (format == ModuleFormat::kProto) {
-    if (out->ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
+    const size_t size = out->ByteSizeLong();  // computes the sizes serializing uses
+    if (size > static_cast<size_t>(INT_MAX)) {
       return absl::InvalidArgumentError("the module is larger than 2 GiB, the most a protobuf can hold");
     }
-    if (!out->SerializeToString(&bytes)) return absl::InternalError("serializing the proto failed");
+    bytes.resize(size);
+    out->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(bytes.data()));
     return bytes;
   }
   if (!google::protobuf::TextFormat::PrintToString(*out, &bytes)) {

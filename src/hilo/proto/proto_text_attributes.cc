@@ -667,9 +667,9 @@ absl::Status DecodeTextAttributes(HloOpcode opcode,
                                   xla::HloInstructionProto* proto, std::vector<RawAttribute>* raws) {
   for (const Mapper& m : Mappers()) {
     if (m.applies != nullptr && !m.applies(opcode)) continue;
-    if (!wanted(m.name)) continue;
+    // Most fields are unset: that is the cheap test, so it comes first.
     std::optional<std::string> text = m.decode(*proto);
-    if (text.has_value()) raws->push_back({m.name, *std::move(text)});
+    if (text.has_value() && wanted(m.name)) raws->push_back({m.name, *std::move(text)});
   }
   ClearMapped(proto);
   return absl::OkStatus();
