@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer round-trip target (fuzz/) with clang-14, ASan and
-# UBSan in build-fuzz/, seeds it from ../shared/corpus (small files copied to
-# a temporary directory; nothing is committed) and tests/fuzz-regressions/,
-# and runs it for HILO_FUZZ_SECONDS (default 60). Exits non-zero on any
+# Builds the libFuzzer targets (fuzz/) with clang-14, ASan and UBSan in
+# build-fuzz/, seeds them from ../shared/corpus (small files copied to a
+# temporary directory; nothing is committed) and tests/fuzz-regressions/, and
+# runs them for HILO_FUZZ_SECONDS in all (default 60): two thirds for the HLO
+# text round trip, one third for the proto reader (its seeds: the corpus's
+# text protos, and binary protos of small corpus modules when build/bin/
+# has a hilo-opt to write them). Exits non-zero on any
 # crash, sanitizer report, leak, timeout (>10 s on one input) or
 # out-of-memory (>2 GB), and on any build failure. A crashing input is kept
 # in build-fuzz/artifacts/; add it to tests/fuzz-regressions/ (see
@@ -23,11 +26,11 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja \
   -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DHILO_FUZZ=ON -DHILO_SANITIZE=ON -DHILO_BENCH=OFF >"$BUILD.configure.log" 2>&1 \
   || { cat "$BUILD.configure.log" >&2; echo "ci-fuzz: configure failed" >&2; exit 1; }
-ninja -C "$BUILD" hlo_round_trip_fuzzer
+ninja -C "$BUILD" hlo_round_trip_fuzzer proto_reader_fuzzer
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/hilo-fuzz.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK/seeds" "$WORK/new" "$BUILD/artifacts"
+mkdir -p "$WORK/seeds" "$WORK/new" "$WORK/proto-seeds" "$WORK/proto-new" "$BUILD/artifacts"
 
 # Seeds: every corpus file up to MAX_SEED_BYTES (valid, legacy and invalid
 # alike) and every regression input. Names are flattened; libFuzzer only
@@ -68,18 +71,45 @@ DICT="$WORK/hlo.dict"
   done
 } > "$DICT"
 
-set +e
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-  "$BUILD/bin/hlo_round_trip_fuzzer" \
-  -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=2048 -timeout=10 \
-  -max_len="$MAX_SEED_BYTES" -dict="$DICT" -print_final_stats=1 \
-  -artifact_prefix="$BUILD/artifacts/" "$WORK/new" "$WORK/seeds" 2>&1 | tee "$BUILD/fuzz.log" | tail -n 40
-status=${PIPESTATUS[0]}
-set -e
-if [[ $status -ne 0 ]]; then
-  echo "ci-fuzz: FAILED (libFuzzer exit status $status); full log in $BUILD/fuzz.log;" \
-       "the input is in $BUILD/artifacts/" >&2
-  exit 1
+# Proto seeds: XLA's text protos, regressions, and up to 200 small corpus
+# modules written as binary protos by an existing build's hilo-opt.
+p=0
+for f in "$SHARED"/corpus/proto/*.pbtxt "$ROOT"/tests/fuzz-regressions/proto-*; do
+  [[ -f "$f" ]] || continue
+  cp "$f" "$WORK/proto-seeds/$(printf '%05d' "$p")"
+  p=$((p + 1))
+done
+if [[ -x "$ROOT/build/bin/hilo-opt" && -d "$SHARED/corpus/valid" ]]; then
+  while IFS= read -r -d '' f; do
+    "$ROOT/build/bin/hilo-opt" "$f" --no-verify -o "$WORK/proto-seeds/$(printf '%05d' "$p").pb" \
+      2>/dev/null && p=$((p + 1))
+    [[ $p -lt 200 ]] || break
+  done < <(find "$SHARED/corpus/valid" -name '*.hlo' -size -4097c -print0 | sort -z)
 fi
+echo "ci-fuzz: $p proto seed files"
+
+# run_fuzzer TARGET SECONDS NEW_DIR SEED_DIR [libFuzzer flags...]
+run_fuzzer() {
+  local target=$1 seconds=$2 new=$3 seeds=$4
+  shift 4
+  set +e
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+    "$BUILD/bin/$target" \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+    -max_len="$MAX_SEED_BYTES" -print_final_stats=1 \
+    -artifact_prefix="$BUILD/artifacts/$target-" "$@" "$new" "$seeds" 2>&1 \
+    | tee "$BUILD/$target.log" | tail -n 40
+  local status=${PIPESTATUS[0]}
+  set -e
+  if [[ $status -ne 0 ]]; then
+    echo "ci-fuzz: $target FAILED (libFuzzer exit status $status); full log in" \
+         "$BUILD/$target.log; the input is in $BUILD/artifacts/" >&2
+    exit 1
+  fi
+}
+TEXT_SECONDS=$((SECONDS_TO_RUN * 2 / 3))
+PROTO_SECONDS=$((SECONDS_TO_RUN - TEXT_SECONDS))
+run_fuzzer hlo_round_trip_fuzzer "$TEXT_SECONDS" "$WORK/new" "$WORK/seeds" -dict="$DICT"
+run_fuzzer proto_reader_fuzzer "$PROTO_SECONDS" "$WORK/proto-new" "$WORK/proto-seeds"
 echo "ci-fuzz: OK (${SECONDS_TO_RUN}s, no crash)"

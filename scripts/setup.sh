@@ -36,9 +36,10 @@ done
 #   time                         /usr/bin/time -v for peak memory (bench/)
 #   pybind11-dev python3-dev     the Python package `import hilo` (python/)
 #   python3-numpy python3-pytest its arrays (hilo.run) and its tests
+#   libprotobuf-dev protobuf-compiler  XLA's HLO protos (src/hilo/proto): runtime and protoc
 PACKAGES=(cmake ninja-build g++ libabsl-dev libcli11-dev nlohmann-json3-dev libgtest-dev
           libgmock-dev libbenchmark-dev llvm-14-tools clang-14 libclang-rt-14-dev python3 time
-          pybind11-dev python3-dev python3-numpy python3-pytest)
+          pybind11-dev python3-dev python3-numpy python3-pytest libprotobuf-dev protobuf-compiler)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

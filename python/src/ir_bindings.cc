@@ -10,7 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "errors.h"
-#include "file_io.h"
+#include "common/file_io.h"
+#include "hilo/proto/module_file.h"
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/primitive_type.h"
@@ -203,9 +204,17 @@ void Save(ModuleHandle& handle, const std::string& path) {
     py::gil_scoped_release release;
     // Streamed into a temporary file renamed over `path` at the end: on an
     // error `path` is untouched.
+    // A `.pb` / `.pbtxt` / `.textproto` path gets XLA's HloModuleProto.
+    const std::optional<ModuleFormat> format = ModuleFormatFromPath(path);
+    const bool proto = format.has_value() && *format != ModuleFormat::kText;
+    absl::StatusOr<std::string> bytes = std::string();
+    if (proto) bytes = SerializeModule(*handle.module, *format);
     AtomicFileWriter file;
-    status = file.Open(path);
-    if (status.ok()) {
+    status = bytes.status();
+    if (status.ok()) status = file.Open(path);
+    if (status.ok() && proto) {
+      status = file.Write(*bytes);
+    } else if (status.ok()) {
       class FileSink final : public OutputSink {
        public:
         explicit FileSink(AtomicFileWriter& file) : file_(file) {}

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/cord.h"
-#include "file_io.h"
-#include "hilo/text/parser.h"
+#include "common/file_io.h"
+#include "hilo/proto/module_file.h"
 
 namespace hilo::python {
 namespace {
@@ -20,11 +20,12 @@ absl::StatusOr<LoadedModule> LoadModuleFile(const std::string& path) {
     status.SetPayload(kReadErrorPayload, absl::Cord());
     return status;
   }
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(input->text(), path);
-  if (!module.ok()) return module.status();
+  // Every format hilo-opt reads (HLO text, XLA's protos binary or text).
+  absl::StatusOr<hilo::LoadedModule> read = LoadModule(input->text(), path);
+  if (!read.ok()) return read.status();
   LoadedModule loaded;
-  loaded.module = *std::move(module);
-  loaded.text = std::string(input->text());
+  loaded.module = std::move(read->module);
+  if (read->format == ModuleFormat::kText) loaded.text = std::string(input->text());
   return loaded;
 }
 

@@ -1,8 +1,7 @@
 // The one function hilo.load() reads a module file through.
 //
-// Today it reads HLO text. When the proto formats land (src/hilo/proto/),
-// this is where the format-dispatching loader goes: everything else of
-// load() (errors, ownership, the GIL) stays as it is.
+// It reads every format hilo-opt reads (src/hilo/proto/module_file.h: HLO
+// text, XLA's HloModuleProto / HloProto / HloSnapshot, binary or text).
 #ifndef HILO_PYTHON_LOAD_H_
 #define HILO_PYTHON_LOAD_H_
 

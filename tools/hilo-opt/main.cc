@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "CLI/CLI.hpp"
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
@@ -46,6 +48,7 @@
 #include "hilo/pass/pass_options.h"
 #include "hilo/pass/pass_registry.h"
 #include "hilo/passes/register_passes.h"
+#include "hilo/proto/module_file.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
 #include "hilo/text/source_location.h"
@@ -91,6 +94,10 @@ struct DriverOptions {
   // options go here; see ProcessPart for where the check runs.
   bool check_equivalence = false;
   eval::EquivalenceOptions equivalence;
+  // --- Proto formats (docs/proto-format.md) -----------------------------
+  std::string emit;  // "", "hlo", "pb" or "pbtxt"
+  std::optional<int64_t> replica_count;
+  std::optional<int64_t> num_partitions;
 };
 
 // One module of the input: the whole input, or one `// -----` part of it.
@@ -222,6 +229,7 @@ class Driver {
       return kExitBadInput;
     }
     input_ = *std::move(input);
+    if (int code = ChooseFormats(); code != kExitOk) return code;
     // The heap the parse will fill comes in huge pages where the kernel
     // allows it (huge_page_heap.h), else it is faulted in on another core
     // meanwhile, a few MB ahead of the parser (heap_prefault.h). Below half
@@ -238,7 +246,8 @@ class Driver {
     // nothing printed is seen before the verification passed (PrintGated).
     // With passes, the passes need a verified module first.
     verify_while_printing_ = !options_.no_verify && !split_ && pass_names_.empty() &&
-                             options_.report.empty() && !options_.check_equivalence;
+                             options_.report.empty() && !options_.check_equivalence &&
+                             output_format_ == ModuleFormat::kText;
     if (verify_while_printing_) verify_while_printing_ = verifier_.Start();
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
@@ -270,6 +279,7 @@ class Driver {
       if (!status.ok()) return tool::Fail(kTool, status);
     }
     if (verifier_.has_module()) return PrintGated(modules, parts.front());
+    if (output_format_ != ModuleFormat::kText) return WriteProto(modules);
     absl::Status status = options_.output == "-" ? PrintToStdout(modules)
                                                  : PrintToFile(modules, options_.output);
     if (!status.ok()) return tool::Fail(kTool, status);
@@ -277,6 +287,76 @@ class Driver {
   }
 
  private:
+  // The input's format (by content and name) and the output's: --emit, else
+  // the output file's extension, else the input's. A binary proto is not
+  // written to a terminal unless --emit=pb asks for it.
+  int ChooseFormats() {
+    input_format_ = DetectModuleFormat(input_.text(), display_);
+    output_format_ = input_format_;
+    if (!options_.emit.empty()) {
+      std::optional<ModuleFormat> f = ModuleFormatFromName(options_.emit);
+      if (!f.has_value()) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat("--emit must be hlo, pb or pbtxt, not '",
+                                                            options_.emit, "'")),
+                    kExitBadInput);
+      }
+      output_format_ = *f;
+    } else if (options_.output != "-") {
+      output_format_ = ModuleFormatFromPath(options_.output).value_or(input_format_);
+    }
+    if (input_format_ != ModuleFormat::kText && options_.split_input_file) {
+      return Fail(absl::InvalidArgumentError("--split-input-file takes HLO text, not a proto"),
+                  kExitBadInput);
+    }
+    if (output_format_ != ModuleFormat::kText && options_.split_input_file) {
+      return Fail(absl::InvalidArgumentError(
+                      "--split-input-file writes HLO text: a proto holds one module"),
+                  kExitBadInput);
+    }
+    if (output_format_ == ModuleFormat::kProto && options_.output == "-" && options_.emit != "pb" &&
+        isatty(STDOUT_FILENO)) {
+      return Fail(absl::InvalidArgumentError(
+                      "not writing a binary proto to a terminal: give -o FILE, redirect the "
+                      "output, or --emit=pb (or --emit=hlo / pbtxt for text)"),
+                  kExitBadInput);
+    }
+    return kExitOk;
+  }
+
+  // The module of one part, in the input's format; --replica-count and
+  // --num-partitions applied.
+  absl::StatusOr<std::unique_ptr<HloModule>> ReadPart(const InputPart& part) {
+    absl::StatusOr<std::unique_ptr<HloModule>> module;
+    if (input_format_ == ModuleFormat::kText) {
+      module = ParseHloModule(part.text, display_);
+    } else {
+      absl::StatusOr<LoadedModule> loaded = LoadModule(part.text, display_);
+      if (!loaded.ok()) return loaded.status();
+      proto_message_ = loaded->message;
+      proto_envelope_ = std::move(loaded->envelope);
+      module = std::move(loaded->module);
+    }
+    if (module.ok()) {
+      if (options_.replica_count.has_value()) (*module)->set_replica_count(options_.replica_count);
+      if (options_.num_partitions.has_value()) (*module)->set_num_partitions(options_.num_partitions);
+    }
+    return module;
+  }
+
+  // Writes the one module as a proto (binary or text), atomically.
+  int WriteProto(const std::vector<std::unique_ptr<HloModule>>& modules) {
+    if (modules.size() != 1) {
+      return Fail(absl::InvalidArgumentError("a proto holds one module"), kExitBadInput);
+    }
+    absl::StatusOr<std::string> bytes =
+        SerializeModule(*modules.front(), output_format_, proto_message_, proto_envelope_);
+    if (!bytes.ok()) return Fail(bytes.status(), ExitCodeFor(bytes.status()));
+    absl::Status status = options_.output == "-" ? WriteStdout(*bytes)
+                                                 : WriteFileAtomically(options_.output, *bytes);
+    if (!status.ok()) return Fail(status, ExitCodeFor(status));
+    return kExitOk;
+  }
+
   // Forwards the printer's output to a function (a file or stdout writer).
   template <typename WriteFn>
   class ForwardingSink final : public OutputSink {
@@ -431,7 +511,7 @@ class Driver {
   // exit status.
   int ProcessPart(const InputPart& part, std::unique_ptr<HloModule>* result) {
     part_ = &part;
-    absl::StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(part.text, display_);
+    absl::StatusOr<std::unique_ptr<HloModule>> parsed = ReadPart(part);
     if (!parsed.ok()) {
       // The parser's message already reads `file:line:col: error: ...`.
       std::string message = ShiftErrorLine(parsed.status().message(), display_, part.first_line);
@@ -500,7 +580,7 @@ class Driver {
     // re-parse it for the "before" run and compare it with `*module` here,
     // before printing; a mismatch returns its exit status like any failure.
     if (options_.check_equivalence) {
-      absl::StatusOr<std::unique_ptr<HloModule>> before = ParseHloModule(part.text, display_);
+      absl::StatusOr<std::unique_ptr<HloModule>> before = ReadPart(part);
       if (!before.ok()) return Fail(before.status(), kExitInternal);
       absl::StatusOr<eval::EquivalenceReport> report =
           eval::CheckEquivalence(**before, *module, options_.equivalence);
@@ -545,7 +625,9 @@ class Driver {
   int FailInvalidInput(const absl::Status& verified, const InputPart& part) {
     const std::string message = absl::StrCat("input module is invalid: ", verified.message());
     std::optional<size_t> offset;
-    if (std::optional<VerifierLocation> location = GetVerifierLocation(verified)) {
+    // A proto has no lines to point at.
+    std::optional<VerifierLocation> location = GetVerifierLocation(verified);
+    if (location.has_value() && input_format_ == ModuleFormat::kText) {
       offset = FindDefinition(part.text, location->computation, location->instruction);
     }
     if (!offset.has_value()) return Fail(absl::InvalidArgumentError(message), kExitBadInput);
@@ -568,6 +650,11 @@ class Driver {
   }
 
   const DriverOptions& options_;
+  ModuleFormat input_format_ = ModuleFormat::kText;
+  ModuleFormat output_format_ = ModuleFormat::kText;
+  // The proto message the input was (an output proto is the same message).
+  ProtoMessage proto_message_ = ProtoMessage::kHloModuleProto;
+  std::string proto_envelope_;
   const PassRegistry& registry_;
   const std::vector<std::string> pass_names_;
   std::string display_;
@@ -649,7 +736,15 @@ int Main(int argc, char** argv) {
   DriverOptions options;
   CLI::App app{"hilo-opt: run HLO passes on an HLO text module"};
   tool::SetUpApp(app, kTool);
-  app.add_option("input", options.input, "input HLO text file, or - for stdin");
+  app.add_option("input", options.input,
+                 "input module (HLO text, or XLA's HloModuleProto / HloProto / HloSnapshot, "
+                 "binary or text proto), or - for stdin");
+  app.add_option("--emit", options.emit,
+                 "output format: hlo, pb or pbtxt (default: -o's extension, else the input's)");
+  app.add_option("--replica-count", options.replica_count,
+                 "the module's replica count (XLA's protos do not hold it)");
+  app.add_option("--num-partitions", options.num_partitions,
+                 "the module's number of partitions (XLA's protos do not hold it)");
   app.add_option("-o,--output", options.output, "output file (- is stdout), written atomically");
   app.add_option("--passes", options.passes,
                  "comma-separated passes and pipelines to run, in order");

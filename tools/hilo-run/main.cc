@@ -7,9 +7,15 @@
 // with --print its values are printed in full. -o writes the values in the
 // inputs-file format (`output L device D : values`). Exit status and error
 // format as every hilo tool (docs/tools.md). See docs/interpreter.md.
+//
+// IN is HLO text or any of XLA's protos (docs/proto-format.md). An
+// HloSnapshot's recorded arguments are the inputs (before --inputs), and its
+// recorded result, when present, is compared with device 0's output: exit
+// status 3 when they differ.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -20,7 +26,8 @@
 #include "common/file_io.h"
 #include "common/tool_cli.h"
 #include "hilo/eval/interpreter.h"
-#include "hilo/text/parser.h"
+#include "hilo/proto/module_file.h"
+#include "hilo/proto/snapshot_values.h"
 
 namespace {
 
@@ -36,7 +43,15 @@ int Main(int argc, char** argv) {
   std::string inputs_file;
   bool print = false;
   std::string output_file;
-  app.add_option("input", input, "HLO text file ('-' for stdin)")->required();
+  app.add_option("input", input,
+                 "module file: HLO text, or XLA's HloModuleProto / HloProto / HloSnapshot, binary or "
+                 "text proto ('-' for stdin)")
+      ->required();
+  std::optional<int64_t> replica_count;
+  std::optional<int64_t> num_partitions;
+  app.add_option("--replica-count", replica_count, "the module's replica count (protos lack it)");
+  app.add_option("--num-partitions", num_partitions,
+                 "the module's number of partitions (protos lack it)");
   app.add_option("--devices", devices,
                  "number of devices (default: replica_count x num_partitions of the module)");
   tool::AddSeedOption(app, &seed, "seed of the pseudo-random inputs");
@@ -53,22 +68,28 @@ int Main(int argc, char** argv) {
   tool::AnnounceStdinRead(kTool, input);
   absl::StatusOr<hilo::InputBuffer> text = hilo::ReadInput(input);
   if (!text.ok()) return tool::Fail(kTool, text.status());
-  auto module = hilo::ParseHloModule(text->text(), input == "-" ? "<stdin>" : input);
-  if (!module.ok()) {
-    // The parser's message already reads `file:line:col: error: ...`.
-    std::fprintf(stderr, "%s\n", std::string(module.status().message()).c_str());
+  auto loaded = hilo::LoadModule(text->text(), input == "-" ? "<stdin>" : input);
+  if (!loaded.ok()) {
+    // The reader's message already reads `file:line:col: error: ...`.
+    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
     return tool::kExitBadInput;
   }
+  std::unique_ptr<hilo::HloModule> module = std::move(loaded->module);
+  if (replica_count.has_value()) module->set_replica_count(replica_count);
+  if (num_partitions.has_value()) module->set_num_partitions(num_partitions);
   hilo::eval::InterpreterOptions options;
   options.devices = devices;
   options.seed = seed;
+  absl::StatusOr<std::string> snapshot_inputs = hilo::SnapshotArgumentsAsInputs(loaded->arguments);
+  if (!snapshot_inputs.ok()) return tool::Fail(kTool, snapshot_inputs.status());
+  options.inputs_text = *std::move(snapshot_inputs);
   if (!inputs_file.empty()) {
     absl::StatusOr<hilo::InputBuffer> inputs = hilo::ReadInput(inputs_file);
     if (!inputs.ok()) return tool::Fail(kTool, inputs.status());
-    options.inputs_text = std::string(inputs->text());
+    options.inputs_text += std::string(inputs->text());
   }
   const auto start = std::chrono::steady_clock::now();
-  auto result = hilo::eval::RunModule(**module, options);
+  auto result = hilo::eval::RunModule(*module, options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result.ok()) return tool::Fail(kTool, result.status());
@@ -119,8 +140,17 @@ int Main(int argc, char** argv) {
       return tool::Fail(kTool, status);
     }
   }
+  // A snapshot's recorded result against device 0's output.
+  int exit_code = tool::kExitOk;
+  if (loaded->result.has_value()) {
+    absl::StatusOr<hilo::RecordedResultComparison> compared =
+        hilo::CompareWithRecordedResult(result->outputs[0], *loaded->result);
+    if (!compared.ok()) return tool::Fail(kTool, compared.status());
+    absl::StrAppend(&out, "result: ", compared->message, "\n");
+    if (!compared->matches) exit_code = tool::kExitNotEquivalent;
+  }
   if (absl::Status status = hilo::WriteStdout(out); !status.ok()) return tool::Fail(kTool, status);
-  return tool::kExitOk;
+  return exit_code;
 }
 
 }  // namespace

@@ -98,6 +98,11 @@ class HloComputation {
   const std::string& execution_thread() const { return execution_thread_; }
   void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
 
+  // Fields of the XLA proto this computation was read from that hilo does
+  // not model, serialized; empty when none (owned by hilo/proto).
+  const std::string& opaque_proto_fields() const { return opaque_proto_fields_; }
+  void set_opaque_proto_fields(std::string bytes) { opaque_proto_fields_ = std::move(bytes); }
+
   // Text-format fidelity state owned by the parser and printer (for example
   // the signature as written). Opaque to everything else.
   struct TextInfo {
@@ -130,6 +135,7 @@ class HloComputation {
   std::vector<HloInstruction*> parameters_;
   HloInstruction* root_ = nullptr;
   std::string execution_thread_;
+  std::string opaque_proto_fields_;
   TextInfo text_info_;
 };
 

@@ -295,6 +295,14 @@ class HloInstruction {
   // For removing names.
   AttributeOrder* mutable_attribute_order() { return &attribute_order_; }
 
+  // Fields of the XLA proto this instruction was read from that hilo does
+  // not model, serialized (an HloInstructionProto holding only them); empty
+  // when there are none. Owned by hilo/proto, written back unchanged.
+  const std::string& opaque_proto_fields() const { return rare().opaque_proto_fields; }
+  void set_opaque_proto_fields(std::string bytes) {
+    if (!bytes.empty() || rare_ != nullptr) mutable_rare().opaque_proto_fields = std::move(bytes);
+  }
+
   // Text-format fidelity bits owned by the parser and printer (for example
   // whether operand shapes were written before operand names).
   uint32_t text_flags() const { return text_flags_; }
@@ -346,6 +354,7 @@ class HloInstruction {
     std::string sharding;
     std::string literal_text;
     std::vector<RawAttribute> raw_attributes;
+    std::string opaque_proto_fields;
     // Position of each user in users_, built once users_ grows past a few
     // entries so that adding and removing users stays O(1) for values with
     // very many users.

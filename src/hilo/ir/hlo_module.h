@@ -95,6 +95,11 @@ class HloModule {
 
   int64_t NextUniqueId() { return next_unique_id_++; }
 
+  // Fields of the XLA proto this module was read from that hilo does not
+  // model, serialized; empty when none (owned by hilo/proto).
+  const std::string& opaque_proto_fields() const { return opaque_proto_fields_; }
+  void set_opaque_proto_fields(std::string bytes) { opaque_proto_fields_ = std::move(bytes); }
+
   // Text-format fidelity state owned by the parser and printer (the
   // stack-frame index section verbatim, the print style of the input).
   // Opaque to everything else.
@@ -126,6 +131,7 @@ class HloModule {
   bool bulk_loading_ = false;
   absl::flat_hash_map<std::string, int64_t> next_suffix_;
   int64_t next_unique_id_ = 0;
+  std::string opaque_proto_fields_;
   TextInfo text_info_;
 };
 

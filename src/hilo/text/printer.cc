@@ -844,4 +844,18 @@ std::vector<std::pair<std::string, std::string>> PrintHloAttributes(
   return attributes;
 }
 
+std::vector<absl::string_view> PrintedAttributeNames(const HloInstruction& instruction) {
+  std::vector<absl::string_view> names;
+  const uint32_t style = InstructionStyle(instruction);
+  PrintToString([&](Writer& w) {
+    ForEachAttribute(instruction, [&](absl::string_view name, Attr attr, bool written,
+                                      const RawAttribute* raw) {
+      if (raw != nullptr || AppendAttribute(instruction, name, attr, written, style, w)) {
+        names.push_back(name);
+      }
+    });
+  });
+  return names;
+}
+
 }  // namespace hilo

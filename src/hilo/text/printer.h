@@ -48,6 +48,10 @@ std::string PrintHloInstruction(const HloInstruction& instruction);
 // order, as (name, value text) pairs: `channel_id=5` is {"channel_id", "5"}.
 std::vector<std::pair<std::string, std::string>> PrintHloAttributes(
     const HloInstruction& instruction);
+
+// The names of the attributes PrintHloInstruction writes, in its order
+// (for the proto writer, which records the order the text has).
+std::vector<absl::string_view> PrintedAttributeNames(const HloInstruction& instruction);
 // A computation's signature as XLA prints it: `(p0: f32[2], p1: s32[]) -> f32[2]`
 // (parameters in number order, shapes without layouts).
 std::string ComputationSignature(const HloComputation& computation);

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Whole-process comparison of the binary proto and the text round trip
+# (docs/performance.md, "Proto formats"): hilo-gen -n 300000 written as HLO
+# text and as a binary HloModuleProto, then, interleaved so that both see the
+# same load, HILO_BENCH_REPS times (default 7):
+#   hilo-opt M.hlo -o /dev/null    (parse + verify + print)
+#   hilo-opt M.pb  -o /dev/null    (decode + verify + encode)
+# under /usr/bin/time -v. Prints the minimum wall and CPU time and the largest
+# peak RSS of each, their ratios, and the load average before and after.
+# Environment: HILO_BENCH_BUILD_DIR (default build), HILO_BENCH_REPS,
+# HILO_BENCH_INSTRUCTIONS (default 300000).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${HILO_BENCH_BUILD_DIR:-$ROOT/build}
+REPS=${HILO_BENCH_REPS:-7}
+N=${HILO_BENCH_INSTRUCTIONS:-300000}
+[[ -x /usr/bin/time ]] || { echo "bench-proto: /usr/bin/time not found" >&2; exit 1; }
+ninja -C "$BUILD" hilo-opt hilo-gen >/dev/null
+OPT="$BUILD/bin/hilo-opt"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/hilo-bench-proto.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+"$BUILD/bin/hilo-gen" -n "$N" -o "$WORK/m.hlo" 2>/dev/null
+"$OPT" "$WORK/m.hlo" -o "$WORK/m.pb"
+# Both forms give the same module.
+"$OPT" "$WORK/m.pb" --emit=hlo | cmp -s - <("$OPT" "$WORK/m.hlo") \
+  || { echo "bench-proto: the proto does not give the text's module back" >&2; exit 1; }
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "sizes: text $(stat -c %s "$WORK/m.hlo") bytes, binary proto $(stat -c %s "$WORK/m.pb") bytes"
+
+declare -A wall cpu rss
+run() {  # run NAME FILE
+  /usr/bin/time -v "$OPT" "$2" -o /dev/null 2>"$WORK/t.txt" >/dev/null
+  local w c r
+  w=$(grep 'Elapsed (wall clock)' "$WORK/t.txt" | awk '{print $NF}' | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
+  c=$(awk '/User time/ {u=$NF} /System time/ {s=$NF} END {print u + s}' "$WORK/t.txt")
+  r=$(grep 'Maximum resident' "$WORK/t.txt" | awk '{print $NF}')
+  if [[ -z "${wall[$1]:-}" ]] || awk "BEGIN {exit !($w < ${wall[$1]})}"; then wall[$1]=$w; fi
+  if [[ -z "${cpu[$1]:-}" ]] || awk "BEGIN {exit !($c < ${cpu[$1]})}"; then cpu[$1]=$c; fi
+  if [[ -z "${rss[$1]:-}" ]] || (( r > ${rss[$1]} )); then rss[$1]=$r; fi
+}
+for ((i = 0; i < REPS; i++)); do
+  run text "$WORK/m.hlo"
+  run proto "$WORK/m.pb"
+done
+printf '%-6s %10s %10s %14s\n' form "wall s" "cpu s" "peak RSS KiB"
+for f in text proto; do
+  printf '%-6s %10s %10s %14s\n' "$f" "${wall[$f]}" "${cpu[$f]}" "${rss[$f]}"
+done
+awk -v tw="${wall[text]}" -v pw="${wall[proto]}" -v tc="${cpu[text]}" -v pc="${cpu[proto]}" \
+    -v tr="${rss[text]}" -v pr="${rss[proto]}" \
+    'BEGIN {printf "proto / text: wall %.2fx, cpu %.2fx, peak RSS %.2fx\n", pw / tw, pc / tc, pr / tr}'
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

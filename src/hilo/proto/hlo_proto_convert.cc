@@ -1,0 +1,1700 @@
+#include "hilo/proto/hlo_proto_convert.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "hilo/proto/proto_text_attributes.h"
+#include "hilo/text/literal_text.h"
+#include "hilo/text/printer.h"
+#include "hilo/text/text_flags.h"
+
+namespace hilo {
+namespace {
+
+// XLA's default print style (what a module read from XLA's proto prints in).
+constexpr uint32_t kXlaStyle = kTextFlagsSet | kTextPercentName | kTextOperandShapes |
+                               kTextPercentOperands | kTextPercentCalls | kTextPercentControl |
+                               kTextOperandIndexComments;
+
+// Bounds on what a proto may ask hilo to build (a corrupt file can claim
+// anything; these are far beyond any real module).
+constexpr int64_t kMaxRank = 1 << 12;
+constexpr int kMaxShapeDepth = 512;
+
+absl::Status Invalid(absl::string_view where, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(where, ": ", what));
+}
+
+// "computation c, instruction i", built only for an error message.
+std::string WhereOf(const HloInstruction* inst) {
+  return absl::StrCat("computation ", inst->parent()->name(), ", instruction ", inst->name());
+}
+
+// ------------------------------------------------------------ element types
+
+std::optional<PrimitiveType> TypeFromProto(xla::PrimitiveType t) {
+  switch (t) {
+#define HILO_FROM_PROTO(e, text, bits, kind) \
+  case xla::e:                               \
+    return PrimitiveType::e;
+    HILO_PRIMITIVE_TYPE_LIST(HILO_FROM_PROTO)
+#undef HILO_FROM_PROTO
+    default:
+      return std::nullopt;
+  }
+}
+
+xla::PrimitiveType TypeToProto(PrimitiveType t) {
+  switch (t) {
+#define HILO_TO_PROTO(e, text, bits, kind) \
+  case PrimitiveType::e:                   \
+    return xla::e;
+    HILO_PRIMITIVE_TYPE_LIST(HILO_TO_PROTO)
+#undef HILO_TO_PROTO
+  }
+  return xla::PRIMITIVE_TYPE_INVALID;
+}
+
+// ------------------------------------------------------------------- layout
+
+// The layout tail XLA prints for the fields hilo maps (`T(8,128)(2,1)L(4)E(4)S(1)M(8)`).
+std::string RenderLayoutTail(const xla::LayoutProto& l) {
+  std::string out;
+  for (const xla::TileProto& tile : l.tiles()) {
+    out += "(";
+    for (int i = 0; i < tile.dimensions_size(); ++i) {
+      if (i > 0) out += ",";
+      const int64_t d = tile.dimensions(i);
+      if (d == INT64_MIN) {
+        out += "*";
+      } else {
+        absl::StrAppend(&out, d);
+      }
+    }
+    out += ")";
+  }
+  if (!l.tiles().empty()) out = "T" + out;
+  if (l.tail_padding_alignment_in_elements() > 1) {
+    absl::StrAppend(&out, "L(", l.tail_padding_alignment_in_elements(), ")");
+  }
+  if (l.element_size_in_bits() != 0) absl::StrAppend(&out, "E(", l.element_size_in_bits(), ")");
+  if (l.memory_space() != 0) absl::StrAppend(&out, "S(", l.memory_space(), ")");
+  if (l.dynamic_shape_metadata_prefix_bytes() != 0) {
+    absl::StrAppend(&out, "M(", l.dynamic_shape_metadata_prefix_bytes(), ")");
+  }
+  return out;
+}
+
+// Fills the fields of `l` the tail text names; false if some of it is not understood.
+bool ParseLayoutTail(absl::string_view tail, xla::LayoutProto* l) {
+  size_t i = 0;
+  auto number = [&](int64_t* v) {
+    size_t s = i;
+    if (i < tail.size() && tail[i] == '-') ++i;
+    while (i < tail.size() && absl::ascii_isdigit(tail[i])) ++i;
+    return absl::SimpleAtoi(tail.substr(s, i - s), v);
+  };
+  auto one = [&](int64_t* v) {
+    if (i >= tail.size() || tail[i] != '(') return false;
+    ++i;
+    if (!number(v)) return false;
+    if (i >= tail.size() || tail[i] != ')') return false;
+    ++i;
+    return true;
+  };
+  while (i < tail.size()) {
+    const char c = tail[i++];
+    int64_t v = 0;
+    if (c == 'T') {
+      if (i >= tail.size() || tail[i] != '(') return false;
+      while (i < tail.size() && tail[i] == '(') {
+        ++i;
+        xla::TileProto* tile = l->add_tiles();
+        while (true) {
+          if (i < tail.size() && tail[i] == '*') {
+            ++i;
+            tile->add_dimensions(INT64_MIN);
+          } else {
+            if (!number(&v)) return false;
+            tile->add_dimensions(v);
+          }
+          if (i < tail.size() && tail[i] == ',') {
+            ++i;
+            continue;
+          }
+          break;
+        }
+        if (i >= tail.size() || tail[i] != ')') return false;
+        ++i;
+      }
+    } else if (c == 'L') {
+      if (!one(&v)) return false;
+      l->set_tail_padding_alignment_in_elements(v);
+    } else if (c == 'E') {
+      if (!one(&v)) return false;
+      l->set_element_size_in_bits(v);
+    } else if (c == 'S') {
+      if (!one(&v)) return false;
+      l->set_memory_space(v);
+    } else if (c == 'M') {
+      if (!one(&v)) return false;
+      l->set_dynamic_shape_metadata_prefix_bytes(v);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------- shapes
+
+absl::StatusOr<Shape> ShapeFromProtoAt(const xla::ShapeProto& proto, int depth) {
+  if (depth > kMaxShapeDepth) return absl::InvalidArgumentError("shape nested too deeply");
+  std::optional<PrimitiveType> type = TypeFromProto(proto.element_type());
+  if (!type.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported element type ", static_cast<int>(proto.element_type())));
+  }
+  if (*type == PrimitiveType::TUPLE) {
+    std::vector<Shape> elements;
+    elements.reserve(proto.tuple_shapes_size());
+    for (const xla::ShapeProto& e : proto.tuple_shapes()) {
+      absl::StatusOr<Shape> s = ShapeFromProtoAt(e, depth + 1);
+      if (!s.ok()) return s.status();
+      elements.push_back(*std::move(s));
+    }
+    return Shape::MakeTuple(std::move(elements));
+  }
+  if (*type == PrimitiveType::TOKEN) return Shape::MakeToken();
+  if (*type == PrimitiveType::OPAQUE_TYPE) return Shape::MakeOpaque();
+  if (*type == PrimitiveType::BUFFER) {
+    if (proto.tuple_shapes_size() != 1) {
+      return absl::InvalidArgumentError("a buffer shape needs exactly one element shape");
+    }
+    absl::StatusOr<Shape> s = ShapeFromProtoAt(proto.tuple_shapes(0), depth + 1);
+    if (!s.ok()) return s.status();
+    return Shape::MakeBuffer(*std::move(s));
+  }
+  if (proto.dimensions_size() > kMaxRank) return absl::InvalidArgumentError("absurd rank");
+  if (proto.is_dynamic_dimension_size() != 0 &&
+      proto.is_dynamic_dimension_size() != proto.dimensions_size()) {
+    return absl::InvalidArgumentError("is_dynamic_dimension does not match dimensions");
+  }
+  Shape shape = Shape::MakeScalar(*type);
+  for (int i = 0; i < proto.dimensions_size(); ++i) {
+    const int64_t d = proto.dimensions(i);
+    const bool dynamic = proto.is_dynamic_dimension_size() > 0 && proto.is_dynamic_dimension(i);
+    if (d < 0 && !(d == kUnboundedSize && dynamic)) {
+      return absl::InvalidArgumentError(absl::StrCat("negative dimension size ", d));
+    }
+    shape.add_dimension(d, dynamic);
+  }
+  if (!shape.checked_elements().has_value()) {
+    return absl::InvalidArgumentError("the number of elements overflows");
+  }
+  if (proto.has_layout()) {
+    const xla::LayoutProto& l = proto.layout();
+    Layout layout;
+    if (l.minor_to_major_size() != 0 && l.minor_to_major_size() != proto.dimensions_size()) {
+      return absl::InvalidArgumentError("minor_to_major does not match the rank");
+    }
+    for (int64_t d : l.minor_to_major()) {
+      if (d < 0 || d >= proto.dimensions_size()) {
+        return absl::InvalidArgumentError(absl::StrCat("minor_to_major names dimension ", d));
+      }
+      layout.minor_to_major.push_back(d);
+    }
+    std::string tail = l.has_hilo_tail() ? l.hilo_tail() : RenderLayoutTail(l);
+    if (!tail.empty()) layout.tail.set(std::move(tail));
+    // XLA gives scalars a layout too, and prints none for them.
+    if (proto.dimensions_size() > 0 || !layout.tail.get().empty() || l.has_hilo_tail()) {
+      shape.set_layout(std::move(layout));
+    }
+  }
+  return shape;
+}
+
+// ----------------------------------------------------------------- literals
+
+// Little-endian 16-bit values <-> float.
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+  if (exp == 0) {
+    v = std::ldexp(static_cast<float>(mant), -24);
+  } else if (exp == 31) {
+    v = mant == 0 ? INFINITY : NAN;
+  } else {
+    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
+  }
+  return sign ? -v : v;
+}
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint16_t sign = (x >> 16) & 0x8000;
+  if (std::isnan(f)) return sign | 0x7e00;
+  const float a = std::fabs(f);
+  if (a >= 65520.0f) return sign | 0x7c00;
+  if (a < std::ldexp(1.0f, -25)) return sign;
+  int e;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  if (e < -13) {      // subnormal: units of 2^-24
+    return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+  }
+  // normal: 11 significant bits
+  const float scaled = std::nearbyint(std::ldexp(a, 11 - e));  // in [1024, 2048]
+  uint32_t m = static_cast<uint32_t>(scaled);
+  int exp = e - 1 + 15;
+  if (m == 2048) {
+    m = 1024;
+    ++exp;
+  }
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | static_cast<uint16_t>(exp << 10) | static_cast<uint16_t>(m & 0x3ff);
+}
+float Bf16ToFloat(uint16_t b) {
+  uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+uint16_t FloatToBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (std::isnan(f)) return static_cast<uint16_t>((x >> 16) | 0x40);
+  x += 0x7fff + ((x >> 16) & 1);  // round to nearest even
+  return static_cast<uint16_t>(x >> 16);
+}
+
+// A float as XLA prints it: the shortest text that reads back the same value.
+template <typename T>
+std::string FloatText(T v, int max_digits) {
+  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  for (int p = 1; p <= max_digits; ++p) {
+    std::snprintf(buf, sizeof(buf), "%.*g", p, static_cast<double>(v));
+    if (static_cast<T>(std::strtod(buf, nullptr)) == v) break;
+  }
+  return buf;
+}
+std::string SmallFloatText(float v) {
+  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.4g", static_cast<double>(v));
+  return buf;
+}
+
+// The element texts of an array literal, or an error for an element type
+// hilo does not convert.
+absl::StatusOr<std::vector<std::string>> ElementTexts(const xla::LiteralProto& lit,
+                                                      PrimitiveType type, int64_t n,
+                                                      bool exact = false) {
+  auto small_float = [exact](float v) { return exact ? FloatText(v, 9) : SmallFloatText(v); };
+  std::vector<std::string> out;
+  out.reserve(n);
+  auto count = [&](int64_t have) -> absl::Status {
+    if (have != n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("literal has ", have, " values for ", n, " elements"));
+    }
+    return absl::OkStatus();
+  };
+  auto bytes16 = [&](const std::string& b, auto f) -> absl::Status {
+    if (absl::Status s = count(static_cast<int64_t>(b.size() / 2)); !s.ok()) return s;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint16_t v = static_cast<uint8_t>(b[2 * i]) | (static_cast<uint8_t>(b[2 * i + 1]) << 8);
+      out.push_back(f(v));
+    }
+    return absl::OkStatus();
+  };
+  absl::Status st;
+  switch (type) {
+    case PrimitiveType::PRED:
+      st = count(lit.preds_size());
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(lit.preds(i) ? "true" : "false");
+      break;
+    case PrimitiveType::S8:
+      st = count(static_cast<int64_t>(lit.s8s().size()));
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(absl::StrCat(static_cast<int8_t>(lit.s8s()[i])));
+      break;
+    case PrimitiveType::U8:
+      st = count(static_cast<int64_t>(lit.u8s().size()));
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(absl::StrCat(static_cast<uint8_t>(lit.u8s()[i])));
+      break;
+    case PrimitiveType::S16:
+      st = bytes16(lit.s16s(), [](uint16_t v) { return absl::StrCat(static_cast<int16_t>(v)); });
+      break;
+    case PrimitiveType::U16:
+      st = bytes16(lit.u16s(), [](uint16_t v) { return absl::StrCat(v); });
+      break;
+    case PrimitiveType::F16:
+      st = bytes16(lit.f16s(), [&](uint16_t v) { return small_float(HalfToFloat(v)); });
+      break;
+    case PrimitiveType::BF16:
+      st = bytes16(lit.bf16s(), [&](uint16_t v) { return small_float(Bf16ToFloat(v)); });
+      break;
+    case PrimitiveType::S32:
+      st = count(lit.s32s_size());
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(absl::StrCat(lit.s32s(i)));
+      break;
+    case PrimitiveType::S64:
+      st = count(lit.s64s_size());
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(absl::StrCat(lit.s64s(i)));
+      break;
+    case PrimitiveType::U32:
+      st = count(lit.u32s_size());
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(absl::StrCat(lit.u32s(i)));
+      break;
+    case PrimitiveType::U64:
+      st = count(lit.u64s_size());
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(absl::StrCat(lit.u64s(i)));
+      break;
+    case PrimitiveType::F32:
+      st = count(lit.f32s_size());
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(FloatText(lit.f32s(i), 9));
+      break;
+    case PrimitiveType::F64:
+      st = count(lit.f64s_size());
+      for (int64_t i = 0; st.ok() && i < n; ++i) out.push_back(FloatText(lit.f64s(i), 17));
+      break;
+    case PrimitiveType::C64:
+      st = count(lit.c64s_size() / 2);
+      for (int64_t i = 0; st.ok() && i < n; ++i) {
+        out.push_back(absl::StrCat("(", FloatText(lit.c64s(2 * i), 9), ", ",
+                                   FloatText(lit.c64s(2 * i + 1), 9), ")"));
+      }
+      break;
+    case PrimitiveType::C128:
+      st = count(lit.c128s_size() / 2);
+      for (int64_t i = 0; st.ok() && i < n; ++i) {
+        out.push_back(absl::StrCat("(", FloatText(lit.c128s(2 * i), 17), ", ",
+                                   FloatText(lit.c128s(2 * i + 1), 17), ")"));
+      }
+      break;
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("literals of type ", PrimitiveTypeName(type), " are not converted"));
+  }
+  if (!st.ok()) return st;
+  return out;
+}
+
+// Nested braces, one level per dimension: `{1, 2}`, `{ {1, 2}, {3, 4} }`.
+void AppendNested(const std::vector<std::string>& elems, absl::Span<const int64_t> dims,
+                  std::string* out) {
+  // Iterative: a position per dimension.
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (rank == 0) {
+    out->append(elems.empty() ? "" : elems[0]);
+    return;
+  }
+  int64_t next = 0;
+  std::vector<int64_t> index(rank, 0);
+  int64_t level = 0;
+  out->append(rank > 1 ? "{ " : "{");
+  while (level >= 0) {
+    if (index[level] == dims[level]) {  // close this level
+      if (level == rank - 1) {
+        out->append("}");
+      } else {
+        out->append(" }");
+      }
+      --level;
+      if (level >= 0) ++index[level];
+      continue;
+    }
+    if (index[level] > 0) out->append(", ");
+    if (level == rank - 1) {
+      out->append(elems[next++]);
+      ++index[level];
+    } else {
+      ++level;
+      index[level] = 0;
+      out->append(level == rank - 1 ? "{" : "{ ");
+    }
+  }
+}
+
+absl::StatusOr<std::string> LiteralText(const xla::LiteralProto& lit, int depth) {
+  if (depth > kMaxShapeDepth) return absl::InvalidArgumentError("literal nested too deeply");
+  absl::StatusOr<Shape> shape = ShapeFromProtoAt(lit.shape(), 0);
+  if (!shape.ok()) return shape.status();
+  if (shape->IsTuple()) {
+    if (lit.tuple_literals_size() != shape->tuple_shapes_size()) {
+      return absl::InvalidArgumentError("tuple literal does not match its shape");
+    }
+    std::string out = "(";
+    for (int i = 0; i < lit.tuple_literals_size(); ++i) {
+      if (i > 0) out += ", ";
+      absl::StatusOr<std::string> e = LiteralText(lit.tuple_literals(i), depth + 1);
+      if (!e.ok()) return e.status();
+      out += *e;
+    }
+    return out + ")";
+  }
+  if (!shape->IsArray()) return absl::InvalidArgumentError("literal of a non-array shape");
+  const int64_t n = shape->elements();
+  if (n > (int64_t{1} << 31)) return absl::InvalidArgumentError("absurd literal size");
+  absl::StatusOr<std::vector<std::string>> elems = ElementTexts(lit, shape->element_type(), n);
+  if (!elems.ok()) return elems.status();
+  std::string out;
+  AppendNested(*elems, shape->dimensions(), &out);
+  return out;
+}
+
+void FillLiteral(const Shape& shape, const std::vector<LiteralElement>& elems, size_t* at,
+                 xla::LiteralProto* lit);
+
+void FillLiteral(const Shape& shape, const std::vector<LiteralElement>& elems, size_t* at,
+                 xla::LiteralProto* lit) {
+  ShapeToProto(shape, lit->mutable_shape());
+  if (shape.IsTuple()) {
+    for (const Shape& e : shape.tuple_shapes()) FillLiteral(e, elems, at, lit->add_tuple_literals());
+    return;
+  }
+  const int64_t n = shape.elements();
+  auto push16 = [](std::string* b, uint16_t v) {
+    b->push_back(static_cast<char>(v & 0xff));
+    b->push_back(static_cast<char>(v >> 8));
+  };
+  for (int64_t i = 0; i < n && *at < elems.size(); ++i) {
+    const LiteralElement& e = elems[(*at)++];
+    switch (shape.element_type()) {
+      case PrimitiveType::PRED: lit->add_preds(e.s != 0); break;
+      case PrimitiveType::S8: lit->mutable_s8s()->push_back(static_cast<char>(e.s)); break;
+      case PrimitiveType::U8: lit->mutable_u8s()->push_back(static_cast<char>(e.u)); break;
+      case PrimitiveType::S16: push16(lit->mutable_s16s(), static_cast<uint16_t>(e.s)); break;
+      case PrimitiveType::U16: push16(lit->mutable_u16s(), static_cast<uint16_t>(e.u)); break;
+      case PrimitiveType::F16: push16(lit->mutable_f16s(), FloatToHalf(static_cast<float>(e.real))); break;
+      case PrimitiveType::BF16: push16(lit->mutable_bf16s(), FloatToBf16(static_cast<float>(e.real))); break;
+      case PrimitiveType::S32: lit->add_s32s(static_cast<int32_t>(e.s)); break;
+      case PrimitiveType::S64: lit->add_s64s(e.s); break;
+      case PrimitiveType::U32: lit->add_u32s(static_cast<uint32_t>(e.u)); break;
+      case PrimitiveType::U64: lit->add_u64s(e.u); break;
+      case PrimitiveType::F32: lit->add_f32s(static_cast<float>(e.real)); break;
+      case PrimitiveType::F64: lit->add_f64s(e.real); break;
+      case PrimitiveType::C64:
+        lit->add_c64s(static_cast<float>(e.real));
+        lit->add_c64s(static_cast<float>(e.imag));
+        break;
+      case PrimitiveType::C128:
+        lit->add_c128s(e.real);
+        lit->add_c128s(e.imag);
+        break;
+      default: break;
+    }
+  }
+}
+
+bool LiteralTypesSupported(const Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const Shape& e : shape.tuple_shapes()) {
+      if (!LiteralTypesSupported(e)) return false;
+    }
+    return true;
+  }
+  switch (shape.element_type()) {
+    case PrimitiveType::PRED: case PrimitiveType::S8: case PrimitiveType::U8:
+    case PrimitiveType::S16: case PrimitiveType::U16: case PrimitiveType::F16:
+    case PrimitiveType::BF16: case PrimitiveType::S32: case PrimitiveType::S64:
+    case PrimitiveType::U32: case PrimitiveType::U64: case PrimitiveType::F32:
+    case PrimitiveType::F64: case PrimitiveType::C64: case PrimitiveType::C128:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ---------------------------------------------------------------- metadata
+
+std::string Quote(absl::string_view s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
+
+std::string RenderMetadata(const xla::OpMetadata& m) {
+  std::vector<std::string> parts;
+  if (!m.op_type().empty()) parts.push_back("op_type=" + Quote(m.op_type()));
+  if (!m.op_name().empty()) parts.push_back("op_name=" + Quote(m.op_name()));
+  if (!m.source_file().empty()) parts.push_back("source_file=" + Quote(m.source_file()));
+  if (m.source_line() != 0) parts.push_back(absl::StrCat("source_line=", m.source_line()));
+  if (m.source_end_line() != 0) parts.push_back(absl::StrCat("source_end_line=", m.source_end_line()));
+  if (m.source_column() != 0) parts.push_back(absl::StrCat("source_column=", m.source_column()));
+  if (m.source_end_column() != 0) {
+    parts.push_back(absl::StrCat("source_end_column=", m.source_end_column()));
+  }
+  if (!m.deduplicated_name().empty()) {
+    parts.push_back("deduplicated_name=" + Quote(m.deduplicated_name()));
+  }
+  if (!m.scheduling_name().empty()) parts.push_back("scheduling_name=" + Quote(m.scheduling_name()));
+  if (m.stack_frame_id() != 0) parts.push_back(absl::StrCat("stack_frame_id=", m.stack_frame_id()));
+  return absl::StrJoin(parts, " ");
+}
+
+// `op_type="x" op_name="y" source_line=3 ...` -> OpMetadata; false for text
+// it does not understand.
+bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size()) break;
+    const size_t k = i;
+    while (i < text.size() && (absl::ascii_isalnum(text[i]) || text[i] == '_')) ++i;
+    const absl::string_view key = text.substr(k, i - k);
+    if (i >= text.size() || text[i] != '=') return false;
+    ++i;
+    std::string str;
+    int64_t num = 0;
+    bool is_string = false;
+    if (i < text.size() && text[i] == '"') {
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+      if (j >= text.size()) return false;
+      if (!absl::CUnescape(text.substr(i + 1, j - i - 1), &str)) return false;
+      i = j + 1;
+      is_string = true;
+    } else {
+      const size_t s = i;
+      while (i < text.size() && text[i] != ' ') ++i;
+      if (!absl::SimpleAtoi(text.substr(s, i - s), &num)) return false;
+    }
+    auto int32 = [&](void (xla::OpMetadata::*set)(int32_t)) {
+      if (is_string || num < INT32_MIN || num > INT32_MAX) return false;
+      (m->*set)(static_cast<int32_t>(num));
+      return true;
+    };
+    bool ok = true;
+    if (key == "op_type" && is_string) m->set_op_type(str);
+    else if (key == "op_name" && is_string) m->set_op_name(str);
+    else if (key == "source_file" && is_string) m->set_source_file(str);
+    else if (key == "deduplicated_name" && is_string) m->set_deduplicated_name(str);
+    else if (key == "scheduling_name" && is_string) m->set_scheduling_name(str);
+    else if (key == "source_line") ok = int32(&xla::OpMetadata::set_source_line);
+    else if (key == "source_end_line") ok = int32(&xla::OpMetadata::set_source_end_line);
+    else if (key == "source_column") ok = int32(&xla::OpMetadata::set_source_column);
+    else if (key == "source_end_column") ok = int32(&xla::OpMetadata::set_source_end_column);
+    else if (key == "stack_frame_id") ok = int32(&xla::OpMetadata::set_stack_frame_id);
+    else ok = false;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// ------------------------------------------------------- called computations
+
+// The attribute names XLA's printer gives an instruction's called
+// computations (the default when a proto does not say otherwise).
+std::vector<CalledComputationAttribute> DefaultCalledAttributes(
+    const HloInstruction& inst, const std::vector<HloComputation*>& comps) {
+  std::vector<CalledComputationAttribute> out;
+  if (comps.empty()) return out;
+  auto single = [&](const char* name, size_t i) {
+    out.push_back({name, {comps[i]}, false});
+  };
+  switch (inst.opcode()) {
+    case HloOpcode::kWhile:
+      if (comps.size() == 2) {
+        single("condition", 0);
+        single("body", 1);
+        return out;
+      }
+      break;
+    case HloOpcode::kSelectAndScatter:
+      if (comps.size() == 2) {
+        single("select", 0);
+        single("scatter", 1);
+        return out;
+      }
+      break;
+    case HloOpcode::kConditional:
+      if (comps.size() == 2 && inst.operand_count() > 0 &&
+          inst.operand(0)->shape().element_type() == PrimitiveType::PRED) {
+        single("true_computation", 0);
+        single("false_computation", 1);
+        return out;
+      }
+      out.push_back({"branch_computations", comps, true});
+      return out;
+    case HloOpcode::kFusion:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kCall:
+      if (comps.size() == 1) {
+        single(inst.opcode() == HloOpcode::kCall ? "to_apply" : "calls", 0);
+        return out;
+      }
+      break;
+    case HloOpcode::kCustomCall:
+      out.push_back({"called_computations", comps, true});
+      return out;
+    default:
+      if (comps.size() == 1) {
+        single("to_apply", 0);
+        return out;
+      }
+      break;
+  }
+  out.push_back({"called_computations", comps, true});
+  return out;
+}
+
+bool SameCalled(const std::vector<CalledComputationAttribute>& a,
+                const std::vector<CalledComputationAttribute>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || a[i].computations != b[i].computations ||
+        a[i].braced != b[i].braced) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// -------------------------------------------------------------- encoding
+
+class Encoder {
+ public:
+  explicit Encoder(const HloModule& module) : module_(module) {}
+  // Fills `proto` (empty; it may live on an arena). With `streamed`, the
+  // computations are not added to `proto` but appended to `*streamed` as
+  // their wire form (field 3 of HloModuleProto), one instruction message at
+  // a time: the whole message never exists at once.
+  absl::Status Run(xla::HloModuleProto& proto, std::string* streamed = nullptr);
+
+ private:
+  int32_t NameIndex(absl::string_view name) {
+    auto [it, inserted] = name_index_.try_emplace(std::string(name), 0);
+    if (inserted) {
+      it->second = static_cast<int32_t>(names_.size());
+      names_.push_back(std::string(name));
+    }
+    return it->second;
+  }
+  absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p);
+  absl::Status EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
+                                 std::string* streamed_instructions);
+
+  const HloModule& module_;
+  absl::flat_hash_map<const HloInstruction*, int64_t> inst_ids_;
+  absl::flat_hash_map<const HloComputation*, int64_t> comp_ids_;
+  absl::flat_hash_map<std::string, int32_t> name_index_;
+  std::vector<std::string> names_;
+  uint32_t instruction_flags_ = 0;
+};
+
+absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p) {
+  const std::string& where = inst.name();
+  if (!inst.opaque_proto_fields().empty() &&
+      !p->ParseFromString(inst.opaque_proto_fields())) {
+    return absl::InternalError(absl::StrCat(where, ": kept proto fields do not parse"));
+  }
+  xla::HiloInstructionText text;
+  p->set_name(inst.name());
+  p->set_opcode(std::string(HloOpcodeString(inst.opcode())));
+  ShapeToProto(inst.shape(), p->mutable_shape());
+  p->set_id(inst_ids_.at(&inst));
+  for (const HloInstruction* op : inst.operands()) {
+    auto it = inst_ids_.find(op);
+    if (it == inst_ids_.end()) {
+      return Invalid(where, absl::StrCat("operand ", op->name(), " is not in the module"));
+    }
+    p->add_operand_ids(it->second);
+  }
+  for (const HloInstruction* pred : inst.control_predecessors()) {
+    auto it = inst_ids_.find(pred);
+    if (it == inst_ids_.end()) {
+      return Invalid(where, absl::StrCat("control predecessor ", pred->name(), " is not in the module"));
+    }
+    p->add_control_predecessor_ids(it->second);
+  }
+  if (inst.text_flags() != instruction_flags_) text.set_flags(inst.text_flags());
+
+  // Which attributes were written: listed ones that are set, then set ones
+  // that are not listed (the printer's order).
+  const AttributeOrder& order = inst.attribute_order();
+  auto listed = [&](absl::string_view name) {
+    for (absl::string_view n : order) {
+      if (n == name) return true;
+    }
+    return false;
+  };
+  // An attribute set at a value the proto can not tell from absent must be
+  // listed for reading to set it: then the whole printed order is recorded.
+  bool record_printed_order = false;
+  auto list_if_unlisted = [&](absl::string_view name) {
+    if (!listed(name)) record_printed_order = true;
+  };
+
+  if (inst.opcode() == HloOpcode::kParameter) p->set_parameter_number(inst.parameter_number());
+  if (inst.opcode() == HloOpcode::kGetTupleElement) p->set_tuple_index(inst.tuple_index());
+  if (inst.dimensions().has_value()) {
+    for (int64_t d : *inst.dimensions()) p->add_dimensions(d);
+    if (inst.dimensions()->empty()) list_if_unlisted("dimensions");
+  }
+  if (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers())) {
+    const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
+    xla::DotDimensionNumbers* d = p->mutable_dot_dimension_numbers();
+    for (int64_t v : dn.lhs_batch_dimensions) d->add_lhs_batch_dimensions(v);
+    for (int64_t v : dn.rhs_batch_dimensions) d->add_rhs_batch_dimensions(v);
+    for (int64_t v : dn.lhs_contracting_dimensions) d->add_lhs_contracting_dimensions(v);
+    for (int64_t v : dn.rhs_contracting_dimensions) d->add_rhs_contracting_dimensions(v);
+  }
+  if (const auto& rg = inst.replica_groups(); rg.has_value()) {
+    switch (rg->form()) {
+      case ReplicaGroups::Form::kExplicit:
+        // The field every XLA version reads.
+        for (const auto& group : rg->explicit_groups()) {
+          xla::ReplicaGroup* g = p->add_replica_groups();
+          for (int64_t id : group) g->add_replica_ids(id);
+        }
+        if (rg->empty()) list_if_unlisted("replica_groups");
+        break;
+      case ReplicaGroups::Form::kIota: {
+        const IotaReplicaGroupList& iota = rg->iota();
+        xla::IotaReplicaGroupListProto* ip =
+            p->mutable_collective_device_list()->mutable_iota_replica_group_list();
+        ip->set_num_replica_groups(iota.num_groups);
+        ip->set_num_devices_per_group(iota.group_size);
+        for (int64_t d : iota.reshape_dims) ip->add_iota_reshape_dims(d);
+        if (iota.transpose_perm.empty()) {
+          for (size_t i = 0; i < iota.reshape_dims.size(); ++i) {
+            ip->add_iota_transpose_perm(static_cast<int32_t>(i));
+          }
+          // XLA writes the identity permutation; the text did not.
+          text.add_attributes()->set_name("hilo_iota_no_transpose");
+        } else {
+          for (int64_t d : iota.transpose_perm) ip->add_iota_transpose_perm(static_cast<int32_t>(d));
+        }
+        break;
+      }
+      case ReplicaGroups::Form::kRaw: {
+        xla::HiloAttribute* a = text.add_attributes();
+        a->set_name("replica_groups");
+        a->set_value(rg->raw());
+        break;
+      }
+    }
+  }
+  if (inst.channel_id().has_value()) {
+    p->set_channel_id(*inst.channel_id());
+    if (*inst.channel_id() == 0) list_if_unlisted("channel_id");
+  }
+  if (inst.use_global_device_ids().has_value()) {
+    p->set_use_global_device_ids(*inst.use_global_device_ids());
+    if (!*inst.use_global_device_ids()) list_if_unlisted("use_global_device_ids");
+  }
+  if (inst.constrain_layout().has_value()) {
+    p->set_constrain_layout(*inst.constrain_layout());
+    if (!*inst.constrain_layout()) list_if_unlisted("constrain_layout");
+  }
+  if (const auto& pairs = inst.source_target_pairs(); pairs.has_value()) {
+    for (const auto& [s, t] : *pairs) {
+      xla::SourceTarget* st = p->add_source_target_pairs();
+      st->set_source(s);
+      st->set_target(t);
+    }
+    if (pairs->empty()) list_if_unlisted("source_target_pairs");
+  }
+  if (!inst.custom_call_target().empty()) p->set_custom_call_target(inst.custom_call_target());
+  if (inst.opcode() == HloOpcode::kCustomCall || inst.api_version() != 1) {
+    p->set_custom_call_api_version(static_cast<xla::CustomCallApiVersion>(inst.api_version()));
+  }
+  if (inst.backend_config().has_value()) {
+    p->set_backend_config(*inst.backend_config());
+    if (inst.backend_config_is_dict()) text.set_backend_config_is_dict(true);
+    if (inst.backend_config()->empty()) list_if_unlisted("backend_config");
+  }
+  if (!inst.frontend_attributes().empty()) {
+    auto* map = p->mutable_frontend_attributes()->mutable_map();
+    const auto& entries = inst.frontend_attributes().entries();
+    bool sorted = true;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      (*map)[entries[i].first] = entries[i].second;
+      if (i > 0 && !(entries[i - 1].first < entries[i].first)) sorted = false;
+    }
+    if (!sorted) {
+      for (const auto& [k, v] : entries) text.add_frontend_attribute_order(k);
+    }
+  }
+  if (!inst.metadata().empty() || listed("metadata")) {
+    xla::OpMetadata m;
+    const bool parsed = ParseMetadata(inst.metadata(), &m);
+    if (parsed) *p->mutable_metadata() = m;
+    if (!parsed || RenderMetadata(m) != inst.metadata()) text.set_metadata(std::string(inst.metadata()));
+    if (inst.metadata().empty()) list_if_unlisted("metadata");
+  }
+  if (!inst.sharding().empty()) {
+    xla::OpSharding s;
+    const bool parsed = ParseSharding(inst.sharding(), &s);
+    if (parsed) *p->mutable_sharding() = s;
+    if (!parsed || RenderSharding(s) != inst.sharding()) text.set_sharding(inst.sharding());
+  }
+  if (inst.opcode() == HloOpcode::kConstant) {
+    const std::string& lt = inst.literal_text();
+    bool exact = false;
+    if (LiteralTypesSupported(inst.shape())) {
+      xla::LiteralProto lit;
+      if (LiteralTextToProto(inst.shape(), lt, &lit).ok()) {
+        absl::StatusOr<std::string> back = LiteralProtoToText(lit);
+        *p->mutable_literal() = std::move(lit);
+        exact = back.ok() && *back == lt;
+      }
+    }
+    if (!exact) text.set_literal(lt);
+  }
+  // Called computations.
+  std::vector<HloComputation*> called;
+  for (const CalledComputationAttribute& c : inst.called_computation_attributes()) {
+    for (HloComputation* comp : c.computations) {
+      auto it = comp_ids_.find(comp);
+      if (it == comp_ids_.end()) {
+        return Invalid(where, absl::StrCat("calls computation ", comp->name(), " not in the module"));
+      }
+      p->add_called_computation_ids(it->second);
+      called.push_back(comp);
+    }
+  }
+  if (!SameCalled(inst.called_computation_attributes(), DefaultCalledAttributes(inst, called))) {
+    for (const CalledComputationAttribute& c : inst.called_computation_attributes()) {
+      xla::HiloCalledAttribute* h = text.add_called();
+      h->set_name(c.name);
+      h->set_count(static_cast<int64_t>(c.computations.size()));
+      h->set_braced(c.braced);
+    }
+  }
+  // Raw attributes: mapped to XLA's field where one gives the text back.
+  for (const RawAttribute& raw : inst.raw_attributes()) {
+    if (!EncodeTextAttribute(inst.opcode(), raw.name, raw.value, p)) {
+      xla::HiloAttribute* a = text.add_attributes();
+      a->set_name(raw.name);
+      a->set_value(raw.value);
+    }
+    if (!listed(raw.name)) record_printed_order = true;
+  }
+  if (record_printed_order) {
+    for (absl::string_view name : PrintedAttributeNames(inst)) text.add_attribute_order(NameIndex(name));
+  } else {
+    for (absl::string_view name : order) text.add_attribute_order(NameIndex(name));
+  }
+  if (text.ByteSizeLong() != 0) *p->mutable_hilo_text() = std::move(text);
+  return absl::OkStatus();
+}
+
+// Protobuf's wire format: a varint, and a length-delimited field's header.
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+void AppendFieldHeader(int field, size_t length, std::string* out) {
+  AppendVarint((static_cast<uint64_t>(field) << 3) | 2, out);
+  AppendVarint(length, out);
+}
+
+}  // namespace
+
+void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out) {
+  AppendFieldHeader(field, payload.size(), out);
+  out->append(payload.data(), payload.size());
+}
+
+namespace {
+
+absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
+                                        std::string* streamed_instructions) {
+  if (!comp.opaque_proto_fields().empty() && !p->ParseFromString(comp.opaque_proto_fields())) {
+    return absl::InternalError(absl::StrCat(comp.name(), ": kept proto fields do not parse"));
+  }
+  p->set_name(comp.name());
+  p->set_id(comp_ids_.at(&comp));
+  if (!comp.execution_thread().empty()) p->set_execution_thread(comp.execution_thread());
+  // Operands before users, as XLA requires; the text's order is kept when
+  // it differs.
+  const std::vector<HloInstruction*> list = comp.instructions();
+  const std::vector<HloInstruction*> post = comp.MakeInstructionPostOrder();
+  xla::HiloComputationText text;
+  if (post != list) {
+    for (const HloInstruction* inst : list) text.add_instruction_order(inst_ids_.at(inst));
+  }
+  if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(post.size()));
+  xla::HloInstructionProto one;  // reused when streaming
+  for (const HloInstruction* inst : post) {
+    xla::HloInstructionProto* ip = streamed_instructions != nullptr ? &one : p->add_instructions();
+    if (streamed_instructions != nullptr) one.Clear();
+    if (absl::Status s = EncodeInstruction(*inst, ip); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", s.message()));
+    }
+    if (streamed_instructions != nullptr) {
+      const size_t size = one.ByteSizeLong();
+      AppendFieldHeader(2, size, streamed_instructions);
+      const size_t at = streamed_instructions->size();
+      streamed_instructions->resize(at + size);
+      one.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(streamed_instructions->data() + at));
+    }
+  }
+  if (comp.root_instruction() != nullptr) p->set_root_id(inst_ids_.at(comp.root_instruction()));
+  xla::ProgramShapeProto* ps = p->mutable_program_shape();
+  for (const HloInstruction* param : comp.parameter_instructions()) {
+    if (param == nullptr) continue;
+    ShapeToProto(param->shape(), ps->add_parameters());
+    ps->add_parameter_names(param->name());
+  }
+  if (comp.root_instruction() != nullptr) {
+    ShapeToProto(comp.root_instruction()->shape(), ps->mutable_result());
+  }
+  const HloComputation::TextInfo& info = comp.text_info();
+  if (info.flags != 0) text.set_flags(info.flags);
+  text.set_has_signature(info.has_signature);
+  text.set_signature(info.signature);
+  text.set_canonical_signature(info.canonical_signature);
+  if (text.ByteSizeLong() != 0) *p->mutable_hilo_text() = std::move(text);
+  return absl::OkStatus();
+}
+
+absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
+  if (!module_.opaque_proto_fields().empty() && !proto.ParseFromString(module_.opaque_proto_fields())) {
+    return absl::InternalError("kept module proto fields do not parse");
+  }
+  const std::vector<HloComputation*> comps = module_.computations();
+  // Callees before callers (XLA requires it), keeping the module's order
+  // otherwise. Iterative depth-first walk.
+  std::vector<const HloComputation*> order;
+  absl::flat_hash_set<const HloComputation*> placed;
+  for (const HloComputation* root : comps) {
+    if (placed.contains(root)) continue;
+    std::vector<std::pair<const HloComputation*, std::vector<HloComputation*>>> stack;
+    auto callees = [](const HloComputation* c) {
+      std::vector<HloComputation*> out;
+      for (const HloInstruction* inst : c->instructions()) {
+        for (HloComputation* callee : inst->called_computations()) out.push_back(callee);
+      }
+      std::reverse(out.begin(), out.end());  // popped from the back: first callee first
+      return out;
+    };
+    placed.insert(root);
+    stack.push_back({root, callees(root)});
+    while (!stack.empty()) {
+      auto& [comp, pending] = stack.back();
+      if (!pending.empty()) {
+        HloComputation* next = pending.back();
+        pending.pop_back();
+        if (!placed.contains(next)) {
+          placed.insert(next);
+          stack.push_back({next, callees(next)});
+        }
+        continue;
+      }
+      order.push_back(comp);
+      stack.pop_back();
+    }
+  }
+  int64_t next_id = 1;
+  for (const HloComputation* c : order) comp_ids_[c] = next_id++;
+  // Instruction ids: one counter for the module, in the order written.
+  // The most common print style is the module's default for instructions.
+  int64_t next_inst = 1;
+  absl::flat_hash_map<uint32_t, int64_t> flag_counts;
+  for (const HloComputation* c : order) {
+    for (const HloInstruction* inst : c->instructions()) {
+      inst_ids_[inst] = next_inst++;
+      ++flag_counts[inst->text_flags()];
+    }
+  }
+  int64_t best = 0;
+  for (const auto& [flags, count] : flag_counts) {
+    if (count > best || (count == best && flags < instruction_flags_)) {
+      best = count;
+      instruction_flags_ = flags;
+    }
+  }
+  bool same_order = order.size() == comps.size();
+  for (size_t i = 0; same_order && i < comps.size(); ++i) same_order = order[i] == comps[i];
+
+  proto.set_name(module_.name());
+  const HloComputation* entry = module_.entry_computation();
+  if (streamed == nullptr) proto.mutable_computations()->Reserve(static_cast<int>(order.size()));
+  for (const HloComputation* c : order) {
+    if (streamed == nullptr) {
+      xla::HloComputationProto* cp = proto.add_computations();
+      if (absl::Status s = EncodeComputation(*c, cp, nullptr); !s.ok()) return s;
+      if (c == entry) *proto.mutable_host_program_shape() = cp->program_shape();
+      continue;
+    }
+    // The instructions' bytes first, then the computation's other fields
+    // (the wire format takes fields in any order).
+    xla::HloComputationProto cp;
+    std::string body;
+    if (absl::Status s = EncodeComputation(*c, &cp, &body); !s.ok()) return s;
+    if (c == entry) *proto.mutable_host_program_shape() = cp.program_shape();
+    body += cp.SerializeAsString();
+    AppendLengthDelimitedField(3, body, streamed);
+  }
+  if (entry != nullptr) {
+    proto.set_entry_computation_name(entry->name());
+    proto.set_entry_computation_id(comp_ids_.at(entry));
+  }
+  const std::string* scheduled = module_.header_attribute("is_scheduled");
+  if (scheduled != nullptr && *scheduled == "true") {
+    auto* seqs = proto.mutable_schedule()->mutable_sequences();
+    for (const HloComputation* c : order) {
+      auto& seq = (*seqs)[comp_ids_.at(c)];
+      for (const HloInstruction* inst : c->instructions()) seq.add_instruction_ids(inst_ids_.at(inst));
+    }
+  }
+  xla::HiloModuleText* text = proto.mutable_hilo_text();
+  text->set_flags(module_.text_info().flags);
+  text->set_instruction_flags(instruction_flags_);
+  text->set_has_header(module_.has_header());
+  for (const HeaderAttribute& h : module_.header_attributes()) {
+    xla::HiloAttribute* a = text->add_header_attributes();
+    a->set_name(h.name);
+    a->set_value(h.value);
+  }
+  for (const std::string& name : module_.header_order()) text->add_header_order(name);
+  if (module_.replica_count().has_value()) text->set_replica_count(*module_.replica_count());
+  if (module_.num_partitions().has_value()) text->set_num_partitions(*module_.num_partitions());
+  text->set_stack_frames(module_.text_info().stack_frames);
+  for (const std::string& n : names_) text->add_attribute_names(n);
+  if (!same_order) {
+    for (const HloComputation* c : comps) text->add_computation_order(comp_ids_.at(c));
+  }
+  return absl::OkStatus();
+}
+
+// -------------------------------------------------------------- decoding
+
+class Decoder {
+ public:
+  explicit Decoder(xla::HloModuleProto& proto) : proto_(proto) {}
+  absl::StatusOr<std::unique_ptr<HloModule>> Run();
+
+ private:
+  absl::Status DecodeComputation(xla::HloComputationProto& cp, HloComputation* comp);
+  absl::Status DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst);
+  absl::StatusOr<SharedShape> InternShape(const xla::ShapeProto& sp);
+
+  xla::HloModuleProto& proto_;
+  std::unique_ptr<HloModule> module_;
+  bool hilo_written_ = false;
+  uint32_t instruction_flags_ = kXlaStyle;
+  std::vector<absl::string_view> attribute_names_;
+  absl::flat_hash_map<int64_t, HloComputation*> comps_by_id_;
+  absl::flat_hash_set<absl::string_view> names_;
+  absl::flat_hash_map<std::string, SharedShape> shapes_;
+  std::string shape_key_;
+};
+
+absl::StatusOr<SharedShape> Decoder::InternShape(const xla::ShapeProto& sp) {
+  // Equal shapes share one SharedShape, keyed by their encoding; the common
+  // array shape (no tuple, a layout of minor_to_major only) by its numbers.
+  shape_key_.clear();
+  const xla::LayoutProto& l = sp.layout();
+  const bool plain_layout =
+      !sp.has_layout() ||
+      (l.tiles_size() == 0 && l.tail_padding_alignment_in_elements() == 0 &&
+       l.element_size_in_bits() == 0 && l.memory_space() == 0 &&
+       l.dynamic_shape_metadata_prefix_bytes() == 0 && !l.has_hilo_tail() &&
+       l.GetReflection()->GetUnknownFields(l).empty());
+  if (sp.tuple_shapes_size() == 0 && plain_layout && sp.GetReflection()->GetUnknownFields(sp).empty()) {
+    absl::StrAppend(&shape_key_, "a", static_cast<int>(sp.element_type()));
+    for (int64_t d : sp.dimensions()) absl::StrAppend(&shape_key_, ",", d);
+    for (bool d : sp.is_dynamic_dimension()) shape_key_.push_back(d ? 'd' : 's');
+    if (sp.has_layout()) {
+      shape_key_.push_back('{');
+      for (int64_t d : l.minor_to_major()) absl::StrAppend(&shape_key_, ",", d);
+    }
+  } else if (!sp.SerializeToString(&shape_key_)) {
+    return absl::InvalidArgumentError("bad shape");
+  }
+  auto it = shapes_.find(shape_key_);
+  if (it != shapes_.end()) return it->second;
+  absl::StatusOr<Shape> shape = ShapeFromProtoAt(sp, 0);
+  if (!shape.ok()) return shape.status();
+  SharedShape shared(*std::move(shape));
+  shapes_.emplace(shape_key_, shared);
+  return shared;
+}
+
+absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst) {
+  xla::HiloInstructionText text = std::move(*ip.mutable_hilo_text());
+  ip.clear_hilo_text();
+  std::vector<absl::string_view> order;
+  for (int32_t idx : text.attribute_order()) {
+    if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
+      return Invalid(WhereOf(inst), "attribute name index out of range");
+    }
+    order.push_back(attribute_names_[idx]);
+    inst->AppendAttributeName(attribute_names_[idx]);
+  }
+  auto listed = [&](absl::string_view name) {
+    return std::find(order.begin(), order.end(), name) != order.end();
+  };
+  inst->set_text_flags(text.has_flags() ? text.flags() : instruction_flags_);
+
+  const HloOpcode opcode = inst->opcode();
+  if (opcode == HloOpcode::kParameter) {
+    if (ip.parameter_number() < 0) return Invalid(WhereOf(inst), "negative parameter number");
+    inst->set_parameter_number(ip.parameter_number());
+  } else if (opcode == HloOpcode::kGetTupleElement) {
+    inst->set_tuple_index(ip.tuple_index());
+  }
+  ip.clear_parameter_number();
+  ip.clear_tuple_index();
+  if (ip.dimensions_size() > 0 || listed("dimensions") ||
+      (!hilo_written_ && (opcode == HloOpcode::kBroadcast || opcode == HloOpcode::kTranspose ||
+                          opcode == HloOpcode::kReduce || opcode == HloOpcode::kReverse))) {
+    inst->set_dimensions(std::vector<int64_t>(ip.dimensions().begin(), ip.dimensions().end()));
+  }
+  ip.clear_dimensions();
+  if (ip.has_dot_dimension_numbers()) {
+    const xla::DotDimensionNumbers& d = ip.dot_dimension_numbers();
+    DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
+    dn->lhs_batch_dimensions.assign(d.lhs_batch_dimensions().begin(), d.lhs_batch_dimensions().end());
+    dn->rhs_batch_dimensions.assign(d.rhs_batch_dimensions().begin(), d.rhs_batch_dimensions().end());
+    dn->lhs_contracting_dimensions.assign(d.lhs_contracting_dimensions().begin(),
+                                          d.lhs_contracting_dimensions().end());
+    dn->rhs_contracting_dimensions.assign(d.rhs_contracting_dimensions().begin(),
+                                          d.rhs_contracting_dimensions().end());
+    ip.clear_dot_dimension_numbers();
+  }
+  // hilo's text of attributes, by name.
+  absl::flat_hash_map<std::string, std::string> texts;
+  bool iota_no_transpose = false;
+  for (xla::HiloAttribute& a : *text.mutable_attributes()) {
+    if (a.name() == "hilo_iota_no_transpose") {
+      iota_no_transpose = true;
+      continue;
+    }
+    texts[a.name()] = std::move(*a.mutable_value());
+  }
+  // Replica groups: the deprecated field, or the device list.
+  const xla::CollectiveDeviceListProto& dl = ip.collective_device_list();
+  if (auto it = texts.find("replica_groups"); it != texts.end()) {
+    inst->set_replica_groups(ReplicaGroups::Raw(it->second));
+    texts.erase(it);
+  } else if (dl.has_iota_replica_group_list()) {
+    const xla::IotaReplicaGroupListProto& ip2 = dl.iota_replica_group_list();
+    IotaReplicaGroupList iota;
+    iota.num_groups = ip2.num_replica_groups();
+    iota.group_size = ip2.num_devices_per_group();
+    iota.reshape_dims.assign(ip2.iota_reshape_dims().begin(), ip2.iota_reshape_dims().end());
+    if (!iota_no_transpose) {
+      iota.transpose_perm.assign(ip2.iota_transpose_perm().begin(), ip2.iota_transpose_perm().end());
+      bool identity = !hilo_written_;
+      for (size_t i = 0; identity && i < iota.transpose_perm.size(); ++i) {
+        identity = iota.transpose_perm[i] == static_cast<int64_t>(i);
+      }
+      // XLA prints no `T(...)` for the identity.
+      if (identity) iota.transpose_perm.clear();
+    }
+    inst->set_replica_groups(ReplicaGroups::Iota(std::move(iota)));
+  } else if (ip.replica_groups_size() > 0 || dl.replica_groups_size() > 0) {
+    const auto& groups = ip.replica_groups_size() > 0 ? ip.replica_groups() : dl.replica_groups();
+    std::vector<std::vector<int64_t>> explicit_groups;
+    explicit_groups.reserve(groups.size());
+    for (const xla::ReplicaGroup& g : groups) {
+      explicit_groups.emplace_back(g.replica_ids().begin(), g.replica_ids().end());
+    }
+    inst->set_replica_groups(ReplicaGroups::Explicit(std::move(explicit_groups)));
+  } else if (listed("replica_groups") ||
+             (!hilo_written_ && HloInstruction::IsCollectiveWithReplicaGroups(opcode))) {
+    inst->set_replica_groups(ReplicaGroups());
+  }
+  ip.clear_replica_groups();
+  ip.clear_collective_device_list();
+  int64_t channel = ip.channel_id();
+  if (channel == 0 && ip.all_reduce_id() > 0) channel = ip.all_reduce_id();
+  if (channel != 0 || listed("channel_id")) inst->set_channel_id(channel);
+  ip.clear_channel_id();
+  ip.clear_all_reduce_id();
+  if (ip.use_global_device_ids() || listed("use_global_device_ids")) {
+    inst->set_use_global_device_ids(ip.use_global_device_ids());
+  }
+  ip.clear_use_global_device_ids();
+  if (ip.constrain_layout() || listed("constrain_layout")) {
+    inst->set_constrain_layout(ip.constrain_layout());
+  }
+  ip.clear_constrain_layout();
+  if (ip.source_target_pairs_size() > 0 || listed("source_target_pairs")) {
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    pairs.reserve(ip.source_target_pairs_size());
+    for (const xla::SourceTarget& st : ip.source_target_pairs()) pairs.emplace_back(st.source(), st.target());
+    inst->set_source_target_pairs(std::move(pairs));
+  }
+  ip.clear_source_target_pairs();
+  if (!ip.custom_call_target().empty()) inst->set_custom_call_target(ip.custom_call_target());
+  ip.clear_custom_call_target();
+  // XLA writes a custom-call's API version always (ORIGINAL, 1, by
+  // default): 0 there is an explicit UNSPECIFIED (older XLA and Neuron print
+  // it). Other instructions have none.
+  if (opcode == HloOpcode::kCustomCall || ip.custom_call_api_version() != xla::API_VERSION_UNSPECIFIED) {
+    const int v = static_cast<int>(ip.custom_call_api_version());
+    if (v < 0 || v > 4) return Invalid(WhereOf(inst), absl::StrCat("unknown custom_call_api_version ", v));
+    inst->set_api_version(v);
+  }
+  ip.clear_custom_call_api_version();
+  if (!ip.backend_config().empty() || listed("backend_config")) {
+    inst->set_backend_config(std::move(*ip.mutable_backend_config()), text.backend_config_is_dict());
+  }
+  ip.clear_backend_config();
+  if (ip.has_frontend_attributes()) {
+    FrontendAttributes fa;
+    const auto& map = ip.frontend_attributes().map();
+    if (text.frontend_attribute_order_size() > 0) {
+      for (const std::string& k : text.frontend_attribute_order()) {
+        auto it = map.find(k);
+        if (it == map.end()) return Invalid(WhereOf(inst), "frontend attribute order names a missing key");
+        fa.Append(k, it->second);
+      }
+    } else {
+      std::vector<std::pair<std::string, std::string>> entries(map.begin(), map.end());
+      std::sort(entries.begin(), entries.end());
+      for (const auto& [k, v] : entries) fa.Append(k, v);
+    }
+    if (!fa.empty()) inst->set_frontend_attributes(std::move(fa));
+    ip.clear_frontend_attributes();
+  }
+  if (text.has_metadata()) {
+    inst->set_metadata(text.metadata());
+  } else if (ip.has_metadata()) {
+    inst->set_metadata(RenderMetadata(ip.metadata()));
+  }
+  ip.clear_metadata();
+  if (text.has_sharding()) {
+    inst->set_sharding(text.sharding());
+  } else if (ip.has_sharding()) {
+    absl::StatusOr<std::string> s = RenderShardingChecked(ip.sharding());
+    if (!s.ok()) return Invalid(WhereOf(inst), s.status().message());
+    inst->set_sharding(*std::move(s));
+  }
+  ip.clear_sharding();
+  if (opcode == HloOpcode::kConstant) {
+    if (text.has_literal()) {
+      inst->set_literal_text(text.literal());
+    } else if (ip.has_literal()) {
+      absl::StatusOr<std::string> lt = LiteralProtoToText(ip.literal());
+      if (!lt.ok()) return Invalid(WhereOf(inst), lt.status().message());
+      inst->set_literal_text(*std::move(lt));
+    } else {
+      return Invalid(WhereOf(inst), "constant without a literal");
+    }
+    ip.clear_literal();
+  }
+  // Attributes kept as text, and those XLA's fields give.
+  std::vector<RawAttribute> raws;
+  for (auto& [name, value] : texts) raws.push_back({name, std::move(value)});
+  if (absl::Status s = DecodeTextAttributes(
+          opcode, [&](absl::string_view name) { return !texts.contains(name) && (!hilo_written_ || listed(name)); },
+          &ip, &raws);
+      !s.ok()) {
+    return Invalid(WhereOf(inst), s.message());
+  }
+  // Keep the written order among raw attributes (the printer prints listed ones in order anyway).
+  std::stable_sort(raws.begin(), raws.end(), [&](const RawAttribute& a, const RawAttribute& b) {
+    auto pos = [&](const std::string& n) {
+      return std::find(order.begin(), order.end(), n) - order.begin();
+    };
+    return pos(a.name) < pos(b.name);
+  });
+  for (RawAttribute& r : raws) inst->mutable_raw_attributes()->push_back(std::move(r));
+  return absl::OkStatus();
+}
+
+absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputation* comp) {
+  const std::string where = absl::StrCat("computation ", comp->name());
+  xla::HiloComputationText text = std::move(*cp.mutable_hilo_text());
+  cp.clear_hilo_text();
+  if (text.has_flags()) comp->mutable_text_info()->flags = text.flags();
+  comp->mutable_text_info()->has_signature = hilo_written_ ? text.has_signature() : true;
+  comp->mutable_text_info()->signature = text.signature();
+  comp->mutable_text_info()->canonical_signature = text.canonical_signature();
+  if (!cp.execution_thread().empty()) comp->set_execution_thread(cp.execution_thread());
+  cp.clear_execution_thread();
+
+  const int n = cp.instructions_size();
+  // Ids: exact, and (for XLA's 64-bit ids) by their low 32 bits.
+  absl::flat_hash_map<int64_t, int> by_id;
+  absl::flat_hash_map<int64_t, int> by_local;
+  absl::flat_hash_set<int64_t> local_clash;
+  by_id.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    const int64_t id = cp.instructions(i).id();
+    if (!by_id.emplace(id, i).second) {
+      return Invalid(where, absl::StrCat("instruction id ", id, " is used twice"));
+    }
+    const int64_t local = id & 0xffffffff;
+    if (!by_local.emplace(local, i).second) local_clash.insert(local);
+  }
+  auto find = [&](int64_t id) -> int {
+    if (auto it = by_id.find(id); it != by_id.end()) return it->second;
+    if (id >= 0 && id <= 0xffffffff && !local_clash.contains(id)) {
+      if (auto it = by_local.find(id); it != by_local.end()) return it->second;
+    }
+    return -1;
+  };
+  // The order instructions are added in: the text's, else a schedule's, else the proto's.
+  std::vector<int> order;
+  order.reserve(n);
+  if (text.instruction_order_size() > 0) {
+    if (text.instruction_order_size() != n) return Invalid(where, "instruction order is incomplete");
+    std::vector<bool> seen(n, false);
+    for (int64_t id : text.instruction_order()) {
+      const int i = find(id);
+      if (i < 0 || seen[i]) return Invalid(where, "instruction order is not a permutation");
+      seen[i] = true;
+      order.push_back(i);
+    }
+  } else {
+    for (int i = 0; i < n; ++i) order.push_back(i);
+  }
+  std::vector<HloInstruction*> insts(n, nullptr);
+  for (int i : order) {
+    xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
+    auto iwhere = [&] { return absl::StrCat(where, ", instruction ", ip.name(), " (id ", ip.id(), ")"); };
+    if (ip.name().empty()) return Invalid(iwhere(), "instruction without a name");
+    std::optional<HloOpcode> opcode = StringToHloOpcode(ip.opcode());
+    if (!opcode.has_value()) return Invalid(iwhere(), absl::StrCat("unknown opcode '", ip.opcode(), "'"));
+    absl::StatusOr<SharedShape> shape = InternShape(ip.shape());
+    if (!shape.ok()) return Invalid(iwhere(), shape.status().message());
+    auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode,
+                                               *std::move(shape), std::move(*ip.mutable_name()));
+    ip.clear_name();
+    ip.clear_opcode();
+    ip.clear_shape();
+    HloInstruction* inst = owned.get();
+    if (!names_.insert(inst->name()).second) {
+      return Invalid(absl::StrCat(where, ", instruction ", inst->name()), "instruction name is used twice");
+    }
+    // The parameter number first: AddInstruction registers parameters by it.
+    if (*opcode == HloOpcode::kParameter) {
+      if (ip.parameter_number() < 0 || ip.parameter_number() > (int64_t{1} << 20)) {
+        return Invalid(WhereOf(inst), absl::StrCat("absurd parameter number ", ip.parameter_number()));
+      }
+      inst->set_parameter_number(ip.parameter_number());
+    }
+    comp->AddInstruction(std::move(owned));
+    insts[i] = inst;
+  }
+  for (int i : order) {
+    xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
+    HloInstruction* inst = insts[i];
+    inst->ReserveOperands(ip.operand_ids_size());
+    for (int64_t id : ip.operand_ids()) {
+      const int j = find(id);
+      if (j < 0) return Invalid(WhereOf(inst), absl::StrCat("operand id ", id, " names no instruction"));
+      inst->AppendOperand(insts[j]);
+    }
+    for (int64_t id : ip.control_predecessor_ids()) {
+      const int j = find(id);
+      if (j < 0) {
+        return Invalid(WhereOf(inst), absl::StrCat("control predecessor id ", id, " names no instruction"));
+      }
+      insts[j]->AddControlDependencyTo(inst);
+    }
+    ip.clear_operand_ids();
+    ip.clear_control_predecessor_ids();
+    ip.clear_id();
+  }
+  for (int i : order) {
+    xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
+    HloInstruction* inst = insts[i];
+    // Called computations: must be defined (earlier in the proto).
+    std::vector<HloComputation*> called;
+    for (int64_t id : ip.called_computation_ids()) {
+      auto it = comps_by_id_.find(id);
+      if (it == comps_by_id_.end()) {
+        return Invalid(WhereOf(inst), absl::StrCat("calls computation id ", id,
+                                            ", which is not defined before it"));
+      }
+      called.push_back(it->second);
+    }
+    ip.clear_called_computation_ids();
+    const xla::HiloInstructionText& t = ip.hilo_text();
+    if (t.called_size() > 0) {
+      size_t at = 0;
+      for (const xla::HiloCalledAttribute& c : t.called()) {
+        if (c.count() < 0 || at + static_cast<size_t>(c.count()) > called.size()) {
+          return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+        }
+        std::vector<HloComputation*> comps(called.begin() + at, called.begin() + at + c.count());
+        at += c.count();
+        inst->mutable_called_computation_attributes()->push_back({c.name(), std::move(comps), c.braced()});
+      }
+      if (at != called.size()) {
+        return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+      }
+    } else if (!called.empty()) {
+      for (CalledComputationAttribute& c : DefaultCalledAttributes(*inst, called)) {
+        inst->mutable_called_computation_attributes()->push_back(std::move(c));
+      }
+    }
+    if (absl::Status s = DecodeAttributes(ip, inst); !s.ok()) return s;
+    if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(ip.SerializeAsString());
+  }
+  if (n > 0) {
+    const int r = find(cp.root_id());
+    if (r < 0) return Invalid(where, absl::StrCat("root id ", cp.root_id(), " names no instruction"));
+    comp->set_root_instruction(insts[r]);
+  } else {
+    return Invalid(where, "computation without instructions");
+  }
+  if (auto cycle = comp->FindCycle(); cycle.has_value()) {
+    return Invalid(where, absl::StrCat("cycle through ", cycle->from->name(), " and ", cycle->to->name()));
+  }
+  cp.clear_instructions();
+  cp.clear_root_id();
+  cp.clear_program_shape();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
+  hilo_written_ = proto_.has_hilo_text();
+  xla::HiloModuleText text = std::move(*proto_.mutable_hilo_text());
+  proto_.clear_hilo_text();
+  module_ = std::make_unique<HloModule>(proto_.name());
+  for (const std::string& n : text.attribute_names()) {
+    attribute_names_.push_back(InternAttributeName(n));
+  }
+  if (hilo_written_) {
+    instruction_flags_ = text.instruction_flags();
+    module_->mutable_text_info()->flags = text.flags();
+    module_->set_has_header(text.has_header());
+    for (const xla::HiloAttribute& a : text.header_attributes()) {
+      module_->mutable_header_attributes()->push_back({a.name(), a.value()});
+    }
+    for (const std::string& n : text.header_order()) module_->mutable_header_order()->push_back(n);
+    if (text.has_replica_count()) module_->set_replica_count(text.replica_count());
+    if (text.has_num_partitions()) module_->set_num_partitions(text.num_partitions());
+    module_->mutable_text_info()->stack_frames = text.stack_frames();
+  } else {
+    module_->mutable_text_info()->flags = kXlaStyle;
+    // XLA keeps the replica and partition counts in HloModuleConfig, not in
+    // this proto; a device assignment, when written, has both (it stays in
+    // the proto too, kept with the fields hilo does not model).
+    if (proto_.has_device_assignment()) {
+      const xla::DeviceAssignmentProto& da = proto_.device_assignment();
+      if (da.replica_count() > 0) {
+        module_->set_replica_count(da.replica_count());
+        module_->mutable_header_order()->push_back("replica_count");
+      }
+      if (da.computation_count() > 0) {
+        module_->set_num_partitions(da.computation_count());
+        module_->mutable_header_order()->push_back("num_partitions");
+      }
+    }
+    if (proto_.has_host_program_shape()) {
+      std::vector<std::string> params;
+      absl::Status bad;
+      for (const xla::ShapeProto& sp : proto_.host_program_shape().parameters()) {
+        absl::StatusOr<Shape> s = ShapeFromProtoAt(sp, 0);
+        if (!s.ok()) return Invalid("host_program_shape", s.status().message());
+        params.push_back(s->ToString());
+      }
+      absl::StatusOr<Shape> result = ShapeFromProtoAt(proto_.host_program_shape().result(), 0);
+      if (!result.ok()) return Invalid("host_program_shape", result.status().message());
+      module_->mutable_header_attributes()->push_back(
+          {"entry_computation_layout",
+           absl::StrCat("{(", absl::StrJoin(params, ", "), ")->", result->ToString(), "}")});
+      module_->mutable_header_order()->push_back("entry_computation_layout");
+    }
+    if (proto_.has_schedule()) {
+      module_->mutable_header_attributes()->insert(module_->mutable_header_attributes()->begin(),
+                                                   {"is_scheduled", "true"});
+      module_->mutable_header_order()->insert(module_->mutable_header_order()->begin(), "is_scheduled");
+    }
+  }
+  // Computations: validated in the proto's order (callees first), added in
+  // the text's order when it is recorded.
+  const int nc = proto_.computations_size();
+  absl::flat_hash_map<int64_t, int> index_by_id;
+  for (int i = 0; i < nc; ++i) {
+    if (!index_by_id.emplace(proto_.computations(i).id(), i).second) {
+      return Invalid("module", absl::StrCat("computation id ", proto_.computations(i).id(), " is used twice"));
+    }
+  }
+  std::vector<int> add_order;
+  if (text.computation_order_size() > 0) {
+    if (text.computation_order_size() != nc) return Invalid("module", "computation order is incomplete");
+    std::vector<bool> seen(nc, false);
+    for (int64_t id : text.computation_order()) {
+      auto it = index_by_id.find(id);
+      if (it == index_by_id.end() || seen[it->second]) {
+        return Invalid("module", "computation order is not a permutation");
+      }
+      seen[it->second] = true;
+      add_order.push_back(it->second);
+    }
+  } else {
+    for (int i = 0; i < nc; ++i) add_order.push_back(i);
+  }
+  // Entry: by id, else by name, else the last computation.
+  int entry = -1;
+  if (proto_.entry_computation_id() != 0) {
+    auto it = index_by_id.find(proto_.entry_computation_id());
+    if (it == index_by_id.end()) return Invalid("module", "entry_computation_id names no computation");
+    entry = it->second;
+  } else if (!proto_.entry_computation_name().empty()) {
+    for (int i = 0; i < nc; ++i) {
+      if (proto_.computations(i).name() == proto_.entry_computation_name()) entry = i;
+    }
+    if (entry < 0) return Invalid("module", "entry_computation_name names no computation");
+  } else if (nc > 0) {
+    entry = nc - 1;
+  }
+  if (nc == 0) return Invalid("module", "no computations");
+  std::vector<HloComputation*> comps(nc, nullptr);
+  absl::flat_hash_set<std::string> comp_names;
+  for (int i : add_order) {
+    const std::string& name = proto_.computations(i).name();
+    if (name.empty()) return Invalid("module", "computation without a name");
+    if (!comp_names.insert(name).second) {
+      return Invalid("module", absl::StrCat("computation name ", name, " is used twice"));
+    }
+    comps[i] = module_->AddComputation(std::make_unique<HloComputation>(name), i == entry);
+  }
+  module_->BeginBulkLoad();
+  for (int i = 0; i < nc; ++i) {
+    xla::HloComputationProto& cp = *proto_.mutable_computations(i);
+    if (absl::Status s = DecodeComputation(cp, comps[i]); !s.ok()) {
+      module_->EndBulkLoad();
+      return s;
+    }
+    comps_by_id_[cp.id()] = comps[i];
+    cp.clear_name();
+    cp.clear_id();
+    if (cp.ByteSizeLong() != 0) comps[i]->set_opaque_proto_fields(cp.SerializeAsString());
+  }
+  module_->EndBulkLoad();
+  proto_.clear_computations();
+  proto_.clear_name();
+  proto_.clear_entry_computation_id();
+  proto_.clear_entry_computation_name();
+  proto_.clear_host_program_shape();
+  proto_.clear_schedule();
+  if (proto_.ByteSizeLong() != 0) module_->set_opaque_proto_fields(proto_.SerializeAsString());
+  return std::move(module_);
+}
+
+}  // namespace
+
+absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto) {
+  return ShapeFromProtoAt(proto, 0);
+}
+
+void ShapeToProto(const Shape& shape, xla::ShapeProto* proto) {
+  proto->set_element_type(TypeToProto(shape.element_type()));
+  if (shape.IsTuple() || shape.IsBuffer()) {
+    for (const Shape& e : shape.tuple_shapes()) ShapeToProto(e, proto->add_tuple_shapes());
+    return;
+  }
+  if (!shape.IsArray()) return;
+  bool dynamic = false;
+  for (int64_t i = 0; i < shape.rank(); ++i) {
+    proto->add_dimensions(shape.dimensions(i));
+    dynamic |= shape.is_dynamic_dimension(i);
+  }
+  if (dynamic) {
+    for (int64_t i = 0; i < shape.rank(); ++i) proto->add_is_dynamic_dimension(shape.is_dynamic_dimension(i));
+  }
+  if (shape.has_layout()) {
+    xla::LayoutProto* l = proto->mutable_layout();
+    for (int64_t d : shape.layout().minor_to_major) l->add_minor_to_major(d);
+    const std::string& tail = shape.layout().tail.get();
+    if (!tail.empty()) {
+      xla::LayoutProto parsed;
+      if (ParseLayoutTail(tail, &parsed)) {
+        l->MergeFrom(parsed);
+        if (RenderLayoutTail(*l) != tail) l->set_hilo_tail(tail);
+      } else {
+        l->set_hilo_tail(tail);
+      }
+    } else if (shape.rank() == 0) {
+      l->set_hilo_tail("");  // a scalar's written `{}`: XLA's protos can not say it
+    }
+  }
+}
+
+absl::StatusOr<std::string> LiteralProtoToText(const xla::LiteralProto& literal) {
+  return LiteralText(literal, 0);
+}
+
+absl::StatusOr<std::vector<std::vector<std::string>>> LiteralLeafValues(
+    const xla::LiteralProto& literal) {
+  std::vector<std::vector<std::string>> leaves;
+  // Depth-first over the tuple tree, with an explicit stack.
+  std::vector<const xla::LiteralProto*> stack = {&literal};
+  while (!stack.empty()) {
+    const xla::LiteralProto* lit = stack.back();
+    stack.pop_back();
+    absl::StatusOr<Shape> shape = ShapeFromProtoAt(lit->shape(), 0);
+    if (!shape.ok()) return shape.status();
+    if (shape->IsTuple()) {
+      if (lit->tuple_literals_size() != shape->tuple_shapes_size()) {
+        return absl::InvalidArgumentError("tuple literal does not match its shape");
+      }
+      if (stack.size() > (size_t{1} << 20)) return absl::InvalidArgumentError("absurd literal");
+      for (int i = lit->tuple_literals_size() - 1; i >= 0; --i) stack.push_back(&lit->tuple_literals(i));
+      continue;
+    }
+    if (!shape->IsArray()) return absl::InvalidArgumentError("literal of a non-array shape");
+    if (shape->elements() > (int64_t{1} << 31)) return absl::InvalidArgumentError("absurd literal size");
+    absl::StatusOr<std::vector<std::string>> values =
+        ElementTexts(*lit, shape->element_type(), shape->elements(), /*exact=*/true);
+    if (!values.ok()) return values.status();
+    leaves.push_back(*std::move(values));
+  }
+  return leaves;
+}
+
+absl::Status LiteralTextToProto(const Shape& shape, absl::string_view text,
+                                xla::LiteralProto* literal) {
+  if (!LiteralTypesSupported(shape)) {
+    return absl::UnimplementedError("literal element type not converted");
+  }
+  absl::StatusOr<std::vector<LiteralElement>> elems = ParseLiteralElements(shape, text);
+  if (!elems.ok()) return elems.status();
+  size_t at = 0;
+  FillLiteral(shape, *elems, &at, literal);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProto& proto) {
+  return Decoder(proto).Run();
+}
+
+absl::StatusOr<xla::HloModuleProto> HloModuleToProto(const HloModule& module) {
+  xla::HloModuleProto proto;
+  if (absl::Status s = Encoder(module).Run(proto); !s.ok()) return s;
+  return proto;
+}
+
+absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* proto) {
+  return Encoder(module).Run(*proto);
+}
+
+absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
+  xla::HloModuleProto rest;
+  std::string computations;
+  if (absl::Status s = Encoder(module).Run(rest, &computations); !s.ok()) return s;
+  std::string bytes = rest.SerializeAsString();
+  bytes += computations;
+  return bytes;
+}
+
+}  // namespace hilo

@@ -1,0 +1,59 @@
+// Conversion between hilo's IR and XLA's HloModuleProto (hlo.proto).
+//
+// Writing maps every attribute hilo models to XLA's field for it, assigning
+// ids as XLA does (docs/proto-format.md); what XLA's fields can not say (the
+// text's print style, attribute order, attribute text no XLA field gives back
+// exactly) goes into hilo's own `hilo_text` fields, which XLA ignores. So a
+// module read from text, written as a proto and read back prints exactly as
+// the text did.
+//
+// Reading accepts what XLA writes: any unique ids (64-bit ids carrying the
+// computation's id in the high bits included; operand ids may then be the
+// local low 32 bits), callees before callers. Fields hilo does not model are
+// kept, serialized, on the IR object they belong to and written back
+// unchanged. Malformed input (ids pointing nowhere, duplicate ids, cycles, a
+// computation called before it is defined, unknown opcodes, absurd sizes) is
+// an InvalidArgument error naming the computation and instruction.
+#ifndef HILO_PROTO_HLO_PROTO_CONVERT_H_
+#define HILO_PROTO_HLO_PROTO_CONVERT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/proto/hlo.pb.h"
+
+namespace hilo {
+
+// Consumes `proto` (mapped fields are cleared from it as they are read; what
+// is left is what hilo keeps opaque).
+absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProto& proto);
+
+absl::StatusOr<xla::HloModuleProto> HloModuleToProto(const HloModule& module);
+// Into an empty `proto`, which may live on an arena (faster for large modules).
+absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* proto);
+// The binary HloModuleProto, written one instruction message at a time (the
+// same message HloModuleToProto gives, its fields in another order).
+absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module);
+// Appends protobuf's wire form of length-delimited field `field` holding `payload`.
+void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out);
+
+// Shapes and literals, for snapshots' arguments and the tests.
+absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto);
+void ShapeToProto(const Shape& shape, xla::ShapeProto* proto);
+// The literal text XLA prints for `literal` (`{1, 2}`, `1.5`, `(1, 2)`),
+// or an error for element types or forms hilo can not print.
+absl::StatusOr<std::string> LiteralProtoToText(const xla::LiteralProto& literal);
+// The element values of every array leaf of `literal` (depth-first), each
+// as the shortest text that reads back exactly (snapshots' arguments).
+absl::StatusOr<std::vector<std::vector<std::string>>> LiteralLeafValues(
+    const xla::LiteralProto& literal);
+// The values of literal text `text` of shape `shape` as a LiteralProto.
+absl::Status LiteralTextToProto(const Shape& shape, absl::string_view text,
+                                xla::LiteralProto* literal);
+
+}  // namespace hilo
+
+#endif  // HILO_PROTO_HLO_PROTO_CONVERT_H_

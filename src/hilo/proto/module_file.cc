@@ -1,0 +1,339 @@
+#include "hilo/proto/module_file.h"
+
+#include <climits>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/stubs/logging.h"
+#include "google/protobuf/text_format.h"
+#include "hilo/proto/hlo_proto_convert.h"
+#include "hilo/text/parser.h"
+#include "hilo/text/printer.h"
+
+namespace hilo {
+namespace {
+
+absl::Status Bad(absl::string_view filename, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(filename, ": error: ", what));
+}
+
+// True when the first bytes hold control characters no text file has.
+bool LooksBinary(absl::string_view bytes) {
+  const size_t n = std::min<size_t>(bytes.size(), 512);
+  for (size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    if (c < 0x09 || (c > 0x0d && c < 0x20) || c == 0x7f) return true;
+  }
+  return false;
+}
+
+// The first field name of a text proto, or "" when the text does not start
+// like one (`name: "m"`, `hlo_module {`).
+absl::string_view FirstTextProtoField(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && absl::ascii_isspace(text[i])) ++i;
+    if (i < text.size() && text[i] == '#') {  // a comment line
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    break;
+  }
+  const size_t s = i;
+  while (i < text.size() && (absl::ascii_isalnum(text[i]) || text[i] == '_')) ++i;
+  const absl::string_view field = text.substr(s, i - s);
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+  if (i >= text.size() || (text[i] != ':' && text[i] != '{')) return "";
+  static constexpr absl::string_view kFields[] = {
+      "name", "entry_computation_name", "entry_computation_id", "computations",
+      "host_program_shape", "id", "schedule", "input_output_alias", "hlo_module", "hlo",
+      "arguments", "result", "execution_platform", "buffer_assignment", "spmd_output_sharding",
+      "device_assignment", "frontend_attributes", "buffer_donor", "is_dynamic",
+      "cross_program_prefetches", "spmd_parameters_shardings", "profile_info", "stack_frame_index"};
+  for (absl::string_view f : kFields) {
+    if (field == f) return field;
+  }
+  return "";
+}
+
+class ErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  explicit ErrorCollector(absl::string_view filename) : filename_(filename) {}
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (first_.empty()) {
+      first_ = absl::StrCat(filename_, ":", line + 1, ":", column + 1, ": error: ", message);
+    }
+  }
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string filename_;
+  std::string first_;
+};
+
+template <typename Message>
+absl::Status ParseText(absl::string_view text, absl::string_view filename, Message* message) {
+  if (text.size() > static_cast<size_t>(INT_MAX)) return Bad(filename, "file too large for a text proto");
+  google::protobuf::TextFormat::Parser parser;
+  ErrorCollector errors(filename);
+  parser.RecordErrorsTo(&errors);
+  google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  if (!parser.Parse(&input, message)) {
+    return absl::InvalidArgumentError(errors.first().empty()
+                                          ? absl::StrCat(filename, ": error: malformed text proto")
+                                          : errors.first());
+  }
+  return absl::OkStatus();
+}
+
+// Parses binary `bytes` as `Message`; false (quietly) when they are not one.
+template <typename Message>
+bool ParseBinary(absl::string_view bytes, Message* message) {
+  google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
+  return message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+// How many messages deep the first field-1 chain goes before a printable
+// byte: 1 for an HloModuleProto (field 1 is its name), 2 for an HloProto, 3
+// for an HloSnapshot; 0 when the bytes do not start that way.
+int NestingOfFirstField(absl::string_view bytes) {
+  size_t i = 0;
+  for (int depth = 1; depth <= 4; ++depth) {
+    if (i >= bytes.size() || bytes[i] != 0x0a) return 0;
+    ++i;
+    // The length varint.
+    while (i < bytes.size() && (static_cast<unsigned char>(bytes[i]) & 0x80)) ++i;
+    ++i;
+    if (i >= bytes.size()) return 0;
+    if (bytes[i] != 0x0a) return depth;
+  }
+  return 0;
+}
+
+absl::StatusOr<LoadedModule> Convert(xla::HloModuleProto& proto, absl::string_view filename,
+                                     LoadedModule loaded) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = HloModuleFromProto(proto);
+  if (!module.ok()) return Bad(filename, module.status().message());
+  loaded.module = *std::move(module);
+  return loaded;
+}
+
+bool HasModule(const xla::HloModuleProto& m) { return m.computations_size() > 0; }
+
+}  // namespace
+
+absl::string_view ModuleFormatName(ModuleFormat format) {
+  switch (format) {
+    case ModuleFormat::kText: return "hlo";
+    case ModuleFormat::kProto: return "pb";
+    case ModuleFormat::kProtoText: return "pbtxt";
+  }
+  return "hlo";
+}
+
+std::optional<ModuleFormat> ModuleFormatFromName(absl::string_view name) {
+  if (name == "hlo") return ModuleFormat::kText;
+  if (name == "pb") return ModuleFormat::kProto;
+  if (name == "pbtxt") return ModuleFormat::kProtoText;
+  return std::nullopt;
+}
+
+std::optional<ModuleFormat> ModuleFormatFromPath(absl::string_view path) {
+  if (absl::EndsWith(path, ".pb")) return ModuleFormat::kProto;
+  if (absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".textproto")) {
+    return ModuleFormat::kProtoText;
+  }
+  if (absl::EndsWith(path, ".hlo") || absl::EndsWith(path, ".txt")) return ModuleFormat::kText;
+  return std::nullopt;
+}
+
+ModuleFormat DetectModuleFormat(absl::string_view bytes, absl::string_view filename) {
+  const std::optional<ModuleFormat> by_name = ModuleFormatFromPath(filename);
+  if (LooksBinary(bytes) || (by_name == ModuleFormat::kProto && !bytes.empty())) {
+    return ModuleFormat::kProto;
+  }
+  if (!FirstTextProtoField(bytes).empty() || by_name == ModuleFormat::kProtoText) {
+    return ModuleFormat::kProtoText;
+  }
+  return ModuleFormat::kText;
+}
+
+absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename) {
+  LoadedModule loaded;
+  const ModuleFormat format = DetectModuleFormat(bytes, filename);
+  const bool binary = format == ModuleFormat::kProto;
+  const absl::string_view text_field = binary ? "" : FirstTextProtoField(bytes);
+  if (format == ModuleFormat::kText) {
+    loaded.format = ModuleFormat::kText;
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(bytes, filename);
+    if (!module.ok()) return module.status();
+    loaded.module = *std::move(module);
+    return loaded;
+  }
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return Bad(filename, "larger than 2 GiB, the most a protobuf message can be");
+  }
+  if (!binary) {
+    loaded.format = ModuleFormat::kProtoText;
+    if (text_field == "hlo_module" || text_field == "buffer_assignment") {
+      xla::HloProto p;
+      if (absl::Status s = ParseText(bytes, filename, &p); !s.ok()) return s;
+      loaded.message = ProtoMessage::kHloProto;
+      xla::HloModuleProto m = std::move(*p.mutable_hlo_module());
+      p.clear_hlo_module();
+      loaded.envelope = p.SerializeAsString();
+      return Convert(m, filename, std::move(loaded));
+    }
+    if (text_field == "hlo" || text_field == "arguments" || text_field == "result" ||
+        text_field == "execution_platform") {
+      xla::HloSnapshot p;
+      if (absl::Status s = ParseText(bytes, filename, &p); !s.ok()) return s;
+      loaded.message = ProtoMessage::kHloSnapshot;
+      xla::HloModuleProto m = std::move(*p.mutable_hlo()->mutable_hlo_module());
+      p.mutable_hlo()->clear_hlo_module();
+      loaded.arguments.assign(p.arguments().begin(), p.arguments().end());
+      if (p.has_result()) loaded.result = p.result();
+      loaded.envelope = p.SerializeAsString();
+      return Convert(m, filename, std::move(loaded));
+    }
+    xla::HloModuleProto m;
+    if (absl::Status s = ParseText(bytes, filename, &m); !s.ok()) return s;
+    return Convert(m, filename, std::move(loaded));
+  }
+  loaded.format = ModuleFormat::kProto;
+  // The three messages all start with field 1: the one that parses and
+  // holds a module wins, tried in the order the file name suggests (XLA's
+  // and Neuron's names: `.hlo_module.pb`, `.hlo.pb`, `.snapshot.`), else
+  // snapshot, HloProto, module (a module's bytes fail fast as the others).
+  std::vector<ProtoMessage> order = {ProtoMessage::kHloSnapshot, ProtoMessage::kHloProto,
+                                     ProtoMessage::kHloModuleProto};
+  const int nesting = NestingOfFirstField(bytes);
+  if (absl::EndsWith(filename, ".hlo_module.pb") || nesting == 1) {
+    order = {ProtoMessage::kHloModuleProto, ProtoMessage::kHloSnapshot, ProtoMessage::kHloProto};
+  } else if (absl::EndsWith(filename, ".hlo.pb") || nesting == 2) {
+    order = {ProtoMessage::kHloProto, ProtoMessage::kHloModuleProto, ProtoMessage::kHloSnapshot};
+  }
+  for (ProtoMessage candidate : order) {
+    loaded.message = candidate;
+    // One arena per attempt: a large module's many small messages cost a
+    // pointer bump each, and go at once.
+    google::protobuf::Arena arena;
+    switch (candidate) {
+      case ProtoMessage::kHloSnapshot: {
+        auto* snap = google::protobuf::Arena::CreateMessage<xla::HloSnapshot>(&arena);
+        if (!ParseBinary(bytes, snap) || !HasModule(snap->hlo().hlo_module())) break;
+        loaded.arguments.assign(snap->arguments().begin(), snap->arguments().end());
+        if (snap->has_result()) loaded.result = snap->result();
+        absl::StatusOr<LoadedModule> out =
+            Convert(*snap->mutable_hlo()->mutable_hlo_module(), filename, std::move(loaded));
+        if (!out.ok()) return out;
+        snap->mutable_hlo()->clear_hlo_module();
+        out->envelope = snap->SerializeAsString();
+        return out;
+      }
+      case ProtoMessage::kHloProto: {
+        auto* hp = google::protobuf::Arena::CreateMessage<xla::HloProto>(&arena);
+        if (!ParseBinary(bytes, hp) || !HasModule(hp->hlo_module())) break;
+        absl::StatusOr<LoadedModule> out = Convert(*hp->mutable_hlo_module(), filename, std::move(loaded));
+        if (!out.ok()) return out;
+        hp->clear_hlo_module();
+        out->envelope = hp->SerializeAsString();
+        return out;
+      }
+      case ProtoMessage::kHloModuleProto: {
+        auto* m = google::protobuf::Arena::CreateMessage<xla::HloModuleProto>(&arena);
+        if (!ParseBinary(bytes, m) || !HasModule(*m)) break;
+        return Convert(*m, filename, std::move(loaded));
+      }
+    }
+  }
+  return Bad(filename,
+             "not a binary xla.HloModuleProto, HloProto or HloSnapshot holding a module "
+             "(truncated, corrupt, or another message?)");
+}
+
+absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleFormat format,
+                                            ProtoMessage message, absl::string_view envelope) {
+  if (format == ModuleFormat::kText) return PrintHloModule(module);
+  if (format == ModuleFormat::kProto) {
+    // Streamed; an HloProto or HloSnapshot around it is framed by hand.
+    absl::StatusOr<std::string> module_bytes = HloModuleToBytes(module);
+    if (!module_bytes.ok()) return module_bytes.status();
+    // Field 1 (the module, or the HloProto) followed by the message's other fields.
+    auto frame = [](absl::string_view payload, absl::string_view rest) {
+      std::string out;
+      AppendLengthDelimitedField(1, payload, &out);
+      out.append(rest.data(), rest.size());
+      return out;
+    };
+    std::string bytes;
+    switch (message) {
+      case ProtoMessage::kHloModuleProto:
+        bytes = *std::move(module_bytes);
+        break;
+      case ProtoMessage::kHloProto:
+        bytes = frame(*module_bytes, envelope);  // the envelope is the HloProto without its module
+        break;
+      case ProtoMessage::kHloSnapshot: {
+        xla::HloSnapshot snap;
+        if (!envelope.empty() && !snap.ParseFromArray(envelope.data(), static_cast<int>(envelope.size()))) {
+          return absl::InternalError("kept HloSnapshot fields do not parse");
+        }
+        const std::string hlo_rest = snap.hlo().SerializeAsString();
+        snap.clear_hlo();
+        bytes = frame(frame(*module_bytes, hlo_rest), snap.SerializeAsString());
+        break;
+      }
+    }
+    if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+      return absl::InvalidArgumentError("the module is larger than 2 GiB, the most a protobuf can hold");
+    }
+    return bytes;
+  }
+  google::protobuf::Arena arena;
+  auto* proto = google::protobuf::Arena::CreateMessage<xla::HloModuleProto>(&arena);
+  google::protobuf::Message* out = proto;
+  auto parse_envelope = [&](google::protobuf::Message* m) {
+    return envelope.empty() || m->ParseFromArray(envelope.data(), static_cast<int>(envelope.size()));
+  };
+  switch (message) {
+    case ProtoMessage::kHloModuleProto:
+      break;
+    case ProtoMessage::kHloProto: {
+      auto* hp = google::protobuf::Arena::CreateMessage<xla::HloProto>(&arena);
+      if (!parse_envelope(hp)) return absl::InternalError("kept HloProto fields do not parse");
+      proto = hp->mutable_hlo_module();
+      out = hp;
+      break;
+    }
+    case ProtoMessage::kHloSnapshot: {
+      auto* snap = google::protobuf::Arena::CreateMessage<xla::HloSnapshot>(&arena);
+      if (!parse_envelope(snap)) return absl::InternalError("kept HloSnapshot fields do not parse");
+      proto = snap->mutable_hlo()->mutable_hlo_module();
+      out = snap;
+      break;
+    }
+  }
+  if (absl::Status s = HloModuleToProto(module, proto); !s.ok()) return s;
+  std::string bytes;
+  if (format == ModuleFormat::kProto) {
+    const size_t size = out->ByteSizeLong();  // computes the sizes serializing uses
+    if (size > static_cast<size_t>(INT_MAX)) {
+      return absl::InvalidArgumentError("the module is larger than 2 GiB, the most a protobuf can hold");
+    }
+    bytes.resize(size);
+    out->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(bytes.data()));
+    return bytes;
+  }
+  if (!google::protobuf::TextFormat::PrintToString(*out, &bytes)) {
+    return absl::InternalError("printing the text proto failed");
+  }
+  return bytes;
+}
+
+}  // namespace hilo

@@ -1,0 +1,63 @@
+// Reading and writing a module in any of hilo's formats: HLO text, XLA's
+// binary protos (HloModuleProto, HloProto, HloSnapshot) and their text-proto
+// forms. Tools call only this: LoadModule finds the format (by content, and by
+// the file name where the content is ambiguous), SerializeModule writes one.
+// See docs/proto-format.md.
+#ifndef HILO_PROTO_MODULE_FILE_H_
+#define HILO_PROTO_MODULE_FILE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/proto/hlo.pb.h"
+
+namespace hilo {
+
+enum class ModuleFormat { kText, kProto, kProtoText };
+
+// Which XLA message a proto file holds.
+enum class ProtoMessage { kHloModuleProto, kHloProto, kHloSnapshot };
+
+// "hlo", "pb", "pbtxt".
+absl::string_view ModuleFormatName(ModuleFormat format);
+std::optional<ModuleFormat> ModuleFormatFromName(absl::string_view name);
+// By the file name: `.pb` -> kProto, `.pbtxt`/`.textproto` -> kProtoText,
+// `.hlo`/`.txt` -> kText; nullopt otherwise (and for "-").
+std::optional<ModuleFormat> ModuleFormatFromPath(absl::string_view path);
+
+// The format of `bytes` (the content of `filename`), as LoadModule decides it.
+ModuleFormat DetectModuleFormat(absl::string_view bytes, absl::string_view filename);
+
+struct LoadedModule {
+  ModuleFormat format = ModuleFormat::kText;
+  ProtoMessage message = ProtoMessage::kHloModuleProto;
+  std::unique_ptr<HloModule> module;
+  // HloProto / HloSnapshot: the message without its module (buffer
+  // assignment, arguments, result, platform), serialized, so that writing
+  // the same message back keeps it.
+  std::string envelope;
+  // HloSnapshot: the recorded arguments and result.
+  std::vector<xla::LiteralProto> arguments;
+  std::optional<xla::LiteralProto> result;
+};
+
+// Reads a module from `bytes` (the content of `filename`, which is used for
+// messages and as a hint: a `.pb` name is read as binary, `.pbtxt` as text
+// proto, `.hlo_module.pb` / `.hlo.pb` / `.snapshot.` name the message).
+// Errors are InvalidArgument, prefixed with the file name.
+absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename);
+
+// `module` in `format`. For the proto formats, `message` says which message
+// to write; `envelope` (LoadedModule::envelope) is the rest of it.
+absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleFormat format,
+                                            ProtoMessage message = ProtoMessage::kHloModuleProto,
+                                            absl::string_view envelope = "");
+
+}  // namespace hilo
+
+#endif  // HILO_PROTO_MODULE_FILE_H_

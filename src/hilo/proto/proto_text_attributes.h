@@ -1,0 +1,46 @@
+// The attributes hilo keeps as text (HloInstruction::raw_attributes(),
+// sharding()) and XLA's proto fields for them: `direction=LT` <->
+// comparison_direction, `slice={[0:4]}` <-> slice_dimensions,
+// `window={size=3 stride=2}` <-> window, `dim_labels=b01f_01io->b01f` <->
+// convolution_dimension_numbers, gather/scatter dimension numbers, padding,
+// operand_precision, fusion kind, the boolean and integer fields, and
+// `sharding={...}` <-> OpSharding. Each mapping writes the text XLA's printer
+// writes for the field; the writer keeps an attribute's text in hilo's own
+// field when the mapping does not give it back byte for byte.
+#ifndef HILO_PROTO_PROTO_TEXT_ATTRIBUTES_H_
+#define HILO_PROTO_PROTO_TEXT_ATTRIBUTES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "hilo/ir/hlo_instruction.h"
+#include "hilo/proto/hlo.pb.h"
+
+namespace hilo {
+
+// Sets the XLA field of attribute `name` from its text. True when the field
+// exists and reading it back (DecodeTextAttributes) gives `value` exactly;
+// the field may be set even when false.
+bool EncodeTextAttribute(HloOpcode opcode, absl::string_view name, absl::string_view value,
+                         xla::HloInstructionProto* proto);
+
+// Appends to `raws` the text of every mapped field set in `proto` whose
+// attribute `wanted` accepts, and clears every mapped field of `proto`.
+// An error for a field whose value can not be written as text.
+absl::Status DecodeTextAttributes(HloOpcode opcode,
+                                  absl::FunctionRef<bool(absl::string_view)> wanted,
+                                  xla::HloInstructionProto* proto, std::vector<RawAttribute>* raws);
+
+// `{replicated}`, `{maximal device=1}`, `{manual}`, `{devices=[2,1]0,1}`,
+// `{devices=[4]<=[4]}`, `... last_tile_dim_replicate`, `{{...}, {...}}`.
+bool ParseSharding(absl::string_view text, xla::OpSharding* sharding);
+std::string RenderSharding(const xla::OpSharding& sharding);
+// As RenderSharding, with an error for a sharding hilo can not write as text.
+absl::StatusOr<std::string> RenderShardingChecked(const xla::OpSharding& sharding);
+
+}  // namespace hilo
+
+#endif  // HILO_PROTO_PROTO_TEXT_ATTRIBUTES_H_

@@ -1,0 +1,387 @@
+// The mapping of each attribute between XLA's HloInstructionProto fields
+// (written here by hand from hlo.proto / xla_data.proto) and hilo's IR and
+// text; unknown fields carried through; malformed protos rejected.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "hilo/proto/hlo_proto_convert.h"
+#include "hilo/proto/module_file.h"
+#include "hilo/text/parser.h"
+#include "hilo/text/printer.h"
+
+namespace hilo {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A module whose entry computation holds `instructions` (text-proto
+// HloInstructionProto bodies) with the last one as root; computation 1 is
+// `%add` (two f32 parameters), for instructions that call one.
+xla::HloModuleProto ModuleProto(const std::string& instructions, int64_t root_id) {
+  const std::string text = R"pb(
+    name: "m"
+    computations {
+      name: "add"
+      id: 1
+      root_id: 103
+      instructions { name: "a" opcode: "parameter" shape { element_type: F32 } id: 101 }
+      instructions {
+        name: "b" opcode: "parameter" shape { element_type: F32 } id: 102 parameter_number: 1
+      }
+      instructions {
+        name: "s" opcode: "add" shape { element_type: F32 } id: 103 operand_ids: 101 operand_ids: 102
+      }
+    }
+    computations { name: "main" id: 2 root_id: )pb" +
+                           std::to_string(root_id) + " " + instructions + R"pb( }
+    entry_computation_id: 2)pb";
+  xla::HloModuleProto proto;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &proto)) << text;
+  return proto;
+}
+
+// The text of instruction `name` after decoding.
+std::string InstructionText(const std::string& instructions, int64_t root_id,
+                            const std::string& name) {
+  xla::HloModuleProto proto = ModuleProto(instructions, root_id);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = HloModuleFromProto(proto);
+  if (!module.ok()) return "error: " + std::string(module.status().message());
+  for (HloComputation* c : (*module)->computations()) {
+    for (HloInstruction* inst : c->instructions()) {
+      if (inst->name() == name) return PrintHloInstruction(*inst);
+    }
+  }
+  return "not found";
+}
+
+constexpr char kParam[] =
+    R"pb(instructions { name: "p" opcode: "parameter" shape { element_type: F32 dimensions: 8 dimensions: 4 layout { minor_to_major: 1 minor_to_major: 0 } } id: 1 })pb";
+
+TEST(ProtoConvertTest, ShapesAndLayouts) {
+  EXPECT_EQ(InstructionText(R"pb(instructions {
+                                   name: "p" opcode: "parameter" id: 1
+                                   shape {
+                                     element_type: BF16 dimensions: 4 dimensions: 8 dimensions: -9223372036854775808
+                                     is_dynamic_dimension: false is_dynamic_dimension: true is_dynamic_dimension: true
+                                   }
+                                 })pb",
+                            1, "p"),
+            "%p = bf16[4,<=8,?] parameter(0)");
+  EXPECT_EQ(InstructionText(R"pb(instructions {
+                                   name: "p" opcode: "parameter" id: 1
+                                   shape {
+                                     element_type: F32 dimensions: 256 dimensions: 128
+                                     layout {
+                                       minor_to_major: 1 minor_to_major: 0
+                                       tiles { dimensions: 8 dimensions: 128 }
+                                       tiles { dimensions: 2 dimensions: 1 }
+                                       element_size_in_bits: 32 memory_space: 1
+                                     }
+                                   }
+                                 })pb",
+                            1, "p"),
+            "%p = f32[256,128]{1,0:T(8,128)(2,1)E(32)S(1)} parameter(0)");
+  EXPECT_EQ(InstructionText(R"pb(instructions {
+                                   name: "p" opcode: "parameter" id: 1
+                                   shape {
+                                     element_type: TUPLE
+                                     tuple_shapes { element_type: S32 }
+                                     tuple_shapes { element_type: TOKEN }
+                                   }
+                                 })pb",
+                            1, "p"),
+            "%p = (s32[], token[]) parameter(0)");
+}
+
+TEST(ProtoConvertTest, Literals) {
+  EXPECT_EQ(InstructionText(R"pb(instructions {
+                                   name: "c" opcode: "constant" id: 1
+                                   shape { element_type: S32 dimensions: 2 dimensions: 2 }
+                                   literal { shape { element_type: S32 dimensions: 2 dimensions: 2 } s32s: 1 s32s: 2 s32s: 3 s32s: -4 }
+                                 })pb",
+                            1, "c"),
+            "%c = s32[2,2] constant({ {1, 2}, {3, -4} })");
+  EXPECT_EQ(InstructionText(R"pb(instructions {
+                                   name: "c" opcode: "constant" id: 1 shape { element_type: PRED }
+                                   literal { shape { element_type: PRED } preds: true }
+                                 })pb",
+                            1, "c"),
+            "%c = pred[] constant(true)");
+  // bf16 1.5 = 0x3fc0 and -inf = 0xff80, little endian.
+  EXPECT_EQ(InstructionText(R"pb(instructions {
+                                   name: "c" opcode: "constant" id: 1 shape { element_type: BF16 dimensions: 2 }
+                                   literal { shape { element_type: BF16 dimensions: 2 } bf16s: "\xc0\x3f\x80\xff" }
+                                 })pb",
+                            1, "c"),
+            "%c = bf16[2] constant({1.5, -inf})");
+  // f16 0.5 = 0x3800.
+  EXPECT_EQ(InstructionText(R"pb(instructions {
+                                   name: "c" opcode: "constant" id: 1 shape { element_type: F16 }
+                                   literal { shape { element_type: F16 } f16s: "\x00\x38" }
+                                 })pb",
+                            1, "c"),
+            "%c = f16[] constant(0.5)");
+  EXPECT_EQ(InstructionText(R"pb(instructions {
+                                   name: "c" opcode: "constant" id: 1
+                                   shape { element_type: TUPLE tuple_shapes { element_type: U8 } tuple_shapes { element_type: F64 } }
+                                   literal {
+                                     shape { element_type: TUPLE tuple_shapes { element_type: U8 } tuple_shapes { element_type: F64 } }
+                                     tuple_literals { shape { element_type: U8 } u8s: "\xff" }
+                                     tuple_literals { shape { element_type: F64 } f64s: 0.1 }
+                                   }
+                                 })pb",
+                            1, "c"),
+            "%c = (u8[], f64[]) constant((255, 0.1))");
+  // Too few values for the shape.
+  EXPECT_THAT(InstructionText(R"pb(instructions {
+                                     name: "c" opcode: "constant" id: 1 shape { element_type: S32 dimensions: 3 }
+                                     literal { shape { element_type: S32 dimensions: 3 } s32s: 1 }
+                                   })pb",
+                              1, "c"),
+              HasSubstr("error: computation main, instruction c: literal has 1 values for 3 elements"));
+}
+
+TEST(ProtoConvertTest, CollectiveFields) {
+  const std::string param = kParam;
+  // The deprecated replica_groups field, channel_id, use_global_device_ids, to_apply.
+  EXPECT_EQ(InstructionText(param + R"pb(instructions {
+                                           name: "ar" opcode: "all-reduce" id: 2 operand_ids: 1
+                                           shape { element_type: F32 dimensions: 8 dimensions: 4 layout { minor_to_major: 1 minor_to_major: 0 } }
+                                           channel_id: 5 use_global_device_ids: true
+                                           replica_groups { replica_ids: 0 replica_ids: 1 }
+                                           replica_groups { replica_ids: 2 replica_ids: 3 }
+                                           called_computation_ids: 1
+                                         })pb",
+                            2, "ar"),
+            "%ar = f32[8,4]{1,0} all-reduce(f32[8,4]{1,0} %p), channel_id=5, "
+            "replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%add");
+  // The device list, iota form, with and without a transpose.
+  EXPECT_EQ(InstructionText(param + R"pb(instructions {
+                                           name: "ag" opcode: "all-gather" id: 2 operand_ids: 1 dimensions: 0
+                                           shape { element_type: F32 dimensions: 32 dimensions: 4 }
+                                           collective_device_list { iota_replica_group_list {
+                                             num_replica_groups: 2 num_devices_per_group: 4
+                                             iota_reshape_dims: 4 iota_reshape_dims: 2
+                                             iota_transpose_perm: 1 iota_transpose_perm: 0 } }
+                                         })pb",
+                            2, "ag"),
+            "%ag = f32[32,4] all-gather(f32[8,4]{1,0} %p), dimensions={0}, replica_groups=[2,4]<=[4,2]T(1,0)");
+  EXPECT_THAT(InstructionText(param + R"pb(instructions {
+                                             name: "ag" opcode: "all-gather" id: 2 operand_ids: 1 dimensions: 0
+                                             shape { element_type: F32 dimensions: 32 dimensions: 4 }
+                                             collective_device_list { iota_replica_group_list {
+                                               num_replica_groups: 1 num_devices_per_group: 4
+                                               iota_reshape_dims: 4 iota_transpose_perm: 0 } }
+                                           })pb",
+                              2, "ag"),
+              HasSubstr("replica_groups=[1,4]<=[4]"));
+  // No groups: XLA prints `{}`; channel_id 0 is no channel.
+  EXPECT_EQ(InstructionText(param + R"pb(instructions {
+                                           name: "ar" opcode: "all-reduce" id: 2 operand_ids: 1 channel_id: 0
+                                           shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                                           called_computation_ids: 1
+                                         })pb",
+                            2, "ar"),
+            "%ar = f32[8,4] all-reduce(f32[8,4]{1,0} %p), replica_groups={}, to_apply=%add");
+  EXPECT_EQ(InstructionText(param + R"pb(instructions {
+                                           name: "cp" opcode: "collective-permute" id: 2 operand_ids: 1 channel_id: 3
+                                           shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                                           source_target_pairs { source: 0 target: 1 }
+                                           source_target_pairs { source: 1 target: 0 }
+                                         })pb",
+                            2, "cp"),
+            "%cp = f32[8,4] collective-permute(f32[8,4]{1,0} %p), channel_id=3, source_target_pairs={{0,1},{1,0}}");
+}
+
+TEST(ProtoConvertTest, ChannelIdZeroSurvivesAsWritten) {
+  // The text's engaged channel_id=0 has no proto value of its own: hilo's
+  // attribute order carries it.
+  const char* text = R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT ag = f32[4] all-gather(p), channel_id=0, replica_groups={}, dimensions={0}
+})";
+  auto module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok());
+  for (ModuleFormat f : {ModuleFormat::kProto, ModuleFormat::kProtoText}) {
+    auto bytes = SerializeModule(**module, f);
+    ASSERT_TRUE(bytes.ok());
+    auto back = LoadModule(*bytes, f == ModuleFormat::kProto ? "m.pb" : "m.pbtxt");
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(PrintHloModule(*back->module), PrintHloModule(**module));
+    EXPECT_EQ(back->module->entry_computation()->root_instruction()->channel_id(), std::optional<int64_t>(0));
+  }
+}
+
+TEST(ProtoConvertTest, Sharding) {
+  const std::string param = kParam;
+  auto with = [&](const std::string& sharding) {
+    return InstructionText(param + R"pb(instructions { name: "c" opcode: "copy" id: 2 operand_ids: 1
+                                          shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                                          sharding { )pb" + sharding + " } }",
+                           2, "c");
+  };
+  EXPECT_THAT(with("type: REPLICATED"), HasSubstr("sharding={replicated}"));
+  EXPECT_THAT(with("type: MAXIMAL tile_assignment_dimensions: 1 tile_assignment_devices: 3"),
+              HasSubstr("sharding={maximal device=3}"));
+  EXPECT_THAT(with("type: MANUAL"), HasSubstr("sharding={manual}"));
+  EXPECT_THAT(with("type: OTHER tile_assignment_dimensions: 2 tile_assignment_dimensions: 1 "
+                   "tile_assignment_devices: 1 tile_assignment_devices: 0"),
+              HasSubstr("sharding={devices=[2,1]1,0}"));
+  EXPECT_THAT(with("type: OTHER tile_assignment_dimensions: 2 tile_assignment_dimensions: 2 "
+                   "iota_reshape_dims: 4 iota_transpose_perm: 0 replicate_on_last_tile_dim: true"),
+              HasSubstr("sharding={devices=[2,2]<=[4] last_tile_dim_replicate}"));
+  EXPECT_THAT(with("type: TUPLE tuple_shardings { type: REPLICATED } tuple_shardings { type: MAXIMAL "
+                   "tile_assignment_dimensions: 1 tile_assignment_devices: 0 }"),
+              HasSubstr("sharding={{replicated}, {maximal device=0}}"));
+}
+
+TEST(ProtoConvertTest, DimensionNumbersWindowsAndFlags) {
+  const std::string param = kParam;
+  EXPECT_EQ(InstructionText(param + R"pb(instructions { name: "d" opcode: "dot" id: 2 operand_ids: 1 operand_ids: 1
+                                           shape { element_type: F32 dimensions: 8 dimensions: 8 }
+                                           dot_dimension_numbers { lhs_contracting_dimensions: 1 rhs_contracting_dimensions: 1 }
+                                           precision_config { operand_precision: HIGHEST operand_precision: DEFAULT } })pb",
+                            2, "d"),
+            "%d = f32[8,8] dot(f32[8,4]{1,0} %p, f32[8,4]{1,0} %p), lhs_contracting_dims={1}, "
+            "rhs_contracting_dims={1}, operand_precision={highest,default}");
+  EXPECT_THAT(InstructionText(param + R"pb(instructions { name: "cv" opcode: "convolution" id: 2 operand_ids: 1 operand_ids: 1
+                                             shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                                             window { dimensions { size: 3 stride: 2 padding_low: 1 padding_high: 1 window_dilation: 1 base_dilation: 1 } }
+                                             convolution_dimension_numbers {
+                                               input_batch_dimension: 0 input_feature_dimension: 1 input_spatial_dimensions: 2
+                                               kernel_input_feature_dimension: 1 kernel_output_feature_dimension: 0 kernel_spatial_dimensions: 2
+                                               output_batch_dimension: 0 output_feature_dimension: 1 output_spatial_dimensions: 2 }
+                                             feature_group_count: 2 })pb",
+                              2, "cv"),
+              HasSubstr("window={size=3 stride=2 pad=1_1}, dim_labels=bf0_oi0->bf0, feature_group_count=2"));
+  EXPECT_THAT(InstructionText(param + R"pb(instructions { name: "g" opcode: "gather" id: 2 operand_ids: 1 operand_ids: 1
+                                             shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                                             gather_dimension_numbers { offset_dims: 1 collapsed_slice_dims: 0 start_index_map: 0 index_vector_dim: 1 }
+                                             gather_slice_sizes: 1 gather_slice_sizes: 4 indices_are_sorted: true })pb",
+                              2, "g"),
+              HasSubstr("offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+                        "slice_sizes={1,4}, indices_are_sorted=true"));
+  EXPECT_THAT(InstructionText(param + R"pb(instructions { name: "sl" opcode: "slice" id: 2 operand_ids: 1
+                                             shape { element_type: F32 dimensions: 4 dimensions: 2 }
+                                             slice_dimensions { start: 0 limit: 8 stride: 2 }
+                                             slice_dimensions { start: 1 limit: 3 stride: 1 } })pb",
+                              2, "sl"),
+              HasSubstr("slice={[0:8:2], [1:3]}"));
+  EXPECT_THAT(InstructionText(param + R"pb(instructions { name: "c" opcode: "compare" id: 2 operand_ids: 1 operand_ids: 1
+                                             shape { element_type: PRED dimensions: 8 dimensions: 4 }
+                                             comparison_direction: "LT" })pb",
+                              2, "c"),
+              HasSubstr("direction=LT"));
+  EXPECT_THAT(InstructionText(param + R"pb(instructions { name: "pd" opcode: "pad" id: 2 operand_ids: 1 operand_ids: 1
+                                             shape { element_type: F32 dimensions: 10 dimensions: 4 }
+                                             padding_config { dimensions { edge_padding_low: 1 edge_padding_high: 1 } dimensions { } } })pb",
+                              2, "pd"),
+              HasSubstr("padding=1_1x0_0"));
+}
+
+TEST(ProtoConvertTest, CustomCallFrontendAttributesMetadataAndControl) {
+  const std::string param = kParam;
+  const std::string text = InstructionText(
+      param + R"pb(instructions { name: "cc" opcode: "custom-call" id: 2 operand_ids: 1 control_predecessor_ids: 1
+                     shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                     custom_call_target: "AwsNeuronCustomOp" custom_call_api_version: API_VERSION_TYPED_FFI
+                     backend_config: "cfg" custom_call_has_side_effect: true
+                     frontend_attributes { map { key: "z" value: "1" } map { key: "a" value: "x y" } }
+                     metadata { op_type: "Foo" op_name: "jit(f)/foo" source_file: "f.py" source_line: 7 } })pb",
+      2, "cc");
+  EXPECT_EQ(text,
+            "%cc = f32[8,4] custom-call(f32[8,4]{1,0} %p), custom_call_target=\"AwsNeuronCustomOp\", "
+            "api_version=API_VERSION_TYPED_FFI, frontend_attributes={a=\"x y\",z=\"1\"}, "
+            "control-predecessors={%p}, metadata={op_type=\"Foo\" op_name=\"jit(f)/foo\" "
+            "source_file=\"f.py\" source_line=7}, backend_config=\"cfg\", custom_call_has_side_effect=true");
+}
+
+TEST(ProtoConvertTest, CalledComputationsAndXlaIds) {
+  // While: condition then body; 64-bit ids with the computation id in the
+  // high bits, operands given by their local (low 32-bit) ids.
+  xla::HloModuleProto proto;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    name: "w"
+    computations { name: "cond" id: 1 root_id: 4294967298
+      instructions { name: "cp" opcode: "parameter" shape { element_type: S32 } id: 4294967297 }
+      instructions { name: "lt" opcode: "compare" shape { element_type: PRED } id: 4294967298
+                     operand_ids: 1 operand_ids: 1 comparison_direction: "LT" } }
+    computations { name: "body" id: 2 root_id: 8589934593
+      instructions { name: "bp" opcode: "parameter" shape { element_type: S32 } id: 8589934593 } }
+    computations { name: "main" id: 3 root_id: 12884901890
+      instructions { name: "x" opcode: "parameter" shape { element_type: S32 } id: 12884901889 }
+      instructions { name: "wh" opcode: "while" shape { element_type: S32 } id: 12884901890
+                     operand_ids: 1 called_computation_ids: 1 called_computation_ids: 2 } }
+    entry_computation_name: "main")pb",
+                                                           &proto));
+  auto module = HloModuleFromProto(proto);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EXPECT_EQ(PrintHloInstruction(*(*module)->entry_computation()->root_instruction()),
+            "%wh = s32[] while(s32[] %x), condition=%cond, body=%body");
+}
+
+TEST(ProtoConvertTest, UnknownAndUnmappedFieldsSurvive) {
+  xla::HloModuleProto proto = ModuleProto(
+      std::string(kParam) + R"pb(instructions { name: "o" opcode: "copy" id: 2 operand_ids: 1
+                                   shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                                   operand_shapes_with_layout { element_type: F32 } })pb",
+      2);
+  // An instruction field no version of hlo.proto hilo knows (number 999)
+  // and a module field (number 998), as unknown fields of the wire format.
+  proto.mutable_computations(1)->mutable_instructions(1)->GetReflection()->MutableUnknownFields(
+      proto.mutable_computations(1)->mutable_instructions(1))->AddVarint(999, 42);
+  proto.GetReflection()->MutableUnknownFields(&proto)->AddLengthDelimited(998, "keep me");
+  const std::string bytes = proto.SerializeAsString();
+  auto loaded = LoadModule(bytes, "m.pb");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto again = SerializeModule(*loaded->module, ModuleFormat::kProto);
+  ASSERT_TRUE(again.ok());
+  xla::HloModuleProto out;
+  ASSERT_TRUE(out.ParseFromString(*again));
+  const xla::HloInstructionProto& o = out.computations(1).instructions(1);
+  EXPECT_EQ(o.name(), "o");
+  ASSERT_EQ(o.operand_shapes_with_layout_size(), 1);
+  const auto& unknown = o.GetReflection()->GetUnknownFields(o);
+  ASSERT_EQ(unknown.field_count(), 1);
+  EXPECT_EQ(unknown.field(0).number(), 999);
+  EXPECT_EQ(unknown.field(0).varint(), 42u);
+  const auto& module_unknown = out.GetReflection()->GetUnknownFields(out);
+  ASSERT_EQ(module_unknown.field_count(), 1);
+  EXPECT_EQ(module_unknown.field(0).length_delimited(), "keep me");
+}
+
+TEST(ProtoConvertTest, DeviceAssignmentGivesReplicaAndPartitionCounts) {
+  xla::HloModuleProto proto = ModuleProto(kParam, 1);
+  proto.mutable_device_assignment()->set_replica_count(2);
+  proto.mutable_device_assignment()->set_computation_count(4);
+  auto module = HloModuleFromProto(proto);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EXPECT_EQ((*module)->replica_count(), std::optional<int64_t>(2));
+  EXPECT_EQ((*module)->num_partitions(), std::optional<int64_t>(4));
+  EXPECT_THAT(PrintHloModule(**module), HasSubstr("HloModule m, replica_count=2, num_partitions=4"));
+}
+
+TEST(ProtoConvertTest, MalformedProtos) {
+  auto error = [](const std::string& instructions, int64_t root) {
+    xla::HloModuleProto proto = ModuleProto(instructions, root);
+    auto module = HloModuleFromProto(proto);
+    return module.ok() ? std::string("ok") : std::string(module.status().message());
+  };
+  const std::string param = kParam;
+  EXPECT_THAT(error(param + R"pb(instructions { name: "q" opcode: "parameter" shape { element_type: F32 } id: 1 })pb", 1),
+              HasSubstr("instruction id 1 is used twice"));
+  EXPECT_THAT(error(param + R"pb(instructions { name: "q" opcode: "frobnicate" shape { element_type: F32 } id: 2 })pb", 2),
+              HasSubstr("unknown opcode 'frobnicate'"));
+  EXPECT_THAT(error(R"pb(instructions { name: "q" opcode: "parameter" id: 2
+                         shape { element_type: F32 dimensions: 4294967296 dimensions: 4294967296 } })pb", 2),
+              HasSubstr("the number of elements overflows"));
+  EXPECT_THAT(error(param, 77), HasSubstr("root id 77 names no instruction"));
+  EXPECT_THAT(error(param + R"pb(instructions { name: "p" opcode: "copy" shape { element_type: F32 } id: 2 operand_ids: 1 })pb", 2),
+              HasSubstr("instruction p: instruction name is used twice"));
+}
+
+}  // namespace
+}  // namespace hilo
