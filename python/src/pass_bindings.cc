@@ -138,7 +138,8 @@ py::dict RunPasses(ModuleHandle& handle, const std::vector<std::string>& names, 
       Registry().BuildPipeline(names, options);
   if (!pipeline.ok()) RaiseStatus(ErrorKind::kPass, pipeline.status());
   if (verify) EnsureVerified(handle);
-  (*pipeline)->set_verify_after_each_pass(verify);
+  (*pipeline)->set_verification(verify ? HloPassPipeline::Verification::kAtEnd
+                                        : HloPassPipeline::Verification::kNone);
   (*pipeline)->set_collect_explanations(explain);
 
   PassRun run;

@@ -35,6 +35,21 @@ def test_load_and_save(example_path, tmp_path):
     assert hilo.load(str(out)).to_text() == module.to_text()
 
 
+@pytest.mark.parametrize("suffix", [".pb", ".pbtxt"])
+def test_save_and_load_proto_forms(example_path, tmp_path, suffix):
+    # The file's extension picks XLA's HloModuleProto (binary or text), and
+    # load() reads it back by content to the same module.
+    module = hilo.load(str(example_path))
+    out = tmp_path / ("out" + suffix)
+    module.save(str(out))
+    data = out.read_bytes()
+    assert not data.startswith(b"HloModule")
+    if suffix == ".pbtxt":
+        assert data.startswith(b"name:")
+    back = hilo.load(str(out))
+    assert back.to_text() == module.to_text()
+
+
 def test_save_error_leaves_nothing(small, tmp_path):
     target = tmp_path / "missing-dir" / "out.hlo"
     with pytest.raises(hilo.LoadError) as info:
