@@ -7,7 +7,9 @@
 // Exit status: 0 success, 1 bad input (unreadable, unparsable or invalid
 // module, unknown pass, bad flag, a pass rejecting the module), 2 internal
 // error (a pass failing on its own or leaving an invalid module behind), 3
-// --check-equivalence found the module after the passes not equivalent.
+// --check-equivalence found the module after the passes not equivalent, 4
+// --check-equivalence could not decide (UNDECIDED: a limit, the time budget,
+// an unsupported opcode; --allow-undecided writes the module anyway).
 // Nothing is written to stdout, -o or --report unless every part of the
 // input went through. See docs/hilo-opt.md.
 #include <algorithm>
@@ -54,6 +56,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 1;
 constexpr int kExitInternal = 2;
 constexpr int kExitNotEquivalent = 3;  // --check-equivalence found a difference
+constexpr int kExitUndecided = 4;      // --check-equivalence reached no verdict
 
 // While a round trip verifies the module, up to this much printed text is
 // held back for standard output or a device (see PrintGated); then the
@@ -77,6 +80,9 @@ struct DriverOptions {
   // `--check-equivalence [--devices=N] [--seed=S] [--rtol=..] [--atol=..]`
   // options go here; see ProcessPart for where the check runs.
   bool check_equivalence = false;
+  bool allow_undecided = false;
+  double check_time_budget = 60;
+  int64_t max_memory_mib = eval::InterpreterOptions::kDefaultMaxMemoryBytes >> 20;
   eval::EquivalenceOptions equivalence;
 };
 
@@ -495,7 +501,15 @@ class Driver {
                     kExitBadInput);
       }
       std::fputs(report->ToString().c_str(), stderr);
-      if (!report->equivalent) {
+      if (report->verdict == eval::Verdict::kUndecided) {
+        if (!options_.allow_undecided) {
+          return Fail(absl::FailedPreconditionError(
+                          "--check-equivalence: undecided (--allow-undecided writes the module anyway)"),
+                      kExitUndecided);
+        }
+        std::fprintf(stderr, "%s: warning: --check-equivalence undecided; writing the module unchecked\n",
+                     display_.c_str());
+      } else if (!report->equivalent) {
         return Fail(absl::FailedPreconditionError(
                         "--check-equivalence: the module after the passes is not equivalent"),
                     kExitNotEquivalent);
@@ -630,6 +644,17 @@ int Main(int argc, char** argv) {
                  "--check-equivalence: relative tolerance (default: by element type)");
   app.add_option("--atol", options.equivalence.atol,
                  "--check-equivalence: absolute tolerance (default: by element type)");
+  app.add_option("--check-time-budget", options.check_time_budget,
+                 "--check-equivalence: seconds for both runs; past it the verdict is UNDECIDED "
+                 "(exit 4); 0 = no limit (default 60)");
+  app.add_flag("--allow-undecided", options.allow_undecided,
+               "--check-equivalence: when no verdict is reached, warn and write the module (exit 0)");
+  app.add_option("--max-array-elements", options.equivalence.interpreter.max_array_elements,
+                 "--check-equivalence: largest array, in elements (default 2^27)");
+  app.add_option("--max-memory", options.max_memory_mib,
+                 "--check-equivalence: MiB of values held over all devices (default 4096)");
+  app.add_option("--max-work", options.equivalence.interpreter.max_work,
+                 "--check-equivalence: element operations over all devices (default 2^36)");
 
   try {
     app.parse(argc, argv);
@@ -638,6 +663,9 @@ int Main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   if (nxd_flag->count() > 0) options.pass_options.collective_matmul_nxd = nxd;
+  if (options.check_time_budget > 0) options.equivalence.time_budget_seconds = options.check_time_budget;
+  options.equivalence.interpreter.max_memory_bytes = options.max_memory_mib << 20;
+  options.equivalence.progress = true;
   if (aggressive_flag->count() > 0) options.pass_options.collective_permute_aggressive = aggressive;
   if (sb_flag->count() > 0) options.pass_options.sb_to_sb_threshold_mb = sb_threshold_mb;
 

@@ -671,53 +671,20 @@ absl::StatusOr<Value> Constant(const HloInstruction& instr) {
   }
   auto elements = ParseLiteralElements(instr.shape(), text);
   if (!elements.ok()) return Error(instr, elements.status().message());
-  auto zero = ZeroValue(instr.shape());
-  if (!zero.ok()) return Error(instr, zero.status().message());
-  std::vector<const Array*> leaves;
-  zero->CollectLeaves(&leaves);
+  auto leaves = ZeroLeaves(instr.shape());
+  if (!leaves.ok()) return Error(instr, leaves.status().message());
   size_t pos = 0;
-  std::vector<Array> filled;
-  for (const Array* leaf : leaves) {
-    Array a = *leaf;
+  for (Array& a : *leaves) {
     if (pos + a.size() > elements->size()) return Error(instr, "literal has too few elements");
     for (int64_t k = 0; k < a.size(); ++k, ++pos) {
       const LiteralElement& e = (*elements)[pos];
       if (a.is_float()) a.SetDouble(k, e.real);
       else a.SetInt(k, e.s);
     }
-    filled.push_back(std::move(a));
   }
-  if (!instr.shape().IsTuple()) return Value::FromArray(std::move(filled[0]));
-  // Rebuild the tuple structure with the filled leaves (one level deep per
-  // tuple; nested tuples are rebuilt with an explicit stack).
-  size_t next = 0;
-  struct Item {
-    const Shape* shape;
-    std::vector<Value> done;
-    size_t child = 0;
-  };
-  std::vector<Item> stack;
-  stack.push_back({&instr.shape(), {}, 0});
-  Value result;
-  while (!stack.empty()) {
-    Item& top = stack.back();
-    if (top.child == top.shape->tuple_shapes().size()) {
-      Value v = Value::Tuple(std::move(top.done));
-      stack.pop_back();
-      if (stack.empty()) result = std::move(v);
-      else stack.back().done.push_back(std::move(v));
-      continue;
-    }
-    const Shape& s = top.shape->tuple_shapes()[top.child++];
-    if (s.IsTuple()) {
-      stack.push_back({&s, {}, 0});
-    } else if (s.IsToken()) {
-      top.done.push_back(Value::Token());
-    } else {
-      top.done.push_back(Value::FromArray(std::move(filled[next++])));
-    }
-  }
-  return result;
+  auto v = ValueFromLeaves(instr.shape(), *std::move(leaves));
+  if (!v.ok()) return Error(instr, v.status().message());
+  return v;
 }
 
 absl::StatusOr<Array> Select(const HloInstruction& instr, const Array& p, const Array& t,
