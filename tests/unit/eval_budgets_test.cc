@@ -12,6 +12,7 @@
 #include "eval_test_util.h"
 #include "hilo/eval/equivalence.h"
 #include "hilo/eval/interpreter.h"
+#include "hilo/eval/structural.h"
 #include "hilo/eval/uninterpreted.h"
 #include "hilo/text/parser.h"
 
@@ -23,8 +24,16 @@ using ::testing::HasSubstr;
 using testing_util::kAdd;
 using testing_util::Parse;
 
+// Options that compare on numbers (the modules below are often the same
+// module twice, which the structural check would decide without running).
+EquivalenceOptions Running() {
+  EquivalenceOptions options;
+  options.structural = false;
+  return options;
+}
+
 EquivalenceReport Check(const std::string& before, const std::string& after,
-                        const EquivalenceOptions& options = {}) {
+                        const EquivalenceOptions& options = Running()) {
   return testing_util::CheckTexts(before, after, options);
 }
 
@@ -149,7 +158,7 @@ ENTRY e {
 })";
 
 TEST(EvalBudgets, StaticLimitsAreCheckedBeforeAnythingRuns) {
-  EquivalenceOptions options;
+  EquivalenceOptions options = Running();
   options.interpreter.max_array_elements = 100000;
   EquivalenceReport r = Check(kBig, kBig, options);
   EXPECT_EQ(r.verdict, Verdict::kUndecided);
@@ -157,14 +166,14 @@ TEST(EvalBudgets, StaticLimitsAreCheckedBeforeAnythingRuns) {
   EXPECT_THAT(r.undecided_reason, HasSubstr("--max-array-elements"));
   EXPECT_EQ(r.instructions_executed, 0);
 
-  options = {};
+  options = Running();
   options.interpreter.max_memory_bytes = 16 << 20;  // 4 devices x 8 MiB needed
   r = Check(kBig, kBig, options);
   EXPECT_EQ(r.verdict, Verdict::kUndecided);
   EXPECT_THAT(r.undecided_reason, HasSubstr("alone takes 32.0 MiB on 4 devices"));
   EXPECT_THAT(r.undecided_reason, HasSubstr("--max-memory"));
 
-  options = {};
+  options = Running();
   options.interpreter.max_work = 1 << 20;
   r = Check(kBig, kBig, options);
   EXPECT_EQ(r.verdict, Verdict::kUndecided);
@@ -199,19 +208,61 @@ ENTRY e {
   init = (s32[], f32[1000]) tuple(z, p)
   ROOT w = (s32[], f32[1000]) while(init), condition=cond, body=body
 })";
-  EquivalenceOptions options;
+  EquivalenceOptions options = Running();
   options.interpreter.max_work = 10000000;
   EquivalenceReport r = Check(hlo, hlo, options);
   EXPECT_EQ(r.verdict, Verdict::kUndecided);
   EXPECT_THAT(r.undecided_reason, HasSubstr("more work than the budget"));
 
-  options = {};
+  options = Running();
   options.time_budget_seconds = 0.2;
   const auto start = std::chrono::steady_clock::now();
   r = Check(hlo, hlo, options);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(r.verdict, Verdict::kUndecided);
   EXPECT_THAT(r.ToString(), HasSubstr("UNDECIDED: cannot decide because the time budget of 0.2 s"));
+}
+
+std::string Collective(absl::string_view attrs, absl::string_view config) {
+  return absl::StrCat(R"(
+HloModule m, replica_count=2
+)", kAdd, R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  c = f32[4] custom-call(p), custom_call_target="Foo", backend_config=")", config, R"("
+  ROOT ar = f32[4] all-reduce(c), replica_groups={{0,1}}, to_apply=add)", attrs, R"(
+})");
+}
+
+TEST(EvalStructural, AttributesThatCannotChangeAValueAreSetAside) {
+  const std::string plain = Collective("", "k=1");
+  const std::string hinted = Collective(
+      R"(, metadata={op_name="x, y"}, frontend_attributes={stream_id="3"}, backend_config="q")", "k=1");
+  EquivalenceReport r = Check(plain, hinted, {});
+  EXPECT_EQ(r.verdict, Verdict::kEquivalent);
+  EXPECT_TRUE(r.structurally_identical);
+  EXPECT_EQ(r.instructions_executed, 0);
+  EXPECT_THAT(r.ToString(), HasSubstr("structurally identical"));
+  // Channel ids: the value is set aside, the presence (group mode) is not.
+  auto a = Parse(Collective(", channel_id=1, use_global_device_ids=true", "k=1"));
+  auto b = Parse(Collective(", channel_id=7, use_global_device_ids=true", "k=1"));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(StructuralDifference(*a, *b).has_value());
+  auto none = Parse(plain);
+  EXPECT_THAT(StructuralDifference(*none, *a).value_or(""), HasSubstr("%ar differs"));
+}
+
+TEST(EvalStructural, AnythingElseIsComparedOnNumbers) {
+  // A custom-call's backend_config is its contract: a change is a change.
+  EquivalenceReport r = Check(Collective("", "k=1"), Collective("", "k=2"), {});
+  EXPECT_FALSE(r.structurally_identical);
+  EXPECT_EQ(r.verdict, Verdict::kNotEquivalent) << r.ToString();
+  // --check-by-running: numbers even for identical modules.
+  r = Check(Collective("", "k=1"), Collective("", "k=1"), Running());
+  EXPECT_FALSE(r.structurally_identical);
+  EXPECT_GT(r.instructions_executed, 0);
+  EXPECT_EQ(r.verdict, Verdict::kEquivalent);
 }
 
 }  // namespace

@@ -647,6 +647,9 @@ int Main(int argc, char** argv) {
   app.add_option("--check-time-budget", options.check_time_budget,
                  "--check-equivalence: seconds for both runs; past it the verdict is UNDECIDED "
                  "(exit 4); 0 = no limit (default 60)");
+  app.add_flag("--check-by-running{false}", options.equivalence.structural,
+               "--check-equivalence: compare on numbers even when the modules are structurally "
+               "identical (see docs/interpreter.md)");
   app.add_flag("--allow-undecided", options.allow_undecided,
                "--check-equivalence: when no verdict is reached, warn and write the module (exit 0)");
   app.add_option("--max-array-elements", options.equivalence.interpreter.max_array_elements,

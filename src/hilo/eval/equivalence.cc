@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
+#include "hilo/eval/structural.h"
 
 namespace hilo {
 namespace eval {
@@ -117,6 +118,11 @@ std::string EquivalenceReport::ToString() const {
   const std::string modulo = UninterpretedSummary();
   switch (verdict) {
     case Verdict::kEquivalent:
+      if (structurally_identical) {
+        absl::StrAppend(&out, "  the modules are structurally identical (up to metadata, frontend "
+                              "attributes, backend configs other than custom-calls' and channel id "
+                              "values): no run needed\n");
+      }
       absl::StrAppend(&out, "EQUIVALENT", modulo.empty() ? "" : " modulo ", modulo, "\n");
       break;
     case Verdict::kNotEquivalent:
@@ -187,6 +193,10 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
     }
     return finish(Verdict::kUndecided, std::move(reason));
   };
+  if (options.structural && !StructuralDifference(before, after).has_value()) {
+    report.structurally_identical = true;
+    return finish(Verdict::kEquivalent, "");
+  }
   for (const HloModule* m : {&before, &after}) {
     if (auto st = CheckStaticLimits(*m, *grid, run_options); !st.ok()) {
       return undecided(m == &before ? "" : "after the passes: ", st);

@@ -28,6 +28,9 @@ struct EquivalenceOptions {
   // Draw a progress line on standard error when it is a terminal and the
   // check takes more than a second.
   bool progress = false;
+  // Decide without running when the modules are structurally equivalent
+  // (structural.h). Off: always compare on numbers.
+  bool structural = true;
 };
 
 struct Tolerance {
@@ -72,6 +75,9 @@ struct EquivalenceReport {
   std::map<std::string, int64_t> uninterpreted;
   // Largest memory held in values during the check, instructions executed
   // over both runs and all devices, wall time.
+  // The verdict was reached without running: the modules are structurally
+  // equivalent (structural.h).
+  bool structurally_identical = false;
   int64_t peak_value_bytes = 0;
   int64_t instructions_executed = 0;
   double seconds = 0;
