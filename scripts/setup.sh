@@ -34,8 +34,10 @@ done
 #   clang-14 libclang-rt-14-dev  libFuzzer and sanitizer runtimes (fuzz/)
 #   python3                      lit
 #   time                         /usr/bin/time -v for peak memory (bench/)
+#   libeigen3-dev                the interpreter's dot kernel (src/hilo/eval/ops.cc)
 PACKAGES=(cmake ninja-build g++ libabsl-dev libcli11-dev nlohmann-json3-dev libgtest-dev
-          libgmock-dev libbenchmark-dev llvm-14-tools clang-14 libclang-rt-14-dev python3 time)
+          libgmock-dev libbenchmark-dev llvm-14-tools clang-14 libclang-rt-14-dev python3 time
+          libeigen3-dev)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include <Eigen/Core>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -864,6 +866,22 @@ absl::Status Reducer::Combine(absl::Span<Array* const> acc, int64_t acc_index,
   return absl::OkStatus();
 }
 
+// out[b, i, j] = sum_c a[b, i, c] * b[b, j, c] (row-major [B, M, K] and
+// [B, N, K]), computed by Eigen in T and rounded to out's type.
+template <typename T>
+void EigenProduct(const T* a, const T* b, int64_t B, int64_t M, int64_t N, int64_t K, Array* out) {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Matrix c(M, N);
+  int64_t k = 0;
+  for (int64_t batch = 0; batch < B; ++batch) {
+    Eigen::Map<const Matrix> am(a + batch * M * K, M, K);
+    Eigen::Map<const Matrix> bm(b + batch * N * K, N, K);
+    c.noalias() = am * bm.transpose();
+    const T* cd = c.data();
+    for (int64_t e = 0; e < M * N; ++e) out->SetDouble(k++, static_cast<double>(cd[e]));
+  }
+}
+
 absl::StatusOr<Array> DotGeneral(const Array& lhs, const Array& rhs,
                                  absl::Span<const int64_t> lhs_batch,
                                  absl::Span<const int64_t> rhs_batch,
@@ -939,6 +957,20 @@ absl::StatusOr<Array> DotGeneral(const Array& lhs, const Array& rhs,
   const int64_t B = product(lhs_batch, lhs), M = product(lfree, lhs), N = product(rfree, rhs),
                 K = product(lhs_contracting, lhs);
   Array out(out_type, out_dims);
+  if (lhs.is_float()) {
+    // Eigen's blocked matrix product, per batch: C = A * B^T with A [M, K]
+    // and B [N, K] row-major. f64 in double; every narrower type in float,
+    // as XLA's HloEvaluator computes them (f32 accumulation).
+    if (lhs.type() == PrimitiveType::F64 || rhs.type() == PrimitiveType::F64 ||
+        out_type == PrimitiveType::F64) {
+      EigenProduct<double>(lc.f().data(), rc.f().data(), B, M, N, K, &out);
+    } else {
+      const std::vector<float> lf(lc.f().begin(), lc.f().end());
+      const std::vector<float> rf(rc.f().begin(), rc.f().end());
+      EigenProduct<float>(lf.data(), rf.data(), B, M, N, K, &out);
+    }
+    return out;
+  }
   int64_t k = 0;
   const bool unsigned_in = lhs.is_unsigned() || rhs.is_unsigned();
   for (int64_t b = 0; b < B; ++b) {
@@ -946,34 +978,17 @@ absl::StatusOr<Array> DotGeneral(const Array& lhs, const Array& rhs,
       const int64_t lbase = (b * M + i) * K;
       for (int64_t j = 0; j < N; ++j) {
         const int64_t rbase = (b * N + j) * K;
-        if (lhs.is_float()) {
-          // Four interleaved partial sums, combined in a fixed order: the
-          // result is deterministic and the loop is not latency-bound.
-          const double* x = lc.f().data() + lbase;
-          const double* y = rc.f().data() + rbase;
-          double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-          int64_t c = 0;
-          for (; c + 4 <= K; c += 4) {
-            a0 += x[c] * y[c];
-            a1 += x[c + 1] * y[c + 1];
-            a2 += x[c + 2] * y[c + 2];
-            a3 += x[c + 3] * y[c + 3];
+        uint64_t acc = 0;
+        for (int64_t c = 0; c < K; ++c) {
+          uint64_t a = static_cast<uint64_t>(lc.i()[lbase + c]);
+          uint64_t bb = static_cast<uint64_t>(rc.i()[rbase + c]);
+          if (unsigned_in) {
+            a = UnsignedBits(lhs.type(), static_cast<int64_t>(a));
+            bb = UnsignedBits(rhs.type(), static_cast<int64_t>(bb));
           }
-          for (; c < K; ++c) a0 += x[c] * y[c];
-          out.SetDouble(k++, (a0 + a1) + (a2 + a3));
-        } else {
-          uint64_t acc = 0;
-          for (int64_t c = 0; c < K; ++c) {
-            uint64_t a = static_cast<uint64_t>(lc.i()[lbase + c]);
-            uint64_t bb = static_cast<uint64_t>(rc.i()[rbase + c]);
-            if (unsigned_in) {
-              a = UnsignedBits(lhs.type(), static_cast<int64_t>(a));
-              bb = UnsignedBits(rhs.type(), static_cast<int64_t>(bb));
-            }
-            acc += a * bb;
-          }
-          out.SetInt(k++, static_cast<int64_t>(acc));
+          acc += a * bb;
         }
+        out.SetInt(k++, static_cast<int64_t>(acc));
       }
     }
   }
