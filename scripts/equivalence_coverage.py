@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 
+VERDICTS = ("EQUIVALENT", "EQUIVALENT (structural)", "NOT EQUIVALENT")
 REAL_CATEGORIES = ("real-dump:", "neuron-docs", "xla:benchmark/real-model file")
 
 
@@ -53,6 +54,8 @@ def classify(rc, err):
     lines = [l for l in err.splitlines() if l.strip()]
     if rc == 0 and any(l.startswith("EQUIVALENT") for l in lines):
         verdict = next(l for l in lines if l.startswith("EQUIVALENT"))
+        if any("structurally identical" in l for l in lines):
+            return "EQUIVALENT (structural)", verdict
         return "EQUIVALENT", verdict
     if rc == 3:
         return "NOT EQUIVALENT", next((l for l in lines if "MISMATCH" in l or "failed" in l), "")
@@ -71,6 +74,8 @@ def reason_key(outcome, detail):
     if outcome in ("EQUIVALENT", "NOT EQUIVALENT"):
         m = re.search(r"modulo (.*)", detail)
         return outcome + (" modulo uninterpreted parts" if m else "")
+    if outcome == "EQUIVALENT (structural)":
+        return outcome
     d = detail
     for cut in ("cannot decide because ", "--check-equivalence: "):
         if cut in d:
@@ -137,21 +142,21 @@ def main():
     in_time = 0
     for f, (c, outcome, secs, detail) in results.items():
         group = "Neuron" if "Neuron" in c or "neuron" in c else ("ROCm JAX" if "ROCm" in c else "XLA benchmark")
-        verdict = outcome in ("EQUIVALENT", "NOT EQUIVALENT")
+        verdict = outcome in VERDICTS
         by_cat[group]["files"] += 1
         by_cat[group][outcome if verdict else "no verdict"] += 1
         if verdict and secs <= args.timeout:
             in_time += 1
         reasons[reason_key(outcome, detail)] += 1
     print(f"pipeline `{args.passes}` {' '.join(args.extra)}, budget {args.timeout} s\n")
-    print("| dumps | files | EQUIVALENT | NOT EQUIVALENT | no verdict |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| dumps | files | EQUIVALENT by running | EQUIVALENT structurally (no run) | NOT EQUIVALENT | no verdict |")
+    print("| --- | --- | --- | --- | --- | --- |")
     total = collections.Counter()
     for group in sorted(by_cat):
         c = by_cat[group]
         total.update(c)
-        print(f"| {group} | {c['files']} | {c['EQUIVALENT']} | {c['NOT EQUIVALENT']} | {c['no verdict']} |")
-    print(f"| all | {total['files']} | {total['EQUIVALENT']} | {total['NOT EQUIVALENT']} | {total['no verdict']} |")
+        print(f"| {group} | {c['files']} | {c['EQUIVALENT']} | {c['EQUIVALENT (structural)']} | {c['NOT EQUIVALENT']} | {c['no verdict']} |")
+    print(f"| all | {total['files']} | {total['EQUIVALENT']} | {total['EQUIVALENT (structural)']} | {total['NOT EQUIVALENT']} | {total['no verdict']} |")
     share = 100.0 * in_time / max(1, len(results))
     print(f"\nverdicts within {args.timeout} s: {in_time}/{len(results)} ({share:.0f}%)\n")
     print("| how the check ends | files |")

@@ -406,6 +406,21 @@ ENTRY e {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("%bc"));
 }
 
+TEST(EvalOps, BatchNormTrainingAsXlasExpander) {
+  // Feature dimension 1 of [2,2]: feature 0 is {1, 3}, feature 1 is {2, 6}.
+  const std::string hlo = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,2] parameter(0)
+  s = f32[2] parameter(1)
+  o = f32[2] parameter(2)
+  ROOT bn = (f32[2,2], f32[2], f32[2]) batch-norm-training(x, s, o), epsilon=0, feature_index=1
+})";
+  // mean {2, 4}, var {1, 4}; normalized x: {-1, -1, 1, 1} * scale + offset.
+  EXPECT_EQ(Eval1(hlo, "param 0 device * : 1 2 3 6\nparam 1 device * : 1 2\nparam 2 device * : 0 10\n"),
+            (std::vector<double>{-1, 8, 1, 12, 2, 4, 1, 4}));
+}
+
 TEST(EvalOps, IdentityCustomCallsPassTheirOperandOn) {
   const std::string hlo = R"(
 HloModule m

@@ -384,7 +384,8 @@ absl::Status DeviceRun::Return() {
 
 absl::Status DeviceRun::Account(const HloInstruction& instr) {
   ++program_->instructions_executed;
-  program_->work += InstructionWork(instr);
+  const int64_t work = InstructionWork(instr);
+  program_->work += work;
   if (program_->work > options_->max_work) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the run needs more work than the budget of ", options_->max_work,
@@ -396,7 +397,9 @@ absl::Status DeviceRun::Account(const HloInstruction& instr) {
         "the values held reached ", Bytes(live_bytes), ", more than the limit of ",
         Bytes(options_->max_memory_bytes), " (max_memory_bytes, --max-memory) at ", InstrRef(instr)));
   }
-  if ((program_->instructions_executed & 63) == 0) {
+  // The clock is read every 64 instructions, and before any large one (the
+  // budget is then overshot by at most one large instruction).
+  if ((program_->instructions_executed & 63) == 0 || work > (int64_t{1} << 20)) {
     const auto now = std::chrono::steady_clock::now();
     if (options_->deadline.has_value() && now > *options_->deadline) {
       return absl::DeadlineExceededError(absl::StrCat(

@@ -61,6 +61,16 @@ absl::StatusOr<int64_t> IntAttribute(const HloInstruction& instr, absl::string_v
   return v;
 }
 
+absl::StatusOr<double> FloatAttribute(const HloInstruction& instr, absl::string_view name) {
+  const std::string* raw = instr.raw_attribute(name);
+  if (raw == nullptr) return Error(instr, absl::StrCat("missing attribute ", name));
+  double v;
+  if (!absl::SimpleAtod(absl::StripAsciiWhitespace(*raw), &v)) {
+    return Error(instr, absl::StrCat("attribute ", name, "=", *raw, " is not a number"));
+  }
+  return v;
+}
+
 struct SliceDim {
   int64_t start, limit, stride;
 };
@@ -1061,6 +1071,44 @@ absl::StatusOr<Array> ReshapeArray(const Array& array, std::vector<int64_t> dims
   return out;
 }
 
+// batch-norm-training(operand, scale, offset), epsilon, feature_index, as
+// XLA's BatchNormExpander computes it: per feature f, mean = E[x] and
+// var = E[x^2] - E[x]^2 over every other dimension; the outputs are
+// ((x - mean) * rsqrt(var + epsilon) * scale + offset, mean, var). Computed
+// in double, rounded at the outputs.
+absl::StatusOr<Value> BatchNormTraining(const HloInstruction& instr, const Array& x,
+                                        const Array& scale, const Array& offset) {
+  auto eps = FloatAttribute(instr, "epsilon");
+  if (!eps.ok()) return eps.status();
+  auto fi = IntAttribute(instr, "feature_index");
+  if (!fi.ok()) return fi.status();
+  if (*fi < 0 || *fi >= x.rank() || !x.is_float()) return Error(instr, "bad operand or feature_index");
+  const int64_t F = x.dims()[*fi];
+  if (scale.size() != F || offset.size() != F) return Error(instr, "scale/offset size differs from the feature dimension");
+  const int64_t inner = RowMajorStrides(x.dims())[*fi];
+  const int64_t n = F == 0 ? 0 : x.size() / F;
+  std::vector<double> sum(F, 0), sq(F, 0);
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = (k / inner) % F;
+    sum[f] += x.f()[k];
+    sq[f] += x.f()[k] * x.f()[k];
+  }
+  Array mean(x.type(), {F}), var(x.type(), {F}), out(x.type(), x.dims());
+  std::vector<double> m(F), v(F);
+  for (int64_t f = 0; f < F; ++f) {
+    m[f] = n ? sum[f] / n : 0;
+    v[f] = n ? sq[f] / n - m[f] * m[f] : 0;
+    mean.SetDouble(f, m[f]);
+    var.SetDouble(f, v[f]);
+  }
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = (k / inner) % F;
+    out.SetDouble(k, (x.f()[k] - m[f]) / std::sqrt(v[f] + *eps) * scale.f()[f] + offset.f()[f]);
+  }
+  return Value::Tuple({Value::FromArray(std::move(out)), Value::FromArray(std::move(mean)),
+                       Value::FromArray(std::move(var))});
+}
+
 absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
                                                absl::Span<const Value* const> ops,
                                                const DeviceIds& ids, const ApplyFn& apply) {
@@ -1185,6 +1233,9 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kPad:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Pad(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kBatchNormTraining:
+      EVAL_RETURN_IF_ERROR(need_arrays(3));
+      return BatchNormTraining(instr, ops[0]->array(), ops[1]->array(), ops[2]->array());
     default:
       return absl::UnimplementedError(absl::StrCat("the interpreter does not support opcode ",
                                                    HloOpcodeString(op), " (instruction %",
