@@ -111,17 +111,20 @@ std::string EquivalenceReport::ToString() const {
   if (!after_error.empty()) {
     absl::StrAppend(&out, "  the module after the passes failed to run: ", after_error, "\n");
   }
-  if (instructions_executed > 0) {
-    absl::StrAppend(&out, absl::StrFormat("  %d instructions executed, values peaked at %s, %.1f s\n",
-                                          instructions_executed, MiB(peak_value_bytes), seconds));
+  if (instructions_executed > 0 || !structural_difference.empty()) {
+    absl::StrAppend(&out, absl::StrFormat("  %d instructions executed, values peaked at %s, %.1f s%s\n",
+                                          instructions_executed, MiB(peak_value_bytes), seconds,
+                                          structural_difference.empty()
+                                              ? ""
+                                              : absl::StrCat(" (run because ", structural_difference, ")")));
   }
   const std::string modulo = UninterpretedSummary();
   switch (verdict) {
     case Verdict::kEquivalent:
       if (structurally_identical) {
         absl::StrAppend(&out, "  the modules are structurally identical (up to metadata, frontend "
-                              "attributes, backend configs other than custom-calls' and channel id "
-                              "values): no run needed\n");
+                              "attributes, non-custom-call backend configs and channel ids that "
+                              "change no group): no run needed\n");
       }
       absl::StrAppend(&out, "EQUIVALENT", modulo.empty() ? "" : " modulo ", modulo, "\n");
       break;
@@ -193,9 +196,13 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
     }
     return finish(Verdict::kUndecided, std::move(reason));
   };
-  if (options.structural && !StructuralDifference(before, after).has_value()) {
-    report.structurally_identical = true;
-    return finish(Verdict::kEquivalent, "");
+  if (options.structural) {
+    std::optional<std::string> difference = StructuralDifference(before, after, grid->num_partitions);
+    if (!difference.has_value()) {
+      report.structurally_identical = true;
+      return finish(Verdict::kEquivalent, "");
+    }
+    report.structural_difference = *std::move(difference);
   }
   for (const HloModule* m : {&before, &after}) {
     if (auto st = CheckStaticLimits(*m, *grid, run_options); !st.ok()) {

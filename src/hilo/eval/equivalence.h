@@ -78,6 +78,9 @@ struct EquivalenceReport {
   // The verdict was reached without running: the modules are structurally
   // equivalent (structural.h).
   bool structurally_identical = false;
+  // Otherwise the first structural difference, e.g. "computation main:
+  // %dot.5 differs" (shown on the statistics line).
+  std::string structural_difference;
   int64_t peak_value_bytes = 0;
   int64_t instructions_executed = 0;
   double seconds = 0;

@@ -37,12 +37,17 @@ size_t ValueEnd(const std::string& text, size_t pos) {
 
 }  // namespace
 
-std::string CanonicalInstructionText(const HloInstruction& instr) {
+std::string CanonicalInstructionText(const HloInstruction& instr, int64_t num_partitions) {
   const std::string text = PrintHloInstruction(instr);
   const bool keep_config = instr.opcode() == HloOpcode::kCustomCall;
   const bool keep_channel = instr.opcode() == HloOpcode::kSend || instr.opcode() == HloOpcode::kRecv ||
                             instr.opcode() == HloOpcode::kSendDone ||
                             instr.opcode() == HloOpcode::kRecvDone;
+  const HloOpcode op = instr.opcode();
+  const bool mode_free = num_partitions == 1 &&
+                         (op == HloOpcode::kAllGather || op == HloOpcode::kAllGatherStart ||
+                          op == HloOpcode::kAllReduce || op == HloOpcode::kAllReduceStart ||
+                          op == HloOpcode::kReduceScatter);
   // Attributes follow the operand list as ", name=value".
   std::string out;
   size_t pos = 0;
@@ -64,7 +69,8 @@ std::string CanonicalInstructionText(const HloInstruction& instr) {
     }
     const size_t end = ValueEnd(text, eq + 1);
     if (name == "metadata" || name == "frontend_attributes" ||
-        (name == "backend_config" && !keep_config)) {
+        (name == "backend_config" && !keep_config) ||
+        (mode_free && (name == "channel_id" || name == "use_global_device_ids"))) {
       // dropped
     } else if (name == "channel_id" && !keep_channel) {
       out += ", channel_id=*";
@@ -76,7 +82,8 @@ std::string CanonicalInstructionText(const HloInstruction& instr) {
   return out;
 }
 
-std::optional<std::string> StructuralDifference(const HloModule& before, const HloModule& after) {
+std::optional<std::string> StructuralDifference(const HloModule& before, const HloModule& after,
+                                                int64_t num_partitions) {
   if (before.replica_count() != after.replica_count() ||
       before.num_partitions() != after.num_partitions()) {
     return "the module headers differ (replica_count / num_partitions)";
@@ -105,7 +112,8 @@ std::optional<std::string> StructuralDifference(const HloModule& before, const H
       ++count;
       auto j = instrs.find(i->name());
       if (j == instrs.end()) return absl::StrCat("computation ", b->name(), ": %", i->name(), " is gone");
-      if (CanonicalInstructionText(*i) != CanonicalInstructionText(*j->second)) {
+      if (CanonicalInstructionText(*i, num_partitions) !=
+          CanonicalInstructionText(*j->second, num_partitions)) {
         return absl::StrCat("computation ", b->name(), ": %", i->name(), " differs");
       }
     }

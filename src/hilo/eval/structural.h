@@ -10,7 +10,13 @@
 // than custom-calls (backend scheduling hints; a custom-call's config is its
 // contract and is compared), and the *value* of `channel_id` on instructions
 // other than send/recv (its presence decides the collective's group mode and
-// is compared; send/recv pair by value, so theirs is compared too).
+// is compared; send/recv pair by value, so theirs is compared too). On a
+// grid of one partition, the group mode of all-gather, all-reduce and
+// reduce-scatter (and their -start) does not depend on `channel_id` or
+// `use_global_device_ids` at all (replica ids, replica-and-partition ids
+// and flattened ids all name the same devices when P = 1), so both are set
+// aside there; the unique-channel-id pass adds channel ids to such
+// collectives of every torch-xla dump.
 #ifndef HILO_EVAL_STRUCTURAL_H_
 #define HILO_EVAL_STRUCTURAL_H_
 
@@ -24,11 +30,13 @@ namespace hilo {
 namespace eval {
 
 // The instruction as text with the set-aside attributes removed.
-std::string CanonicalInstructionText(const HloInstruction& instruction);
+std::string CanonicalInstructionText(const HloInstruction& instruction, int64_t num_partitions);
 
 // nullopt when the modules are structurally equivalent (above); otherwise
 // the first difference, e.g. "computation main: %dot.5 differs".
-std::optional<std::string> StructuralDifference(const HloModule& before, const HloModule& after);
+// `num_partitions`: of the device grid both run on.
+std::optional<std::string> StructuralDifference(const HloModule& before, const HloModule& after,
+                                                int64_t num_partitions);
 
 }  // namespace eval
 }  // namespace hilo
