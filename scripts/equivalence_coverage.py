@@ -46,7 +46,7 @@ def real_dumps(corpus):
 
 def mask(text):
     text = re.sub(r"%[\w.\-]+", "%_", text)
-    text = re.sub(r"\b\d+\b", "N", text)
+    text = re.sub(r"\b\d+(\.\d+)?(e[+-]?\d+)?\b", "N", text)
     return text
 
 
@@ -113,6 +113,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--filter", default="")
     ap.add_argument("--tsv", default="")
+    ap.add_argument("--from-tsv", default="", help="tabulate a --tsv file of an earlier run")
     ap.add_argument("extra", nargs="*")
     args = ap.parse_args()
 
@@ -120,9 +121,15 @@ def main():
     args.has_budget_flag = "--check-time-budget" in help_text
     rows = [r for r in real_dumps(args.corpus) if re.search(args.filter, r[0])]
     results = {}
+    if args.from_tsv:
+        with open(args.from_tsv, encoding="utf-8") as f:
+            for line in f:
+                name, cat, outcome, secs, detail = line.rstrip("\n").split("\t", 4)
+                results[name] = (cat, outcome, float(secs), detail)
+        rows = [r for r in rows if r[0] in results]
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(run_one, args, args.extra, os.path.join(args.corpus, f)): (f, c)
-                   for f, c in rows}
+                   for f, c in rows if f not in results}
         for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
             f, c = futures[fut]
             rc, err, secs = fut.result()
