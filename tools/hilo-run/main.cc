@@ -56,7 +56,21 @@ int main(int argc, char** argv) {
   app.add_option("--inputs", inputs_file, "file of parameter values (docs/interpreter.md)");
   app.add_flag("--print", print, "print every output value");
   app.add_option("-o,--output", output_file, "write the output values to this file");
+  hilo::eval::InterpreterOptions options;
+  int64_t max_memory_mib = options.max_memory_bytes >> 20;
+  double time_budget = 0;
+  app.add_option("--max-array-elements", options.max_array_elements,
+                 "largest array, in elements (default 2^27)");
+  app.add_option("--max-memory", max_memory_mib, "MiB of values held over all devices (default 4096)");
+  app.add_option("--max-work", options.max_work, "element operations over all devices (default 2^36)");
+  app.add_option("--time-budget", time_budget, "seconds; 0 = no limit (default)");
   CLI11_PARSE(app, argc, argv);
+  options.max_memory_bytes = max_memory_mib << 20;
+  if (time_budget > 0) {
+    options.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(time_budget));
+  }
 
   std::string text;
   if (!ReadFile(input, &text)) {
@@ -68,7 +82,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(module.status().message()).c_str());
     return 1;
   }
-  hilo::eval::InterpreterOptions options;
   options.devices = devices;
   options.seed = seed;
   if (!inputs_file.empty() && !ReadFile(inputs_file, &options.inputs_text)) {
