@@ -398,12 +398,36 @@ TEST(EvalOps, UnsupportedOpcodeIsAnErrorNamingIt) {
 HloModule m
 ENTRY e {
   a = f32[4] parameter(0)
-  ROOT bc = s32[4] bitcast-convert(a)
+  ROOT f = f32[4] fft(a), fft_type=FFT, fft_length={4}
 })";
   auto r = RunText(hlo2);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("bitcast-convert"));
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("%bc"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("does not support opcode fft"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("%f"));
+}
+
+TEST(EvalOps, BitcastConvertReinterpretsTheBits) {
+  const std::string hlo = R"(
+HloModule m
+ENTRY e {
+  a = f32[3] parameter(0)
+  i = s32[3] bitcast-convert(a)
+  h = bf16[2] parameter(1)
+  u = u16[2] bitcast-convert(h)
+  back = f32[3] bitcast-convert(i)
+  ROOT t = (s32[3], u16[2], f32[3]) tuple(i, u, back)
+})";
+  // 1.0f = 0x3f800000, -2.0f = 0xc0000000; bf16 1.0 = 0x3f80, -0.5 = 0xbf00.
+  EXPECT_EQ(Eval1(hlo, "param 0 device * : 1 -2 0\nparam 1 device * : 1 -0.5\n"),
+            (std::vector<double>{1065353216, -1073741824, 0, 0x3f80, 0xbf00, 1, -2, 0}));
+  auto r = RunText(R"(
+HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT b = u16[2,2] bitcast-convert(a)
+})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("bitcast-convert from f32 to u16"));
 }
 
 TEST(EvalOps, BatchNormTrainingAsXlasExpander) {

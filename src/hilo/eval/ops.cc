@@ -1071,6 +1071,80 @@ absl::StatusOr<Array> ReshapeArray(const Array& array, std::vector<int64_t> dims
   return out;
 }
 
+// The bits of element k of `a` in its element type's encoding.
+uint64_t ElementBits(const Array& a, int64_t k) {
+  switch (a.type()) {
+    case PrimitiveType::F64: {
+      uint64_t bits;
+      std::memcpy(&bits, &a.f()[k], sizeof(bits));
+      return bits;
+    }
+    case PrimitiveType::F32: {
+      const float f = static_cast<float>(a.f()[k]);
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof(bits));
+      return bits;
+    }
+    case PrimitiveType::BF16: {
+      const float f = static_cast<float>(a.f()[k]);  // exactly a bf16 value
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof(bits));
+      return bits >> 16;
+    }
+    case PrimitiveType::F16: {
+      const _Float16 h = static_cast<_Float16>(static_cast<float>(a.f()[k]));
+      uint16_t bits;
+      std::memcpy(&bits, &h, sizeof(bits));
+      return bits;
+    }
+    default:
+      return UnsignedBits(a.type(), a.i()[k]);
+  }
+}
+
+// bitcast-convert between element types of the same width (same dimensions):
+// the bits of each element reinterpreted. Types of different widths (which
+// add or remove a minor dimension) are not supported.
+absl::StatusOr<Array> BitcastConvert(const HloInstruction& instr, const Array& a) {
+  const PrimitiveType to = instr.shape().element_type();
+  if (BitWidth(a.type()) != BitWidth(to) || to == PrimitiveType::PRED || a.type() == PrimitiveType::PRED) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the interpreter does not support bitcast-convert from ", PrimitiveTypeName(a.type()), " to ",
+        PrimitiveTypeName(to), " (instruction %", instr.name(), ")"));
+  }
+  Array out(to, a.dims());
+  for (int64_t k = 0; k < a.size(); ++k) {
+    const uint64_t bits = ElementBits(a, k);
+    switch (to) {
+      case PrimitiveType::F64: {
+        double d;
+        std::memcpy(&d, &bits, sizeof(d));
+        out.f()[k] = d;
+        break;
+      }
+      case PrimitiveType::F32:
+      case PrimitiveType::BF16: {
+        const uint32_t b32 = to == PrimitiveType::F32 ? static_cast<uint32_t>(bits)
+                                                      : static_cast<uint32_t>(bits) << 16;
+        float f;
+        std::memcpy(&f, &b32, sizeof(f));
+        out.f()[k] = f;
+        break;
+      }
+      case PrimitiveType::F16: {
+        const uint16_t b16 = static_cast<uint16_t>(bits);
+        _Float16 h;
+        std::memcpy(&h, &b16, sizeof(h));
+        out.f()[k] = static_cast<double>(h);
+        break;
+      }
+      default:
+        out.SetInt(k, static_cast<int64_t>(bits));
+    }
+  }
+  return out;
+}
+
 // batch-norm-training(operand, scale, offset), epsilon, feature_index, as
 // XLA's BatchNormExpander computes it: per feature f, mean = E[x] and
 // var = E[x^2] - E[x]^2 over every other dimension; the outputs are
@@ -1233,6 +1307,9 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kPad:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Pad(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kBitcastConvert:
+      EVAL_RETURN_IF_ERROR(need_arrays(1));
+      return array_result(BitcastConvert(instr, ops[0]->array()));
     case HloOpcode::kBatchNormTraining:
       EVAL_RETURN_IF_ERROR(need_arrays(3));
       return BatchNormTraining(instr, ops[0]->array(), ops[1]->array(), ops[2]->array());
