@@ -406,6 +406,30 @@ ENTRY e {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("%f"));
 }
 
+TEST(EvalOps, GatherAsXlaDefinesIt) {
+  // XLA's operation-semantics example: rows 0 and 2 of a [3,3]; an index past
+  // the end is clamped so the slice fits (5 -> 2).
+  const std::string rows = R"(
+HloModule m
+ENTRY e {
+  a = f32[3,3] parameter(0)
+  i = s32[3] parameter(1)
+  ROOT g = f32[3,3] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+})";
+  EXPECT_EQ(Eval1(rows, "param 0 device * : 1 2 3 4 5 6 7 8 9\nparam 1 device * : 0 2 5\n"),
+            (std::vector<double>{1, 2, 3, 7, 8, 9, 7, 8, 9}));
+  // Index vectors along dimension 1, a [1,2] window not collapsed.
+  const std::string windows = R"(
+HloModule m
+ENTRY e {
+  a = f32[3,3] parameter(0)
+  i = s32[2,2] parameter(1)
+  ROOT g = f32[2,1,2] gather(a, i), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,2}
+})";
+  EXPECT_EQ(Eval1(windows, "param 0 device * : 1 2 3 4 5 6 7 8 9\nparam 1 device * : 1 1 2 0\n"),
+            (std::vector<double>{5, 6, 7, 8}));
+}
+
 TEST(EvalOps, BitcastConvertReinterpretsTheBits) {
   const std::string hlo = R"(
 HloModule m

@@ -1071,6 +1071,98 @@ absl::StatusOr<Array> ReshapeArray(const Array& array, std::vector<int64_t> dims
   return out;
 }
 
+absl::StatusOr<std::vector<int64_t>> ListAttribute(const HloInstruction& instr, absl::string_view name,
+                                                   bool required = true) {
+  const std::string* raw = instr.raw_attribute(name);
+  if (raw == nullptr) {
+    if (!required) return std::vector<int64_t>{};
+    return Error(instr, absl::StrCat("missing attribute ", name));
+  }
+  auto list = ParseIntList(*raw);
+  if (!list.ok()) return Error(instr, absl::StrCat(name, ": ", list.status().message()));
+  return list;
+}
+
+// gather, XLA's semantics (operand_batching_dims not supported): for each
+// output index, the batch dimensions (those not in offset_dims) select a
+// start-index vector of start_indices (along index_vector_dim), scattered
+// into operand dimensions by start_index_map and clamped so the slice fits;
+// the offset dimensions walk the slice's dimensions that are not collapsed.
+absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, const Array& indices) {
+  auto offset_dims = ListAttribute(instr, "offset_dims");
+  auto collapsed = ListAttribute(instr, "collapsed_slice_dims");
+  auto index_map = ListAttribute(instr, "start_index_map");
+  auto slice_sizes = ListAttribute(instr, "slice_sizes");
+  auto batching = ListAttribute(instr, "operand_batching_dims", false);
+  auto ivd = IntAttribute(instr, "index_vector_dim");
+  for (const auto* st : {&offset_dims, &collapsed, &index_map, &slice_sizes, &batching}) {
+    if (!st->ok()) return st->status();
+  }
+  if (!ivd.ok()) return ivd.status();
+  if (!batching->empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the interpreter does not support gather with operand_batching_dims (instruction %", instr.name(), ")"));
+  }
+  const int64_t R = operand.rank();
+  if (static_cast<int64_t>(slice_sizes->size()) != R) return Error(instr, "slice_sizes rank differs from the operand's");
+  std::vector<bool> is_offset(instr.shape().rank(), false), is_collapsed(R, false);
+  for (int64_t d : *offset_dims) {
+    if (d < 0 || d >= instr.shape().rank()) return Error(instr, "offset_dims out of range");
+    is_offset[d] = true;
+  }
+  for (int64_t d : *collapsed) {
+    if (d < 0 || d >= R) return Error(instr, "collapsed_slice_dims out of range");
+    is_collapsed[d] = true;
+  }
+  std::vector<int64_t> window_dims;  // operand dims the offset dims walk, in order
+  for (int64_t d = 0; d < R; ++d) {
+    if (!is_collapsed[d]) window_dims.push_back(d);
+  }
+  if (window_dims.size() != offset_dims->size()) return Error(instr, "offset_dims do not match the slice");
+  const bool scalar_indices = *ivd == indices.rank();
+  const int64_t index_len = scalar_indices ? 1 : indices.dims()[*ivd];
+  if (static_cast<int64_t>(index_map->size()) != index_len) return Error(instr, "start_index_map length differs");
+  for (int64_t d : *index_map) {
+    if (d < 0 || d >= R) return Error(instr, "start_index_map out of range");
+  }
+  Array out(operand.type(), DimsOf(instr.shape()));
+  const std::vector<int64_t> out_strides = RowMajorStrides(out.dims());
+  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims());
+  const std::vector<int64_t> idx_strides = RowMajorStrides(indices.dims());
+  std::vector<int64_t> oi(out.rank()), start(R), ii(indices.rank());
+  for (int64_t k = 0; k < out.size(); ++k) {
+    for (int64_t d = 0; d < out.rank(); ++d) oi[d] = (k / out_strides[d]) % out.dims()[d];
+    // Batch index -> position in start_indices (index_vector_dim skipped).
+    int64_t b = 0;
+    for (int64_t d = 0; d < indices.rank(); ++d) {
+      if (!scalar_indices && d == *ivd) continue;
+      while (b < out.rank() && is_offset[b]) ++b;
+      ii[d] = b < out.rank() ? oi[b++] : 0;
+    }
+    std::fill(start.begin(), start.end(), 0);
+    for (int64_t j = 0; j < index_len; ++j) {
+      if (!scalar_indices) ii[*ivd] = j;
+      int64_t pos = 0;
+      for (int64_t d = 0; d < indices.rank(); ++d) pos += ii[d] * idx_strides[d];
+      const int64_t dim = (*index_map)[j];
+      start[dim] = std::clamp<int64_t>(indices.GetInt(pos), 0,
+                                        std::max<int64_t>(operand.dims()[dim] - (*slice_sizes)[dim], 0));
+    }
+    int64_t src = 0, w = 0;
+    for (int64_t d = 0; d < out.rank(); ++d) {
+      if (!is_offset[d]) continue;
+      start[window_dims[w++]] += oi[d];
+    }
+    for (int64_t d = 0; d < R; ++d) {
+      if (start[d] >= operand.dims()[d]) return Error(instr, "slice out of the operand's bounds");
+      src += start[d] * op_strides[d];
+    }
+    if (operand.is_float()) out.f()[k] = operand.f()[src];
+    else out.i()[k] = operand.i()[src];
+  }
+  return out;
+}
+
 // The bits of element k of `a` in its element type's encoding.
 uint64_t ElementBits(const Array& a, int64_t k) {
   switch (a.type()) {
@@ -1307,6 +1399,9 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kPad:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Pad(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kGather:
+      EVAL_RETURN_IF_ERROR(need_arrays(2));
+      return array_result(Gather(instr, ops[0]->array(), ops[1]->array()));
     case HloOpcode::kBitcastConvert:
       EVAL_RETURN_IF_ERROR(need_arrays(1));
       return array_result(BitcastConvert(instr, ops[0]->array()));
