@@ -469,6 +469,24 @@ ENTRY e {
             (std::vector<double>{-1, 8, 1, 12, 2, 4, 1, 4}));
 }
 
+TEST(EvalOps, BatchNormGradAsXlasExpander) {
+  // One feature, x = {1, 3}, mean 2, var 1, epsilon 0, scale 2, dy = {1, 0}:
+  // sum(dy) = 1, sum(dy * (x - mean)) = -1; grad_x = 2 * (dy - 1/2 + (x - 2)/2).
+  const std::string hlo = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,1] parameter(0)
+  s = f32[1] parameter(1)
+  m = f32[1] parameter(2)
+  v = f32[1] parameter(3)
+  dy = f32[2,1] parameter(4)
+  ROOT bn = (f32[2,1], f32[1], f32[1]) batch-norm-grad(x, s, m, v, dy), epsilon=0, feature_index=1
+})";
+  EXPECT_EQ(Eval1(hlo, "param 0 device * : 1 3\nparam 1 device * : 2\nparam 2 device * : 2\n"
+                       "param 3 device * : 1\nparam 4 device * : 1 0\n"),
+            (std::vector<double>{0, 0, -1, 1}));
+}
+
 TEST(EvalOps, IdentityCustomCallsPassTheirOperandOn) {
   const std::string hlo = R"(
 HloModule m

@@ -1237,6 +1237,29 @@ absl::StatusOr<Array> BitcastConvert(const HloInstruction& instr, const Array& a
   return out;
 }
 
+// The feature dimension of a batch-norm: (epsilon, feature_index, features,
+// stride of the feature dimension, elements per feature).
+struct BatchNormDims {
+  double epsilon;
+  int64_t features, inner, per_feature;
+  int64_t feature(int64_t k) const { return (k / inner) % features; }
+};
+
+absl::StatusOr<BatchNormDims> GetBatchNormDims(const HloInstruction& instr, const Array& x,
+                                               absl::Span<const Array* const> per_feature) {
+  auto eps = FloatAttribute(instr, "epsilon");
+  if (!eps.ok()) return eps.status();
+  auto fi = IntAttribute(instr, "feature_index");
+  if (!fi.ok()) return fi.status();
+  if (*fi < 0 || *fi >= x.rank() || !x.is_float()) return Error(instr, "bad operand or feature_index");
+  BatchNormDims d{*eps, x.dims()[*fi], RowMajorStrides(x.dims())[*fi], 0};
+  d.per_feature = d.features == 0 ? 0 : x.size() / d.features;
+  for (const Array* a : per_feature) {
+    if (a->size() != d.features) return Error(instr, "a per-feature operand's size differs from the feature dimension");
+  }
+  return d;
+}
+
 // batch-norm-training(operand, scale, offset), epsilon, feature_index, as
 // XLA's BatchNormExpander computes it: per feature f, mean = E[x] and
 // var = E[x^2] - E[x]^2 over every other dimension; the outputs are
@@ -1244,20 +1267,14 @@ absl::StatusOr<Array> BitcastConvert(const HloInstruction& instr, const Array& a
 // in double, rounded at the outputs.
 absl::StatusOr<Value> BatchNormTraining(const HloInstruction& instr, const Array& x,
                                         const Array& scale, const Array& offset) {
-  auto eps = FloatAttribute(instr, "epsilon");
-  if (!eps.ok()) return eps.status();
-  auto fi = IntAttribute(instr, "feature_index");
-  if (!fi.ok()) return fi.status();
-  if (*fi < 0 || *fi >= x.rank() || !x.is_float()) return Error(instr, "bad operand or feature_index");
-  const int64_t F = x.dims()[*fi];
-  if (scale.size() != F || offset.size() != F) return Error(instr, "scale/offset size differs from the feature dimension");
-  const int64_t inner = RowMajorStrides(x.dims())[*fi];
-  const int64_t n = F == 0 ? 0 : x.size() / F;
+  const Array* pf[] = {&scale, &offset};
+  auto bn = GetBatchNormDims(instr, x, pf);
+  if (!bn.ok()) return bn.status();
+  const int64_t F = bn->features, n = bn->per_feature;
   std::vector<double> sum(F, 0), sq(F, 0);
   for (int64_t k = 0; k < x.size(); ++k) {
-    const int64_t f = (k / inner) % F;
-    sum[f] += x.f()[k];
-    sq[f] += x.f()[k] * x.f()[k];
+    sum[bn->feature(k)] += x.f()[k];
+    sq[bn->feature(k)] += x.f()[k] * x.f()[k];
   }
   Array mean(x.type(), {F}), var(x.type(), {F}), out(x.type(), x.dims());
   std::vector<double> m(F), v(F);
@@ -1268,11 +1285,47 @@ absl::StatusOr<Value> BatchNormTraining(const HloInstruction& instr, const Array
     var.SetDouble(f, v[f]);
   }
   for (int64_t k = 0; k < x.size(); ++k) {
-    const int64_t f = (k / inner) % F;
-    out.SetDouble(k, (x.f()[k] - m[f]) / std::sqrt(v[f] + *eps) * scale.f()[f] + offset.f()[f]);
+    const int64_t f = bn->feature(k);
+    out.SetDouble(k, (x.f()[k] - m[f]) / std::sqrt(v[f] + bn->epsilon) * scale.f()[f] + offset.f()[f]);
   }
   return Value::Tuple({Value::FromArray(std::move(out)), Value::FromArray(std::move(mean)),
                        Value::FromArray(std::move(var))});
+}
+
+// batch-norm-grad(operand, scale, mean, variance, grad_output), as XLA's
+// BatchNormExpander: per feature, with r = rsqrt(var + epsilon),
+// grad_offset = sum(dy), grad_scale = sum(dy * (x - mean)) * r, and
+// grad_operand = scale * r * (dy - grad_offset / N - (x - mean) *
+// sum(dy * (x - mean)) / (N * (var + epsilon))). Computed in double.
+absl::StatusOr<Value> BatchNormGrad(const HloInstruction& instr, const Array& x, const Array& scale,
+                                    const Array& mean, const Array& var, const Array& dy) {
+  const Array* pf[] = {&scale, &mean, &var};
+  auto bn = GetBatchNormDims(instr, x, pf);
+  if (!bn.ok()) return bn.status();
+  if (dy.dims() != x.dims() || !dy.is_float()) return Error(instr, "grad_output's shape differs from the operand's");
+  const int64_t F = bn->features;
+  const double n = static_cast<double>(bn->per_feature);
+  std::vector<double> sum_dy(F, 0), sum_dyx(F, 0);
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = bn->feature(k);
+    sum_dy[f] += dy.f()[k];
+    sum_dyx[f] += dy.f()[k] * (x.f()[k] - mean.f()[f]);
+  }
+  Array gx(x.type(), x.dims()), gscale(scale.type(), {F}), goffset(scale.type(), {F});
+  for (int64_t f = 0; f < F; ++f) {
+    gscale.SetDouble(f, sum_dyx[f] / std::sqrt(var.f()[f] + bn->epsilon));
+    goffset.SetDouble(f, sum_dy[f]);
+  }
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = bn->feature(k);
+    const double ve = var.f()[f] + bn->epsilon;
+    gx.SetDouble(k, n == 0 ? 0
+                           : scale.f()[f] / std::sqrt(ve) *
+                                 (dy.f()[k] - sum_dy[f] / n -
+                                  (x.f()[k] - mean.f()[f]) * sum_dyx[f] / (n * ve)));
+  }
+  return Value::Tuple({Value::FromArray(std::move(gx)), Value::FromArray(std::move(gscale)),
+                       Value::FromArray(std::move(goffset))});
 }
 
 absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
@@ -1405,6 +1458,10 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kBitcastConvert:
       EVAL_RETURN_IF_ERROR(need_arrays(1));
       return array_result(BitcastConvert(instr, ops[0]->array()));
+    case HloOpcode::kBatchNormGrad:
+      EVAL_RETURN_IF_ERROR(need_arrays(5));
+      return BatchNormGrad(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(), ops[3]->array(),
+                           ops[4]->array());
     case HloOpcode::kBatchNormTraining:
       EVAL_RETURN_IF_ERROR(need_arrays(3));
       return BatchNormTraining(instr, ops[0]->array(), ops[1]->array(), ops[2]->array());
