@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "eval_test_util.h"
@@ -428,6 +429,38 @@ ENTRY e {
 })";
   EXPECT_EQ(Eval1(windows, "param 0 device * : 1 2 3 4 5 6 7 8 9\nparam 1 device * : 1 1 2 0\n"),
             (std::vector<double>{5, 6, 7, 8}));
+}
+
+TEST(EvalOps, ScatterAsXlaDefinesIt) {
+  // Rows 0 and 2 of a [3,3] get rows of the updates added; an out-of-bounds
+  // index (5) is skipped, not clamped. Then an assigning scatter (the
+  // to_apply returns the update), as torch-xla writes index_put.
+  const std::string add = absl::StrCat(R"(
+HloModule m
+)", testing_util::kAdd, R"(
+ENTRY e {
+  a = f32[3,3] parameter(0)
+  i = s32[3] parameter(1)
+  u = f32[3,3] parameter(2)
+  ROOT s = f32[3,3] scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})");
+  EXPECT_EQ(Eval1(add, "param 0 device * : 1 2 3 4 5 6 7 8 9\nparam 1 device * : 0 2 5\n"
+                       "param 2 device * : 10 20 30 40 50 60 70 80 90\n"),
+            (std::vector<double>{11, 22, 33, 4, 5, 6, 47, 58, 69}));
+  const std::string assign = R"(
+HloModule m
+assign {
+  x = f32[] parameter(0)
+  ROOT y = f32[] parameter(1)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  i = s32[1] parameter(1)
+  u = f32[1,2] parameter(2)
+  ROOT s = f32[4] scatter(a, i, u), update_window_dims={1}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=assign
+})";
+  EXPECT_EQ(Eval1(assign, "param 0 device * : 1 2 3 4\nparam 1 device * : 1\nparam 2 device * : 8 9\n"),
+            (std::vector<double>{1, 8, 9, 4}));
 }
 
 TEST(EvalOps, BitcastConvertReinterpretsTheBits) {

@@ -1083,6 +1083,31 @@ absl::StatusOr<std::vector<int64_t>> ListAttribute(const HloInstruction& instr, 
   return list;
 }
 
+// Gather's and scatter's start index: the batch dimensions of `index` (those
+// not marked in `is_window`, in order) name a position of `indices` (with
+// index_vector_dim skipped); the index vector there, along index_vector_dim
+// (or the scalar when it is indices' rank), goes to the operand dimensions
+// `index_map` names in `start` (others 0). `position` is scratch.
+void StartVector(const Array& indices, int64_t ivd, const std::vector<int64_t>& index_map,
+                 const std::vector<int64_t>& index, const std::vector<bool>& is_window,
+                 std::vector<int64_t>* position, std::vector<int64_t>* start) {
+  const bool scalar_indices = ivd == indices.rank();
+  size_t b = 0;
+  for (int64_t d = 0; d < indices.rank(); ++d) {
+    if (!scalar_indices && d == ivd) continue;
+    while (b < index.size() && is_window[b]) ++b;
+    (*position)[d] = b < index.size() ? index[b++] : 0;
+  }
+  std::fill(start->begin(), start->end(), 0);
+  const std::vector<int64_t> strides = RowMajorStrides(indices.dims());
+  for (size_t j = 0; j < index_map.size(); ++j) {
+    if (!scalar_indices) (*position)[ivd] = static_cast<int64_t>(j);
+    int64_t pos = 0;
+    for (int64_t d = 0; d < indices.rank(); ++d) pos += (*position)[d] * strides[d];
+    (*start)[index_map[j]] = indices.GetInt(pos);
+  }
+}
+
 // gather, XLA's semantics (operand_batching_dims not supported): for each
 // output index, the batch dimensions (those not in offset_dims) select a
 // start-index vector of start_indices (along index_vector_dim), scattered
@@ -1128,24 +1153,12 @@ absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, 
   Array out(operand.type(), DimsOf(instr.shape()));
   const std::vector<int64_t> out_strides = RowMajorStrides(out.dims());
   const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims());
-  const std::vector<int64_t> idx_strides = RowMajorStrides(indices.dims());
   std::vector<int64_t> oi(out.rank()), start(R), ii(indices.rank());
   for (int64_t k = 0; k < out.size(); ++k) {
     for (int64_t d = 0; d < out.rank(); ++d) oi[d] = (k / out_strides[d]) % out.dims()[d];
-    // Batch index -> position in start_indices (index_vector_dim skipped).
-    int64_t b = 0;
-    for (int64_t d = 0; d < indices.rank(); ++d) {
-      if (!scalar_indices && d == *ivd) continue;
-      while (b < out.rank() && is_offset[b]) ++b;
-      ii[d] = b < out.rank() ? oi[b++] : 0;
-    }
-    std::fill(start.begin(), start.end(), 0);
-    for (int64_t j = 0; j < index_len; ++j) {
-      if (!scalar_indices) ii[*ivd] = j;
-      int64_t pos = 0;
-      for (int64_t d = 0; d < indices.rank(); ++d) pos += ii[d] * idx_strides[d];
-      const int64_t dim = (*index_map)[j];
-      start[dim] = std::clamp<int64_t>(indices.GetInt(pos), 0,
+    StartVector(indices, *ivd, *index_map, oi, is_offset, &ii, &start);
+    for (int64_t dim : *index_map) {
+      start[dim] = std::clamp<int64_t>(start[dim], 0,
                                         std::max<int64_t>(operand.dims()[dim] - (*slice_sizes)[dim], 0));
     }
     int64_t src = 0, w = 0;
@@ -1159,6 +1172,83 @@ absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, 
     }
     if (operand.is_float()) out.f()[k] = operand.f()[src];
     else out.i()[k] = operand.i()[src];
+  }
+  return out;
+}
+
+// scatter (one operand), XLA's semantics (operand_batching_dims not
+// supported): for each update index in row-major order, the batch
+// dimensions (not in update_window_dims) select a start-index vector of
+// scatter_indices, scattered into operand dimensions by
+// scatter_dims_to_operand_dims; the window dimensions walk the operand
+// dimensions not in inserted_window_dims. A window that does not fit the
+// operand is skipped (XLA does not clamp scatters); each element is combined
+// with `to_apply`(old, update).
+absl::StatusOr<Array> Scatter(const HloInstruction& instr, const Array& operand, const Array& indices,
+                              const Array& updates, const ApplyFn& apply) {
+  auto window_dims = ListAttribute(instr, "update_window_dims");
+  auto inserted = ListAttribute(instr, "inserted_window_dims");
+  auto index_map = ListAttribute(instr, "scatter_dims_to_operand_dims");
+  auto batching = ListAttribute(instr, "input_batching_dims", false);
+  auto ivd = IntAttribute(instr, "index_vector_dim");
+  for (const auto* st : {&window_dims, &inserted, &index_map, &batching}) {
+    if (!st->ok()) return st->status();
+  }
+  if (!ivd.ok()) return ivd.status();
+  if (!batching->empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the interpreter does not support scatter with input_batching_dims (instruction %", instr.name(), ")"));
+  }
+  const int64_t R = operand.rank();
+  std::vector<bool> is_window(updates.rank(), false), is_inserted(R, false);
+  for (int64_t d : *window_dims) {
+    if (d < 0 || d >= updates.rank()) return Error(instr, "update_window_dims out of range");
+    is_window[d] = true;
+  }
+  for (int64_t d : *inserted) {
+    if (d < 0 || d >= R) return Error(instr, "inserted_window_dims out of range");
+    is_inserted[d] = true;
+  }
+  std::vector<int64_t> operand_window;  // operand dims the window dims walk, in order
+  for (int64_t d = 0; d < R; ++d) {
+    if (!is_inserted[d]) operand_window.push_back(d);
+  }
+  if (operand_window.size() != window_dims->size()) return Error(instr, "update_window_dims do not match the operand");
+  const int64_t index_len = *ivd == indices.rank() ? 1 : indices.dims()[*ivd];
+  if (static_cast<int64_t>(index_map->size()) != index_len) {
+    return Error(instr, "scatter_dims_to_operand_dims length differs");
+  }
+  for (int64_t d : *index_map) {
+    if (d < 0 || d >= R) return Error(instr, "scatter_dims_to_operand_dims out of range");
+  }
+  if (operand.type() != updates.type()) return Error(instr, "operand and updates types differ");
+  auto reducer = Reducer::Create(instr.to_apply(), 1, apply);
+  if (!reducer.ok()) return Error(instr, reducer.status().message());
+  // Window sizes per operand dimension (1 for inserted dimensions).
+  std::vector<int64_t> window_size(R, 1);
+  for (size_t w = 0; w < operand_window.size(); ++w) {
+    window_size[operand_window[w]] = updates.dims()[(*window_dims)[w]];
+  }
+  Array out = operand;
+  Array* outp = &out;
+  const Array* up = &updates;
+  const std::vector<int64_t> up_strides = RowMajorStrides(updates.dims());
+  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims());
+  std::vector<int64_t> ui(updates.rank()), start(R), ii(indices.rank());
+  for (int64_t k = 0; k < updates.size(); ++k) {
+    for (int64_t d = 0; d < updates.rank(); ++d) ui[d] = (k / up_strides[d]) % updates.dims()[d];
+    StartVector(indices, *ivd, *index_map, ui, is_window, &ii, &start);
+    bool fits = true;
+    for (int64_t d = 0; d < R; ++d) {
+      fits = fits && start[d] >= 0 && start[d] + window_size[d] <= operand.dims()[d];
+    }
+    if (!fits) continue;
+    int64_t w = 0, dst = 0;
+    for (int64_t d = 0; d < updates.rank(); ++d) {
+      if (is_window[d]) start[operand_window[w++]] += ui[d];
+    }
+    for (int64_t d = 0; d < R; ++d) dst += start[d] * op_strides[d];
+    EVAL_RETURN_IF_ERROR(reducer->Combine({&outp, 1}, dst, {&up, 1}, k));
   }
   return out;
 }
@@ -1452,6 +1542,10 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kPad:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Pad(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kScatter:
+      EVAL_RETURN_IF_ERROR(need_arrays(ops.size()));
+      if (ops.size() != 3) return Error(instr, "only the single-operand scatter is supported");
+      return array_result(Scatter(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(), apply));
     case HloOpcode::kGather:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Gather(instr, ops[0]->array(), ops[1]->array()));
