@@ -1083,6 +1083,37 @@ absl::StatusOr<std::vector<int64_t>> ListAttribute(const HloInstruction& instr, 
   return list;
 }
 
+// Gather's and scatter's windows: `window_dims` (offset_dims /
+// update_window_dims) of an array of rank `rank` walk, in order, the operand
+// dimensions not in `removed` (collapsed_slice_dims / inserted_window_dims).
+struct WindowMap {
+  std::vector<bool> is_window;          // per dimension of the rank-`rank` array
+  std::vector<int64_t> operand_window;  // operand dimensions walked, in order
+};
+
+absl::StatusOr<WindowMap> MapWindow(const HloInstruction& instr, const std::vector<int64_t>& window_dims,
+                                    int64_t rank, const std::vector<int64_t>& removed,
+                                    int64_t operand_rank) {
+  WindowMap map;
+  map.is_window.assign(rank, false);
+  std::vector<bool> is_removed(operand_rank, false);
+  for (int64_t d : window_dims) {
+    if (d < 0 || d >= rank) return Error(instr, "window dimension out of range");
+    map.is_window[d] = true;
+  }
+  for (int64_t d : removed) {
+    if (d < 0 || d >= operand_rank) return Error(instr, "collapsed/inserted dimension out of range");
+    is_removed[d] = true;
+  }
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    if (!is_removed[d]) map.operand_window.push_back(d);
+  }
+  if (map.operand_window.size() != window_dims.size()) {
+    return Error(instr, "the window dimensions do not match the operand's");
+  }
+  return map;
+}
+
 // Gather's and scatter's start index: the batch dimensions of `index` (those
 // not marked in `is_window`, in order) name a position of `indices` (with
 // index_vector_dim skipped); the index vector there, along index_vector_dim
@@ -1130,20 +1161,10 @@ absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, 
   }
   const int64_t R = operand.rank();
   if (static_cast<int64_t>(slice_sizes->size()) != R) return Error(instr, "slice_sizes rank differs from the operand's");
-  std::vector<bool> is_offset(instr.shape().rank(), false), is_collapsed(R, false);
-  for (int64_t d : *offset_dims) {
-    if (d < 0 || d >= instr.shape().rank()) return Error(instr, "offset_dims out of range");
-    is_offset[d] = true;
-  }
-  for (int64_t d : *collapsed) {
-    if (d < 0 || d >= R) return Error(instr, "collapsed_slice_dims out of range");
-    is_collapsed[d] = true;
-  }
-  std::vector<int64_t> window_dims;  // operand dims the offset dims walk, in order
-  for (int64_t d = 0; d < R; ++d) {
-    if (!is_collapsed[d]) window_dims.push_back(d);
-  }
-  if (window_dims.size() != offset_dims->size()) return Error(instr, "offset_dims do not match the slice");
+  auto map = MapWindow(instr, *offset_dims, instr.shape().rank(), *collapsed, R);
+  if (!map.ok()) return map.status();
+  const std::vector<bool>& is_offset = map->is_window;
+  const std::vector<int64_t>& window_dims = map->operand_window;
   const bool scalar_indices = *ivd == indices.rank();
   const int64_t index_len = scalar_indices ? 1 : indices.dims()[*ivd];
   if (static_cast<int64_t>(index_map->size()) != index_len) return Error(instr, "start_index_map length differs");
@@ -1200,20 +1221,10 @@ absl::StatusOr<Array> Scatter(const HloInstruction& instr, const Array& operand,
         "the interpreter does not support scatter with input_batching_dims (instruction %", instr.name(), ")"));
   }
   const int64_t R = operand.rank();
-  std::vector<bool> is_window(updates.rank(), false), is_inserted(R, false);
-  for (int64_t d : *window_dims) {
-    if (d < 0 || d >= updates.rank()) return Error(instr, "update_window_dims out of range");
-    is_window[d] = true;
-  }
-  for (int64_t d : *inserted) {
-    if (d < 0 || d >= R) return Error(instr, "inserted_window_dims out of range");
-    is_inserted[d] = true;
-  }
-  std::vector<int64_t> operand_window;  // operand dims the window dims walk, in order
-  for (int64_t d = 0; d < R; ++d) {
-    if (!is_inserted[d]) operand_window.push_back(d);
-  }
-  if (operand_window.size() != window_dims->size()) return Error(instr, "update_window_dims do not match the operand");
+  auto map = MapWindow(instr, *window_dims, updates.rank(), *inserted, R);
+  if (!map.ok()) return map.status();
+  const std::vector<bool>& is_window = map->is_window;
+  const std::vector<int64_t>& operand_window = map->operand_window;
   const int64_t index_len = *ivd == indices.rank() ? 1 : indices.dims()[*ivd];
   if (static_cast<int64_t>(index_map->size()) != index_len) {
     return Error(instr, "scatter_dims_to_operand_dims length differs");
