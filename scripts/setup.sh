@@ -37,9 +37,11 @@ done
 #   pybind11-dev python3-dev     the Python package `import hilo` (python/)
 #   python3-numpy python3-pytest its arrays (hilo.run) and its tests
 #   libprotobuf-dev protobuf-compiler  XLA's HLO protos (src/hilo/proto): runtime and protoc
+#   libeigen3-dev                the interpreter's dot kernel (src/hilo/eval/ops.cc)
 PACKAGES=(cmake ninja-build g++ libabsl-dev libcli11-dev nlohmann-json3-dev libgtest-dev
           libgmock-dev libbenchmark-dev llvm-14-tools clang-14 libclang-rt-14-dev python3 time
-          pybind11-dev python3-dev python3-numpy python3-pytest libprotobuf-dev protobuf-compiler)
+          pybind11-dev python3-dev python3-numpy python3-pytest libprotobuf-dev protobuf-compiler
+          libeigen3-dev)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

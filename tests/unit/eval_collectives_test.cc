@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "eval_test_util.h"
 #include "hilo/eval/interpreter.h"
 #include "hilo/text/parser.h"
 
@@ -19,24 +20,9 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-absl::StatusOr<RunResult> RunText(const std::string& text, const std::string& inputs) {
-  auto m = ParseHloModule(text);
-  if (!m.ok()) return m.status();
-  InterpreterOptions options;
-  options.inputs_text = inputs;
-  return RunModule(**m, options);
-}
-
-std::vector<double> Flat(const Value& v) {
-  std::vector<double> out;
-  std::vector<const Array*> leaves;
-  v.CollectLeaves(&leaves);
-  for (const Array* a : leaves) {
-    for (int64_t k = 0; k < a->size(); ++k) out.push_back(a->GetDouble(k));
-  }
-  return out;
-}
+using testing_util::Flat;
+using testing_util::kAdd;
+using testing_util::RunText;
 
 // Inputs text giving parameter `param` of device d the values values(d).
 std::string PerDevice(int devices, int param, std::function<std::vector<double>(int)> values) {
@@ -62,14 +48,6 @@ std::string RunError(const std::string& text, const std::string& inputs) {
   EXPECT_FALSE(r.ok());
   return r.ok() ? "" : std::string(r.status().message());
 }
-
-const char kAdd[] = R"(
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-)";
 
 std::string Scalar1(int devices) {
   return PerDevice(devices, 0, [](int d) { return std::vector<double>{static_cast<double>(d)}; });

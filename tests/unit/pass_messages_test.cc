@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(PassSummaryLineTest, OnlyForPassesThatSayWhatChanged) {
   nlohmann::json entry = {{"name", "dce"}, {"changed", true}, {"change_summary", "removed 1 dead instruction"}};
@@ -50,11 +51,23 @@ TEST(GroupExplanationsTest, DistinctDecisionsStayAsTheyAre) {
 }
 
 TEST(EquivalenceNoteTest, SaysWhatWasCompared) {
-  const std::string note = EquivalenceNote(8, 3);
+  eval::EquivalenceReport report;
+  report.grid.replica_count = 8;
+  report.seed = 3;
+  const std::string note = EquivalenceNote(report);
   EXPECT_THAT(note, HasSubstr("8 simulated devices"));
   EXPECT_THAT(note, HasSubstr("seed 3"));
   EXPECT_THAT(note, HasSubstr("hilo's model of the kernel's contract"));
   EXPECT_THAT(note, HasSubstr("not on Neuron hardware"));
+}
+
+TEST(EquivalenceNoteTest, SaysAStructuralVerdictRanNothing) {
+  eval::EquivalenceReport report;
+  report.structurally_identical = true;
+  const std::string note = EquivalenceNote(report);
+  EXPECT_THAT(note, HasSubstr("structurally"));
+  EXPECT_THAT(note, HasSubstr("--check-by-running"));
+  EXPECT_THAT(note, Not(HasSubstr("simulated devices")));
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 1;  // bad input, usage, unreadable/unwritable file
 inline constexpr int kExitInternal = 2;  // a bug in hilo
 inline constexpr int kExitNotEquivalent = 3;
+inline constexpr int kExitUndecided = 4;  // --check-equivalence reached no verdict
 
 // The version every tool prints for --version.
 inline constexpr char kHiloVersion[] = "0.1.0";

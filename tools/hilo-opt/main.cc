@@ -8,9 +8,11 @@
 // module, unknown pass, bad flag, a pass rejecting the module, an output
 // that cannot be written), 2 internal error (a pass failing on its own or
 // leaving an invalid module behind), 3 --check-equivalence found the module
-// after the passes not equivalent (docs/tools.md). Nothing is written to
-// stdout, -o or --report unless every part of the input went through. See
-// docs/hilo-opt.md.
+// after the passes not equivalent, 4 --check-equivalence could not decide
+// (UNDECIDED: a limit, the time budget, an unsupported opcode;
+// --allow-undecided writes the module anyway) (docs/tools.md). Nothing is
+// written to stdout, -o or --report unless every part of the input went
+// through. See docs/hilo-opt.md.
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -63,6 +65,7 @@ using tool::kExitBadInput;
 using tool::kExitInternal;
 using tool::kExitNotEquivalent;  // --check-equivalence found a difference
 using tool::kExitOk;
+using tool::kExitUndecided;  // --check-equivalence reached no verdict
 
 // While a round trip verifies the module, up to this much printed text is
 // held back for standard output or a device (see PrintGated); then the
@@ -93,6 +96,9 @@ struct DriverOptions {
   // `--check-equivalence [--devices=N] [--seed=S] [--rtol=..] [--atol=..]`
   // options go here; see ProcessPart for where the check runs.
   bool check_equivalence = false;
+  bool allow_undecided = false;
+  double check_time_budget = 60;
+  int64_t max_memory_mib = eval::InterpreterOptions::kDefaultMaxMemoryBytes >> 20;
   eval::EquivalenceOptions equivalence;
   // --- Proto formats (docs/proto-format.md) -----------------------------
   std::string emit;  // "", "hlo", "pb" or "pbtxt"
@@ -590,11 +596,18 @@ class Driver {
                     kExitBadInput);
       }
       std::fputs(report->ToString().c_str(), stderr);
-      if (!options_.quiet) {
-        std::fprintf(stderr, "%s: %s\n", kTool,
-                     EquivalenceNote(report->grid.devices(), report->seed).c_str());
+      if (report->verdict == eval::Verdict::kUndecided) {
+        if (!options_.allow_undecided) {
+          return Fail(absl::FailedPreconditionError(
+                          "--check-equivalence: undecided (--allow-undecided writes the module anyway)"),
+                      kExitUndecided);
+        }
+        std::fprintf(stderr, "%s: warning: --check-equivalence undecided; writing the module unchecked\n",
+                     display_.c_str());
+      } else if (!options_.quiet) {
+        std::fprintf(stderr, "%s: %s\n", kTool, EquivalenceNote(*report).c_str());
       }
-      if (!report->equivalent) {
+      if (report->verdict == eval::Verdict::kNotEquivalent) {
         return Fail(absl::FailedPreconditionError(
                         "--check-equivalence: the module after the passes is not equivalent"),
                     kExitNotEquivalent);
@@ -801,9 +814,26 @@ int Main(int argc, char** argv) {
                  "--check-equivalence: relative tolerance (default: by element type)");
   app.add_option("--atol", options.equivalence.atol,
                  "--check-equivalence: absolute tolerance (default: by element type)");
+  app.add_option("--check-time-budget", options.check_time_budget,
+                 "--check-equivalence: seconds for both runs; past it the verdict is UNDECIDED "
+                 "(exit 4); 0 = no limit (default 60)");
+  app.add_flag("--check-by-running{false}", options.equivalence.structural,
+               "--check-equivalence: compare on numbers even when the modules are structurally "
+               "identical (see docs/interpreter.md)");
+  app.add_flag("--allow-undecided", options.allow_undecided,
+               "--check-equivalence: when no verdict is reached, warn and write the module (exit 0)");
+  app.add_option("--max-array-elements", options.equivalence.interpreter.max_array_elements,
+                 "--check-equivalence: largest array, in elements (default 2^27)");
+  app.add_option("--max-memory", options.max_memory_mib,
+                 "--check-equivalence: MiB of values held over all devices (default 4096)");
+  app.add_option("--max-work", options.equivalence.interpreter.max_work,
+                 "--check-equivalence: element operations over all devices (default 2^36)");
 
   if (std::optional<int> exit = tool::ParseCommandLine(app, kTool, argc, argv)) return *exit;
   if (nxd_flag->count() > 0) options.pass_options.collective_matmul_nxd = nxd;
+  if (options.check_time_budget > 0) options.equivalence.time_budget_seconds = options.check_time_budget;
+  options.equivalence.interpreter.max_memory_bytes = options.max_memory_mib << 20;
+  options.equivalence.progress = true;
   if (aggressive_flag->count() > 0) options.pass_options.collective_permute_aggressive = aggressive;
   if (sb_flag->count() > 0) options.pass_options.sb_to_sb_threshold_mb = sb_threshold_mb;
 

@@ -64,11 +64,17 @@ std::vector<std::string> GroupExplanations(absl::Span<const std::string> lines) 
   return out;
 }
 
-std::string EquivalenceNote(int64_t devices, uint64_t seed) {
+std::string EquivalenceNote(const eval::EquivalenceReport& report) {
+  if (report.structurally_identical) {
+    return "the verdict compares the modules before and after the passes structurally: they "
+           "differ only in attributes that change no value (stream ids, metadata, channel ids "
+           "that change no group; docs/interpreter.md, \"Soundness\"); --check-by-running runs "
+           "both";
+  }
   return absl::StrCat(
       "the verdict compares the module before and after the passes, both run by hilo's "
       "reference interpreter on ",
-      devices, " simulated devices with the same random inputs (seed ", seed,
+      report.grid.devices(), " simulated devices with the same random inputs (seed ", report.seed,
       "); AwsNeuronCollectiveMatmul custom-calls run as hilo's model of the kernel's "
       "contract (docs/interpreter.md), not on Neuron hardware");
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "hilo/eval/equivalence.h"
 #include "nlohmann/json.hpp"
 
 namespace hilo {
@@ -27,8 +28,9 @@ std::optional<std::string> PassSummaryLine(const nlohmann::json& entry);
 // in order. Linear in the total length.
 std::vector<std::string> GroupExplanations(absl::Span<const std::string> lines);
 
-// One line saying what an EQUIVALENT / NOT EQUIVALENT verdict compared.
-std::string EquivalenceNote(int64_t devices, uint64_t seed);
+// One line saying what an EQUIVALENT / NOT EQUIVALENT verdict compared: the
+// structure, or both modules run on simulated devices.
+std::string EquivalenceNote(const eval::EquivalenceReport& report);
 
 }  // namespace hilo
 

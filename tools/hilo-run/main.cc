@@ -58,7 +58,21 @@ int Main(int argc, char** argv) {
   app.add_option("--inputs", inputs_file, "file of parameter values (docs/interpreter.md)");
   app.add_flag("--print", print, "print every output value");
   app.add_option("-o,--output", output_file, "write the output values to this file");
+  hilo::eval::InterpreterOptions options;
+  int64_t max_memory_mib = options.max_memory_bytes >> 20;
+  double time_budget = 0;
+  app.add_option("--max-array-elements", options.max_array_elements,
+                 "largest array, in elements (default 2^27)");
+  app.add_option("--max-memory", max_memory_mib, "MiB of values held over all devices (default 4096)");
+  app.add_option("--max-work", options.max_work, "element operations over all devices (default 2^36)");
+  app.add_option("--time-budget", time_budget, "seconds; 0 = no limit (default)");
   if (std::optional<int> exit = tool::ParseCommandLine(app, kTool, argc, argv)) return *exit;
+  options.max_memory_bytes = max_memory_mib << 20;
+  if (time_budget > 0) {
+    options.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(time_budget));
+  }
   if (!output_file.empty()) {
     if (absl::Status status = hilo::CheckOutputPath(output_file); !status.ok()) {
       return tool::Fail(kTool, status);
@@ -77,7 +91,6 @@ int Main(int argc, char** argv) {
   std::unique_ptr<hilo::HloModule> module = std::move(loaded->module);
   if (replica_count.has_value()) module->set_replica_count(replica_count);
   if (num_partitions.has_value()) module->set_num_partitions(num_partitions);
-  hilo::eval::InterpreterOptions options;
   options.devices = devices;
   options.seed = seed;
   absl::StatusOr<std::string> snapshot_inputs = hilo::SnapshotArgumentsAsInputs(loaded->arguments);

@@ -1,10 +1,16 @@
 #include "hilo/eval/equivalence.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "hilo/eval/structural.h"
 
 namespace hilo {
 namespace eval {
@@ -20,7 +26,60 @@ std::vector<int64_t> Unravel(int64_t linear, const std::vector<int64_t>& dims) {
   return index;
 }
 
+std::string MiB(int64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
+
+// A check stops with a verdict-less reason (rather than "not equivalent")
+// when it ran out of a budget or met something the interpreter lacks.
+bool IsUndecidedStatus(const absl::Status& st) {
+  return absl::IsResourceExhausted(st) || absl::IsDeadlineExceeded(st) || absl::IsUnimplemented(st);
+}
+
+// The progress line (issue 17 item 8): on a terminal only, after a second,
+// redrawn in place at most every 50 ms (the interpreter's callback rate).
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled && isatty(2) == 1) {}
+  ~ProgressLine() {
+    if (drawn_) std::fputs("\r\x1b[K", stderr);
+  }
+  void Update(absl::string_view phase, int64_t devices, int64_t executed, int64_t expected) {
+    if (!enabled_) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 1.0) return;
+    std::string line = absl::StrFormat("checking equivalence: %s, %d devices, %d instructions, %.1f s",
+                                       phase, devices, executed, elapsed);
+    if (expected > 0 && executed > 0 && executed < expected) {
+      absl::StrAppend(&line, absl::StrFormat(", about %.0f s left",
+                                             elapsed * (expected - executed) / executed));
+    }
+    std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
+    drawn_ = true;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
+
+std::string EquivalenceReport::UninterpretedSummary() const {
+  std::vector<std::string> parts;
+  for (const auto& [kind, n] : uninterpreted) {
+    const absl::string_view plural = n == 1 ? "" : "s";
+    if (absl::StartsWith(kind, "custom-call ")) {
+      parts.push_back(absl::StrCat(n, " uninterpreted custom-call", plural, " ",
+                                   kind.substr(std::string("custom-call ").size())));
+    } else if (kind == "elided constant") {
+      parts.push_back(absl::StrCat(n, " elided constant", plural));
+    } else {
+      parts.push_back(absl::StrCat(n, " uninterpreted ", kind, plural));
+    }
+  }
+  return absl::StrJoin(parts, ", ");
+}
 
 Tolerance DefaultTolerance(PrimitiveType type) {
   switch (type) {
@@ -52,7 +111,31 @@ std::string EquivalenceReport::ToString() const {
   if (!after_error.empty()) {
     absl::StrAppend(&out, "  the module after the passes failed to run: ", after_error, "\n");
   }
-  absl::StrAppend(&out, equivalent ? "EQUIVALENT\n" : "NOT EQUIVALENT\n");
+  if (instructions_executed > 0 || !structural_difference.empty()) {
+    absl::StrAppend(&out, absl::StrFormat("  %d instructions executed, values peaked at %s, %.1f s%s\n",
+                                          instructions_executed, MiB(peak_value_bytes), seconds,
+                                          structural_difference.empty()
+                                              ? ""
+                                              : absl::StrCat(" (run because ", structural_difference, ")")));
+  }
+  const std::string modulo = UninterpretedSummary();
+  switch (verdict) {
+    case Verdict::kEquivalent:
+      if (structurally_identical) {
+        absl::StrAppend(&out, "  the modules are structurally identical (up to metadata, frontend "
+                              "attributes, non-custom-call backend configs and channel ids that "
+                              "change no group): no run needed\n");
+      }
+      absl::StrAppend(&out, "EQUIVALENT", modulo.empty() ? "" : " modulo ", modulo, "\n");
+      break;
+    case Verdict::kNotEquivalent:
+      absl::StrAppend(&out, "NOT EQUIVALENT", modulo.empty() ? "" : " (with ", modulo,
+                      modulo.empty() ? "" : ")", "\n");
+      break;
+    case Verdict::kUndecided:
+      absl::StrAppend(&out, "UNDECIDED: cannot decide because ", undecided_reason, "\n");
+      break;
+  }
   return out;
 }
 
@@ -86,26 +169,77 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
       grid->num_partitions != grid_after->num_partitions) {
     return absl::InvalidArgumentError("the modules run on different device grids");
   }
+  const auto start = std::chrono::steady_clock::now();
+  EquivalenceReport report;
+  report.grid = *grid;
+  report.seed = options.interpreter.seed;
+  ResetPeakArrayElements();
+  const int64_t live_at_start = LiveArrayElements();
+  auto finish = [&](Verdict verdict, std::string reason) {
+    report.verdict = verdict;
+    report.equivalent = verdict == Verdict::kEquivalent;
+    report.undecided_reason = std::move(reason);
+    report.peak_value_bytes = (PeakArrayElements() - live_at_start) * 8;
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return report;
+  };
+  InterpreterOptions run_options = options.interpreter;
+  if (options.time_budget_seconds.has_value()) {
+    run_options.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                       std::chrono::duration<double>(*options.time_budget_seconds));
+  }
+  auto undecided = [&](absl::string_view when, const absl::Status& st) {
+    std::string reason = absl::StrCat(when, st.message());
+    if (absl::IsDeadlineExceeded(st) && options.time_budget_seconds.has_value()) {
+      reason = absl::StrCat("the time budget of ", *options.time_budget_seconds,
+                            " s (--check-time-budget) ran out: ", when, st.message());
+    }
+    return finish(Verdict::kUndecided, std::move(reason));
+  };
+  if (options.structural) {
+    std::optional<std::string> difference = StructuralDifference(before, after, grid->num_partitions);
+    if (!difference.has_value()) {
+      report.structurally_identical = true;
+      return finish(Verdict::kEquivalent, "");
+    }
+    report.structural_difference = *std::move(difference);
+  }
+  for (const HloModule* m : {&before, &after}) {
+    if (auto st = CheckStaticLimits(*m, *grid, run_options); !st.ok()) {
+      return undecided(m == &before ? "" : "after the passes: ", st);
+    }
+  }
   auto inputs = MakeRandomInputs(before, *grid, options.interpreter.seed,
                                  options.interpreter.max_array_elements);
-  if (!inputs.ok()) return inputs.status();
+  if (!inputs.ok()) return undecided("", inputs.status());
   if (!options.interpreter.inputs_text.empty()) {
     if (auto st = ApplyInputsText(before, *grid, options.interpreter.inputs_text, &*inputs); !st.ok()) {
       return st;
     }
   }
-  auto rb = RunSpmd(before, *grid, *inputs, options.interpreter);
-  if (!rb.ok()) {
-    return absl::Status(rb.status().code(), absl::StrCat("running the module before: ", rb.status().message()));
-  }
-  EquivalenceReport report;
-  report.grid = *grid;
-  report.seed = options.interpreter.seed;
-  auto ra = RunSpmd(after, *grid, *inputs, options.interpreter);
+  ProgressLine progress(options.progress);
+  int64_t expected = 0;
+  absl::string_view phase = "module before the passes";
+  run_options.progress = [&](int64_t executed, int64_t) {
+    progress.Update(phase, grid->devices(), executed, expected);
+  };
+  auto rb = RunSpmd(before, *grid, *inputs, run_options);
+  if (!rb.ok()) return undecided("running the module before the passes: ", rb.status());
+  report.instructions_executed = rb->instructions_executed;
+  report.uninterpreted = rb->uninterpreted;
+  expected = rb->instructions_executed;
+  phase = "module after the passes";
+  auto ra = RunSpmd(after, *grid, *inputs, run_options);
   if (!ra.ok()) {
-    report.equivalent = false;
+    if (IsUndecidedStatus(ra.status())) {
+      return undecided("running the module after the passes: ", ra.status());
+    }
     report.after_error = std::string(ra.status().message());
-    return report;
+    return finish(Verdict::kNotEquivalent, "");
+  }
+  report.instructions_executed += ra->instructions_executed;
+  for (const auto& [kind, n] : ra->uninterpreted) {
+    report.uninterpreted[kind] = std::max(report.uninterpreted[kind], n);
   }
   std::vector<double> worst_excess;  // per output, over all devices
   for (int64_t d = 0; d < grid->devices(); ++d) {
@@ -172,10 +306,9 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
       }
     }
   }
-  for (const OutputComparison& c : report.outputs) {
-    if (!c.ok) report.equivalent = false;
-  }
-  return report;
+  bool all_ok = true;
+  for (const OutputComparison& c : report.outputs) all_ok = all_ok && c.ok;
+  return finish(all_ok ? Verdict::kEquivalent : Verdict::kNotEquivalent, "");
 }
 
 }  // namespace eval

@@ -5,6 +5,7 @@
 #define HILO_EVAL_EQUIVALENCE_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,15 @@ struct EquivalenceOptions {
   // Override the per-element-type defaults (DefaultTolerance) for every output.
   std::optional<double> rtol;
   std::optional<double> atol;
+  // Both runs together stop after this many seconds: the verdict is then
+  // UNDECIDED (not a failure). None = no limit.
+  std::optional<double> time_budget_seconds;
+  // Draw a progress line on standard error when it is a terminal and the
+  // check takes more than a second.
+  bool progress = false;
+  // Decide without running when the modules are structurally equivalent
+  // (structural.h). Off: always compare on numbers.
+  bool structural = true;
 };
 
 struct Tolerance {
@@ -48,22 +58,51 @@ struct OutputComparison {
   int64_t mismatches = 0;  // elements outside tolerance, over all devices
 };
 
+enum class Verdict { kEquivalent, kNotEquivalent, kUndecided };
+
 struct EquivalenceReport {
   DeviceGrid grid;
   uint64_t seed = 0;
   std::vector<OutputComparison> outputs;
-  bool equivalent = true;
+  Verdict verdict = Verdict::kEquivalent;
+  bool equivalent = true;  // verdict == kEquivalent
+  // kUndecided: why ("the time budget of 60 s ran out ...", "the
+  // interpreter does not support opcode fft ...", a size limit).
+  std::string undecided_reason;
+  // Parts evaluated as uninterpreted functions (uninterpreted.h), kind ->
+  // instructions, the larger count of the two modules: the verdict holds
+  // modulo them (docs/interpreter.md, "Soundness").
+  std::map<std::string, int64_t> uninterpreted;
+  // Largest memory held in values during the check, instructions executed
+  // over both runs and all devices, wall time.
+  // The verdict was reached without running: the modules are structurally
+  // equivalent (structural.h).
+  bool structurally_identical = false;
+  // Otherwise the first structural difference, e.g. "computation main:
+  // %dot.5 differs" (shown on the statistics line).
+  std::string structural_difference;
+  int64_t peak_value_bytes = 0;
+  int64_t instructions_executed = 0;
+  double seconds = 0;
   // Set when the module before ran but the module after did not (for
   // example a fold whose operands do not fit the kernel contract): the
   // modules are then not equivalent and `outputs` is empty.
   std::string after_error;
-  // Human-readable, one line per output, then a verdict line.
+  // Human-readable, one line per output, a statistics line, then the verdict
+  // line: "EQUIVALENT", "EQUIVALENT modulo 3 uninterpreted custom-calls
+  // AwsNeuronTransferWithStaticRing", "NOT EQUIVALENT", or "UNDECIDED:
+  // cannot decide because ...".
   std::string ToString() const;
+  // "3 uninterpreted custom-calls X, 1 elided constant" (empty when none).
+  std::string UninterpretedSummary() const;
 };
 
-// Errors (the module before can not be run, parameter or output shapes that
-// differ between the modules) are statuses; a numerical mismatch, or a module
-// after that fails to run, is an OK status with report.equivalent == false.
+// Errors of use (parameter or output shapes that differ between the modules,
+// a bad inputs file, an impossible device count) are statuses. A numerical
+// mismatch, or a module after that fails to run, is NOT EQUIVALENT. A check
+// that cannot reach a verdict (a size or work limit, the time budget, the
+// module before failing to run, an unsupported opcode) is kUndecided with
+// its reason.
 absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, const HloModule& after,
                                                    const EquivalenceOptions& options);
 

@@ -11,9 +11,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "hilo/eval/uninterpreted.h"
 
 namespace hilo {
 namespace eval {
@@ -84,11 +86,51 @@ absl::Status CheckArraySizes(const Shape& shape, int64_t limit) {
       if (!n.has_value() || *n > limit) {
         return absl::ResourceExhaustedError(absl::StrCat(
             "array ", s->ToString(false), " has more than ", limit,
-            " elements (the interpreter's max_array_elements)"));
+            " elements (the interpreter's max_array_elements, --max-array-elements)"));
       }
     }
   }
   return absl::OkStatus();
+}
+
+// Elements in the array leaves of `shape` (saturating).
+int64_t ShapeElements(const Shape& shape) {
+  int64_t total = 0;
+  std::vector<const Shape*> stack = {&shape};
+  while (!stack.empty()) {
+    const Shape* s = stack.back();
+    stack.pop_back();
+    if (s->IsTuple()) {
+      for (const Shape& e : s->tuple_shapes()) stack.push_back(&e);
+    } else if (s->IsArray()) {
+      auto n = s->checked_elements();
+      total = n.has_value() ? std::min<int64_t>(total + *n, int64_t{1} << 62) : int64_t{1} << 62;
+    }
+  }
+  return total;
+}
+
+// The work of one execution of `instr` on one device (InterpreterOptions::max_work).
+int64_t InstructionWork(const HloInstruction& instr) {
+  int64_t work = std::max<int64_t>(ShapeElements(instr.shape()), 1);
+  int64_t contraction = 1;
+  if (instr.opcode() == HloOpcode::kDot && instr.operand_count() >= 1 &&
+      instr.operand(0)->shape().IsArray()) {
+    const Shape& lhs = instr.operand(0)->shape();
+    for (int64_t d : instr.dot_dimension_numbers().lhs_contracting_dimensions) {
+      if (d >= 0 && d < lhs.rank()) contraction *= std::max<int64_t>(lhs.dimensions(d), 1);
+    }
+  } else if (IsCollectiveMatmul(instr) && instr.operand_count() >= 1 &&
+             instr.operand(0)->shape().IsArray() && instr.operand(0)->shape().rank() == 2) {
+    contraction = std::max<int64_t>(instr.operand(0)->shape().dimensions(1), 1);
+  }
+  if (contraction > 1 && work > (int64_t{1} << 62) / contraction) return int64_t{1} << 62;
+  return work * contraction;
+}
+
+std::string Bytes(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 30)) return absl::StrFormat("%.1f GiB", bytes / double(int64_t{1} << 30));
+  return absl::StrFormat("%.1f MiB", bytes / double(int64_t{1} << 20));
 }
 
 // --- program: per-computation evaluation order -----------------------------
@@ -103,6 +145,12 @@ struct CompInfo {
 
 class Program {
  public:
+  // Counters and records shared by the devices of one run.
+  int64_t instructions_executed = 0;
+  int64_t work = 0;
+  std::map<std::string, absl::flat_hash_set<const HloInstruction*>> uninterpreted;
+  std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();
+
   absl::StatusOr<const CompInfo*> Get(const HloComputation* computation) {
     auto it = infos_.find(computation);
     if (it != infos_.end()) return it->second.get();
@@ -241,6 +289,8 @@ class DeviceRun {
 
   absl::Status Step(size_t frame_index);
   absl::Status Return();
+  // Counts the instruction's work and checks the budgets (time, work, memory).
+  absl::Status Account(const HloInstruction& instr);
 
   absl::StatusOr<Value> ApplyComputation(const HloComputation* computation, std::vector<Value> args) {
     DeviceRun sub(program_, device_, ids_, options_, /*allow_collectives=*/false);
@@ -332,12 +382,45 @@ absl::Status DeviceRun::Return() {
   return absl::InternalError("frame returned to a caller that was not waiting");
 }
 
+absl::Status DeviceRun::Account(const HloInstruction& instr) {
+  ++program_->instructions_executed;
+  const int64_t work = InstructionWork(instr);
+  program_->work += work;
+  if (program_->work > options_->max_work) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the run needs more work than the budget of ", options_->max_work,
+        " element operations (max_work, --max-work) at ", InstrRef(instr)));
+  }
+  const int64_t live_bytes = LiveArrayElements() * 8;
+  if (live_bytes > options_->max_memory_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the values held reached ", Bytes(live_bytes), ", more than the limit of ",
+        Bytes(options_->max_memory_bytes), " (max_memory_bytes, --max-memory) at ", InstrRef(instr)));
+  }
+  // The clock is read every 64 instructions, and before any large one (the
+  // budget is then overshot by at most one large instruction).
+  if ((program_->instructions_executed & 63) == 0 || work > (int64_t{1} << 20)) {
+    const auto now = std::chrono::steady_clock::now();
+    if (options_->deadline.has_value() && now > *options_->deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the time budget ran out after ", program_->instructions_executed,
+          " instructions at ", InstrRef(instr)));
+    }
+    if (options_->progress && now - program_->last_progress > std::chrono::milliseconds(50)) {
+      program_->last_progress = now;
+      options_->progress(program_->instructions_executed, program_->work);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DeviceRun::Step(size_t frame_index) {
   Frame& f = frames_[frame_index];
   const HloInstruction& instr = *f.info->order[f.pc];
   if (auto st = CheckArraySizes(instr.shape(), options_->max_array_elements); !st.ok()) {
     return InstrError(instr, st.message());
   }
+  EVAL_RETURN_IF_ERROR(Account(instr));
   std::vector<const Value*> ops;
   ops.reserve(instr.operand_count());
   for (int32_t q : f.info->operand_positions[f.pc]) ops.push_back(&f.values[q]);
@@ -437,10 +520,16 @@ absl::Status DeviceRun::Step(size_t frame_index) {
     blocked_ = &instr;
     return absl::OkStatus();
   }
-  if (op == HloOpcode::kCustomCall) {
-    return absl::UnimplementedError(absl::StrCat(
-        "the interpreter does not support custom-call target \"", instr.custom_call_target(),
-        "\" (instruction %", instr.name(), ")"));
+  if (IsIdentityCustomCall(instr) && ops[0]->CheckShape(instr.shape()).ok()) {
+    Advance(&f, *ops[0]);
+    return absl::OkStatus();
+  }
+  if (IsUninterpreted(instr)) {
+    program_->uninterpreted[UninterpretedKind(instr)].insert(&instr);
+    auto v = UninterpretedValue(instr, ops);
+    if (!v.ok()) return InstrError(instr, v.status().message());
+    Advance(&f, *std::move(v));
+    return absl::OkStatus();
   }
   ApplyFn apply = [this](const HloComputation* c, std::vector<Value> args) {
     return ApplyComputation(c, std::move(args));
@@ -555,6 +644,22 @@ absl::StatusOr<std::vector<Value>> ExecuteAllGather(const GroupExecution& g) {
   return out;
 }
 
+// The token of Neuron's token-threaded collectives (NxD's overlapped
+// all-gather / reduce-scatter / all-reduce): a token, or a trailing rank-0
+// operand whose result is rank 0 after array operands of higher rank. It is
+// ordering only: it passes through, each device keeping its own value.
+bool IsThreadedToken(const GroupExecution& g, size_t k, const Shape& result) {
+  const Value& own = *g.operands[0][k];
+  if (own.is_token()) return true;
+  const size_t n_ops = g.operands[0].size();
+  if (n_ops < 2 || k != n_ops - 1 || !own.is_array() || own.array().rank() != 0) return false;
+  if (!result.IsArray() || result.rank() != 0) return false;
+  for (size_t j = 0; j + 1 < n_ops; ++j) {
+    if (!g.operands[0][j]->is_array() || g.operands[0][j]->array().rank() == 0) return false;
+  }
+  return true;
+}
+
 // all-reduce (and -start) and reduce-scatter.
 absl::StatusOr<std::vector<Value>> ExecuteAllReduce(const GroupExecution& g, const ApplyFn& apply,
                                                     bool scatter) {
@@ -567,6 +672,10 @@ absl::StatusOr<std::vector<Value>> ExecuteAllReduce(const GroupExecution& g, con
   if (!reducer.ok()) return InstrError(instr, reducer.status().message());
   std::vector<std::vector<Value>> per_member(n);
   for (size_t k = 0; k < n_ops; ++k) {
+    if (IsThreadedToken(g, k, *shapes[k])) {
+      for (size_t m = 0; m < n; ++m) per_member[m].push_back(*g.operands[m][k]);
+      continue;
+    }
     auto first = ArrayOperand(g, 0, k);
     if (!first.ok()) return first.status();
     Array acc = *first;
@@ -1046,74 +1155,23 @@ absl::StatusOr<DeviceGrid> ResolveDeviceGrid(const HloModule& module,
 
 namespace {
 
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 absl::StatusOr<Value> RandomValue(const Shape& shape, uint64_t seed, int64_t param, int64_t device) {
-  auto zero = ZeroValue(shape);
-  if (!zero.ok()) return zero.status();
-  std::vector<const Array*> leaves;
-  zero->CollectLeaves(&leaves);
-  std::vector<Array> filled;
-  for (size_t leaf = 0; leaf < leaves.size(); ++leaf) {
-    Array a = *leaves[leaf];
+  auto leaves = ZeroLeaves(shape);
+  if (!leaves.ok()) return leaves.status();
+  for (size_t leaf = 0; leaf < leaves->size(); ++leaf) {
+    Array& a = (*leaves)[leaf];
     // Integer and pred scalars are loop counters, indices and flags in SPMD
     // programs: replicated, so every device gets the same value (devices
     // with different trip counts would not meet at the same collectives).
     const bool replicated = !a.is_float() && a.rank() == 0;
     const uint64_t device_key = replicated ? 0 : static_cast<uint64_t>(device) + 1;
-    uint64_t state = seed * 0x2545F4914F6CDD1Dull ^ (static_cast<uint64_t>(param) + 1) * 0x9E3779B97F4A7C15ull ^
-                     device_key * 0xC2B2AE3D27D4EB4Full ^
-                     (static_cast<uint64_t>(leaf) + 1) * 0x165667B19E3779F9ull;
-    SplitMix64(&state);
-    for (int64_t k = 0; k < a.size(); ++k) {
-      const uint64_t r = SplitMix64(&state);
-      if (a.is_float()) {
-        const double u = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);
-        a.SetDouble(k, 2.0 * u - 1.0);
-      } else if (a.type() == PrimitiveType::PRED) {
-        a.i()[k] = static_cast<int64_t>(r & 1);
-      } else if (a.is_unsigned()) {
-        a.SetInt(k, static_cast<int64_t>(r % 9));
-      } else {
-        a.SetInt(k, static_cast<int64_t>(r % 9) - 4);
-      }
-    }
-    filled.push_back(std::move(a));
+    const uint64_t state = seed * 0x2545F4914F6CDD1Dull ^
+                           (static_cast<uint64_t>(param) + 1) * 0x9E3779B97F4A7C15ull ^
+                           device_key * 0xC2B2AE3D27D4EB4Full ^
+                           (static_cast<uint64_t>(leaf) + 1) * 0x165667B19E3779F9ull;
+    FillPseudoRandom(state, &a);
   }
-  if (!shape.IsTuple()) {
-    if (filled.empty()) return *zero;  // token
-    return Value::FromArray(std::move(filled[0]));
-  }
-  // Replace the leaves of the zero tuple in order (explicit stack).
-  size_t next = 0;
-  struct Item {
-    const Value* src;
-    std::vector<Value> done;
-    size_t child = 0;
-  };
-  std::vector<Item> stack;
-  stack.push_back({&*zero, {}, 0});
-  Value result;
-  while (!stack.empty()) {
-    Item& top = stack.back();
-    if (top.child == top.src->elements().size()) {
-      Value v = Value::Tuple(std::move(top.done));
-      stack.pop_back();
-      if (stack.empty()) result = std::move(v);
-      else stack.back().done.push_back(std::move(v));
-      continue;
-    }
-    const Value& e = top.src->elements()[top.child++];
-    if (e.is_tuple()) stack.push_back({&e, {}, 0});
-    else if (e.is_array()) top.done.push_back(Value::FromArray(std::move(filled[next++])));
-    else top.done.push_back(e);
-  }
-  return result;
+  return ValueFromLeaves(shape, *std::move(leaves));
 }
 
 // Replaces leaf `leaf` of `v` (depth-first order) with `a`.
@@ -1145,29 +1203,6 @@ absl::StatusOr<ModuleInputs> MakeRandomInputs(const HloModule& module, const Dev
                                               uint64_t seed, int64_t max_array_elements) {
   const HloComputation* entry = module.entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
-  // All devices' inputs live at once: bound their total (2 GiB of storage).
-  int64_t total = 0;
-  for (int64_t p = 0; p < entry->num_parameters(); ++p) {
-    const HloInstruction* param = entry->parameter_instruction(p);
-    if (param == nullptr) continue;
-    std::vector<const Shape*> stack = {&param->shape()};
-    while (!stack.empty()) {
-      const Shape* s = stack.back();
-      stack.pop_back();
-      if (s->IsTuple()) {
-        for (const Shape& e : s->tuple_shapes()) stack.push_back(&e);
-      } else if (s->IsArray()) {
-        total += std::min<int64_t>(s->elements(), max_array_elements + 1);
-      }
-    }
-  }
-  constexpr int64_t kMaxTotalInputElements = int64_t{1} << 28;
-  if (total > kMaxTotalInputElements / std::max<int64_t>(grid.devices(), 1)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the entry parameters have ", total, " elements per device; on ", grid.devices(),
-        " devices that is more than the interpreter's limit of ", kMaxTotalInputElements,
-        " input elements"));
-  }
   ModuleInputs inputs(grid.devices());
   for (int64_t d = 0; d < grid.devices(); ++d) {
     for (int64_t p = 0; p < entry->num_parameters(); ++p) {
@@ -1288,6 +1323,7 @@ absl::StatusOr<RunResult> RunSpmdImpl(const HloModule& module, const DeviceGrid&
   if (static_cast<int64_t>(inputs.size()) != D) {
     return absl::InvalidArgumentError(absl::StrCat("inputs for ", inputs.size(), " devices, need ", D));
   }
+  EVAL_RETURN_IF_ERROR(CheckStaticLimits(module, grid, options));
   Program program;
   std::vector<std::unique_ptr<DeviceRun>> devices;
   auto device_error = [&](int64_t d, const absl::Status& st) {
@@ -1434,13 +1470,63 @@ absl::StatusOr<RunResult> RunSpmdImpl(const HloModule& module, const DeviceGrid&
     }
   }
   for (int64_t d = 0; d < D; ++d) result.outputs.push_back(devices[d]->result());
+  result.instructions_executed = program.instructions_executed;
+  result.work = program.work;
+  for (const auto& [kind, instrs] : program.uninterpreted) {
+    result.uninterpreted[kind] = static_cast<int64_t>(instrs.size());
+  }
   return result;
 }
 }  // namespace
 
+absl::Status CheckStaticLimits(const HloModule& module, const DeviceGrid& grid,
+                               const InterpreterOptions& options) {
+  const int64_t D = std::max<int64_t>(grid.devices(), 1);
+  const HloInstruction* largest = nullptr;
+  int64_t largest_elements = 0;
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      if (auto st = CheckArraySizes(i->shape(), options.max_array_elements); !st.ok()) {
+        return absl::ResourceExhaustedError(absl::StrCat(InstrRef(*i), ": ", st.message()));
+      }
+      const int64_t n = ShapeElements(i->shape());
+      if (n > largest_elements) largest_elements = n, largest = i;
+    }
+  }
+  const HloComputation* entry = module.entry_computation();
+  if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  int64_t inputs = 0, work = 0;
+  for (const HloInstruction* p : entry->parameter_instructions()) {
+    inputs = std::min<int64_t>(inputs + ShapeElements(p->shape()), int64_t{1} << 56);
+  }
+  for (const HloInstruction* i : entry->instructions()) {
+    work = std::min<int64_t>(work + InstructionWork(*i), int64_t{1} << 56);
+  }
+  const int64_t limit = options.max_memory_bytes;
+  if (inputs > limit / 8 / D) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the entry parameters of ", D, " devices take ", Bytes(inputs * 8 * std::min<int64_t>(D, 1 << 20)),
+        ", more than the memory limit of ", Bytes(limit), " (max_memory_bytes, --max-memory)"));
+  }
+  if (largest != nullptr && largest_elements > limit / 8 / D) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        InstrRef(*largest), " ", largest->shape().ToString(false), " alone takes ",
+        Bytes(largest_elements * 8 * D), " on ", D, " devices, more than the memory limit of ",
+        Bytes(limit), " (max_memory_bytes, --max-memory)"));
+  }
+  if (work > options.max_work / D) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "one pass over the entry computation on ", D, " devices needs at least ",
+        static_cast<double>(work) * D, " element operations, more than the budget of ",
+        options.max_work, " (max_work, --max-work)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RunResult> RunModule(const HloModule& module, const InterpreterOptions& options) {
   auto grid = ResolveDeviceGrid(module, options);
   if (!grid.ok()) return grid.status();
+  EVAL_RETURN_IF_ERROR(CheckStaticLimits(module, *grid, options));
   auto inputs = MakeRandomInputs(module, *grid, options.seed, options.max_array_elements);
   if (!inputs.ok()) return inputs.status();
   if (!options.inputs_text.empty()) {

@@ -14,7 +14,10 @@
 #ifndef HILO_EVAL_INTERPRETER_H_
 #define HILO_EVAL_INTERPRETER_H_
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,9 +53,36 @@ struct InterpreterOptions {
   // A while loop running more iterations than this is an error (not a hang).
   int64_t max_while_iterations = 1000000;
   // An array (parameter or result) with more elements than this is an error,
-  // not an out-of-memory crash (8 bytes per element per device).
-  int64_t max_array_elements = int64_t{1} << 24;
+  // not an out-of-memory crash (8 bytes per element per device). Checked
+  // from the shapes before anything runs (CheckStaticLimits).
+  int64_t max_array_elements = kDefaultMaxArrayElements;
+  // The values held at once, over all devices (8 bytes per element): a
+  // lower bound is checked before the run (CheckStaticLimits), the live
+  // total after every instruction.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
+  // Work: elements computed over all devices (an instruction counts its
+  // output elements; a dot, convolution or collective matmul its output
+  // elements times the contraction length). A lower bound (the entry
+  // computation once, loops not counted) is checked before the run.
+  int64_t max_work = kDefaultMaxWork;
+  // Past this instant the run stops with a DeadlineExceeded status.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Called about every 50 ms of a run with its progress (may be empty).
+  std::function<void(int64_t instructions_executed, int64_t work)> progress;
+
+  static constexpr int64_t kDefaultMaxArrayElements = int64_t{1} << 27;
+  static constexpr int64_t kDefaultMaxMemoryBytes = int64_t{4} << 30;
+  static constexpr int64_t kDefaultMaxWork = int64_t{1} << 36;
 };
+
+// The checks that can be made from the shapes alone, before anything runs:
+// every array of every computation within max_array_elements; the entry
+// parameters of all devices, and the largest array on every device, within
+// max_memory_bytes; one pass over the entry computation within max_work.
+// A failure is ResourceExhausted with a message saying which limit, which
+// instruction and which flag raises it.
+absl::Status CheckStaticLimits(const HloModule& module, const DeviceGrid& grid,
+                               const InterpreterOptions& options);
 
 // replica_count and num_partitions from the header (absent = 1), then the
 // overrides. `devices` = N replaces whichever of the two is > 1 (replicas
@@ -112,6 +142,12 @@ struct RunResult {
   DeviceGrid grid;
   std::vector<Value> outputs;  // per device: the entry root's value
   int64_t collectives_executed = 0;  // group executions
+  int64_t instructions_executed = 0;  // over all devices
+  int64_t work = 0;                   // see InterpreterOptions::max_work
+  // Parts evaluated as uninterpreted functions (uninterpreted.h): kind
+  // ("custom-call AwsNeuronTransferWithStaticRing", "elided constant", ...)
+  // -> number of distinct instructions.
+  std::map<std::string, int64_t> uninterpreted;
 };
 
 absl::StatusOr<RunResult> RunSpmd(const HloModule& module, const DeviceGrid& grid,

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include <Eigen/Core>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -55,6 +57,16 @@ absl::StatusOr<int64_t> IntAttribute(const HloInstruction& instr, absl::string_v
   int64_t v;
   if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*raw), &v)) {
     return Error(instr, absl::StrCat("attribute ", name, "=", *raw, " is not an integer"));
+  }
+  return v;
+}
+
+absl::StatusOr<double> FloatAttribute(const HloInstruction& instr, absl::string_view name) {
+  const std::string* raw = instr.raw_attribute(name);
+  if (raw == nullptr) return Error(instr, absl::StrCat("missing attribute ", name));
+  double v;
+  if (!absl::SimpleAtod(absl::StripAsciiWhitespace(*raw), &v)) {
+    return Error(instr, absl::StrCat("attribute ", name, "=", *raw, " is not a number"));
   }
   return v;
 }
@@ -671,53 +683,20 @@ absl::StatusOr<Value> Constant(const HloInstruction& instr) {
   }
   auto elements = ParseLiteralElements(instr.shape(), text);
   if (!elements.ok()) return Error(instr, elements.status().message());
-  auto zero = ZeroValue(instr.shape());
-  if (!zero.ok()) return Error(instr, zero.status().message());
-  std::vector<const Array*> leaves;
-  zero->CollectLeaves(&leaves);
+  auto leaves = ZeroLeaves(instr.shape());
+  if (!leaves.ok()) return Error(instr, leaves.status().message());
   size_t pos = 0;
-  std::vector<Array> filled;
-  for (const Array* leaf : leaves) {
-    Array a = *leaf;
+  for (Array& a : *leaves) {
     if (pos + a.size() > elements->size()) return Error(instr, "literal has too few elements");
     for (int64_t k = 0; k < a.size(); ++k, ++pos) {
       const LiteralElement& e = (*elements)[pos];
       if (a.is_float()) a.SetDouble(k, e.real);
       else a.SetInt(k, e.s);
     }
-    filled.push_back(std::move(a));
   }
-  if (!instr.shape().IsTuple()) return Value::FromArray(std::move(filled[0]));
-  // Rebuild the tuple structure with the filled leaves (one level deep per
-  // tuple; nested tuples are rebuilt with an explicit stack).
-  size_t next = 0;
-  struct Item {
-    const Shape* shape;
-    std::vector<Value> done;
-    size_t child = 0;
-  };
-  std::vector<Item> stack;
-  stack.push_back({&instr.shape(), {}, 0});
-  Value result;
-  while (!stack.empty()) {
-    Item& top = stack.back();
-    if (top.child == top.shape->tuple_shapes().size()) {
-      Value v = Value::Tuple(std::move(top.done));
-      stack.pop_back();
-      if (stack.empty()) result = std::move(v);
-      else stack.back().done.push_back(std::move(v));
-      continue;
-    }
-    const Shape& s = top.shape->tuple_shapes()[top.child++];
-    if (s.IsTuple()) {
-      stack.push_back({&s, {}, 0});
-    } else if (s.IsToken()) {
-      top.done.push_back(Value::Token());
-    } else {
-      top.done.push_back(Value::FromArray(std::move(filled[next++])));
-    }
-  }
-  return result;
+  auto v = ValueFromLeaves(instr.shape(), *std::move(leaves));
+  if (!v.ok()) return Error(instr, v.status().message());
+  return v;
 }
 
 absl::StatusOr<Array> Select(const HloInstruction& instr, const Array& p, const Array& t,
@@ -897,6 +876,22 @@ absl::Status Reducer::Combine(absl::Span<Array* const> acc, int64_t acc_index,
   return absl::OkStatus();
 }
 
+// out[b, i, j] = sum_c a[b, i, c] * b[b, j, c] (row-major [B, M, K] and
+// [B, N, K]), computed by Eigen in T and rounded to out's type.
+template <typename T>
+void EigenProduct(const T* a, const T* b, int64_t B, int64_t M, int64_t N, int64_t K, Array* out) {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Matrix c(M, N);
+  int64_t k = 0;
+  for (int64_t batch = 0; batch < B; ++batch) {
+    Eigen::Map<const Matrix> am(a + batch * M * K, M, K);
+    Eigen::Map<const Matrix> bm(b + batch * N * K, N, K);
+    c.noalias() = am * bm.transpose();
+    const T* cd = c.data();
+    for (int64_t e = 0; e < M * N; ++e) out->SetDouble(k++, static_cast<double>(cd[e]));
+  }
+}
+
 absl::StatusOr<Array> DotGeneral(const Array& lhs, const Array& rhs,
                                  absl::Span<const int64_t> lhs_batch,
                                  absl::Span<const int64_t> rhs_batch,
@@ -972,6 +967,20 @@ absl::StatusOr<Array> DotGeneral(const Array& lhs, const Array& rhs,
   const int64_t B = product(lhs_batch, lhs), M = product(lfree, lhs), N = product(rfree, rhs),
                 K = product(lhs_contracting, lhs);
   Array out(out_type, out_dims);
+  if (lhs.is_float()) {
+    // Eigen's blocked matrix product, per batch: C = A * B^T with A [M, K]
+    // and B [N, K] row-major. f64 in double; every narrower type in float,
+    // as XLA's HloEvaluator computes them (f32 accumulation).
+    if (lhs.type() == PrimitiveType::F64 || rhs.type() == PrimitiveType::F64 ||
+        out_type == PrimitiveType::F64) {
+      EigenProduct<double>(lc.f().data(), rc.f().data(), B, M, N, K, &out);
+    } else {
+      const std::vector<float> lf(lc.f().begin(), lc.f().end());
+      const std::vector<float> rf(rc.f().begin(), rc.f().end());
+      EigenProduct<float>(lf.data(), rf.data(), B, M, N, K, &out);
+    }
+    return out;
+  }
   int64_t k = 0;
   const bool unsigned_in = lhs.is_unsigned() || rhs.is_unsigned();
   for (int64_t b = 0; b < B; ++b) {
@@ -979,34 +988,17 @@ absl::StatusOr<Array> DotGeneral(const Array& lhs, const Array& rhs,
       const int64_t lbase = (b * M + i) * K;
       for (int64_t j = 0; j < N; ++j) {
         const int64_t rbase = (b * N + j) * K;
-        if (lhs.is_float()) {
-          // Four interleaved partial sums, combined in a fixed order: the
-          // result is deterministic and the loop is not latency-bound.
-          const double* x = lc.f().data() + lbase;
-          const double* y = rc.f().data() + rbase;
-          double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-          int64_t c = 0;
-          for (; c + 4 <= K; c += 4) {
-            a0 += x[c] * y[c];
-            a1 += x[c + 1] * y[c + 1];
-            a2 += x[c + 2] * y[c + 2];
-            a3 += x[c + 3] * y[c + 3];
+        uint64_t acc = 0;
+        for (int64_t c = 0; c < K; ++c) {
+          uint64_t a = static_cast<uint64_t>(lc.i()[lbase + c]);
+          uint64_t bb = static_cast<uint64_t>(rc.i()[rbase + c]);
+          if (unsigned_in) {
+            a = UnsignedBits(lhs.type(), static_cast<int64_t>(a));
+            bb = UnsignedBits(rhs.type(), static_cast<int64_t>(bb));
           }
-          for (; c < K; ++c) a0 += x[c] * y[c];
-          out.SetDouble(k++, (a0 + a1) + (a2 + a3));
-        } else {
-          uint64_t acc = 0;
-          for (int64_t c = 0; c < K; ++c) {
-            uint64_t a = static_cast<uint64_t>(lc.i()[lbase + c]);
-            uint64_t bb = static_cast<uint64_t>(rc.i()[rbase + c]);
-            if (unsigned_in) {
-              a = UnsignedBits(lhs.type(), static_cast<int64_t>(a));
-              bb = UnsignedBits(rhs.type(), static_cast<int64_t>(bb));
-            }
-            acc += a * bb;
-          }
-          out.SetInt(k++, static_cast<int64_t>(acc));
+          acc += a * bb;
         }
+        out.SetInt(k++, static_cast<int64_t>(acc));
       }
     }
   }
@@ -1077,6 +1069,364 @@ absl::StatusOr<Array> ReshapeArray(const Array& array, std::vector<int64_t> dims
   if (array.is_float()) out.f() = array.f();
   else out.i() = array.i();
   return out;
+}
+
+absl::StatusOr<std::vector<int64_t>> ListAttribute(const HloInstruction& instr, absl::string_view name,
+                                                   bool required = true) {
+  const std::string* raw = instr.raw_attribute(name);
+  if (raw == nullptr) {
+    if (!required) return std::vector<int64_t>{};
+    return Error(instr, absl::StrCat("missing attribute ", name));
+  }
+  auto list = ParseIntList(*raw);
+  if (!list.ok()) return Error(instr, absl::StrCat(name, ": ", list.status().message()));
+  return list;
+}
+
+// Gather's and scatter's windows: `window_dims` (offset_dims /
+// update_window_dims) of an array of rank `rank` walk, in order, the operand
+// dimensions not in `removed` (collapsed_slice_dims / inserted_window_dims).
+struct WindowMap {
+  std::vector<bool> is_window;          // per dimension of the rank-`rank` array
+  std::vector<int64_t> operand_window;  // operand dimensions walked, in order
+};
+
+absl::StatusOr<WindowMap> MapWindow(const HloInstruction& instr, const std::vector<int64_t>& window_dims,
+                                    int64_t rank, const std::vector<int64_t>& removed,
+                                    int64_t operand_rank) {
+  WindowMap map;
+  map.is_window.assign(rank, false);
+  std::vector<bool> is_removed(operand_rank, false);
+  for (int64_t d : window_dims) {
+    if (d < 0 || d >= rank) return Error(instr, "window dimension out of range");
+    map.is_window[d] = true;
+  }
+  for (int64_t d : removed) {
+    if (d < 0 || d >= operand_rank) return Error(instr, "collapsed/inserted dimension out of range");
+    is_removed[d] = true;
+  }
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    if (!is_removed[d]) map.operand_window.push_back(d);
+  }
+  if (map.operand_window.size() != window_dims.size()) {
+    return Error(instr, "the window dimensions do not match the operand's");
+  }
+  return map;
+}
+
+// Gather's and scatter's start index: the batch dimensions of `index` (those
+// not marked in `is_window`, in order) name a position of `indices` (with
+// index_vector_dim skipped); the index vector there, along index_vector_dim
+// (or the scalar when it is indices' rank), goes to the operand dimensions
+// `index_map` names in `start` (others 0). `position` is scratch.
+void StartVector(const Array& indices, int64_t ivd, const std::vector<int64_t>& index_map,
+                 const std::vector<int64_t>& index, const std::vector<bool>& is_window,
+                 std::vector<int64_t>* position, std::vector<int64_t>* start) {
+  const bool scalar_indices = ivd == indices.rank();
+  size_t b = 0;
+  for (int64_t d = 0; d < indices.rank(); ++d) {
+    if (!scalar_indices && d == ivd) continue;
+    while (b < index.size() && is_window[b]) ++b;
+    (*position)[d] = b < index.size() ? index[b++] : 0;
+  }
+  std::fill(start->begin(), start->end(), 0);
+  const std::vector<int64_t> strides = RowMajorStrides(indices.dims());
+  for (size_t j = 0; j < index_map.size(); ++j) {
+    if (!scalar_indices) (*position)[ivd] = static_cast<int64_t>(j);
+    int64_t pos = 0;
+    for (int64_t d = 0; d < indices.rank(); ++d) pos += (*position)[d] * strides[d];
+    (*start)[index_map[j]] = indices.GetInt(pos);
+  }
+}
+
+// gather, XLA's semantics (operand_batching_dims not supported): for each
+// output index, the batch dimensions (those not in offset_dims) select a
+// start-index vector of start_indices (along index_vector_dim), scattered
+// into operand dimensions by start_index_map and clamped so the slice fits;
+// the offset dimensions walk the slice's dimensions that are not collapsed.
+absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, const Array& indices) {
+  auto offset_dims = ListAttribute(instr, "offset_dims");
+  auto collapsed = ListAttribute(instr, "collapsed_slice_dims");
+  auto index_map = ListAttribute(instr, "start_index_map");
+  auto slice_sizes = ListAttribute(instr, "slice_sizes");
+  auto batching = ListAttribute(instr, "operand_batching_dims", false);
+  auto ivd = IntAttribute(instr, "index_vector_dim");
+  for (const auto* st : {&offset_dims, &collapsed, &index_map, &slice_sizes, &batching}) {
+    if (!st->ok()) return st->status();
+  }
+  if (!ivd.ok()) return ivd.status();
+  if (!batching->empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the interpreter does not support gather with operand_batching_dims (instruction %", instr.name(), ")"));
+  }
+  const int64_t R = operand.rank();
+  if (static_cast<int64_t>(slice_sizes->size()) != R) return Error(instr, "slice_sizes rank differs from the operand's");
+  auto map = MapWindow(instr, *offset_dims, instr.shape().rank(), *collapsed, R);
+  if (!map.ok()) return map.status();
+  const std::vector<bool>& is_offset = map->is_window;
+  const std::vector<int64_t>& window_dims = map->operand_window;
+  const bool scalar_indices = *ivd == indices.rank();
+  const int64_t index_len = scalar_indices ? 1 : indices.dims()[*ivd];
+  if (static_cast<int64_t>(index_map->size()) != index_len) return Error(instr, "start_index_map length differs");
+  for (int64_t d : *index_map) {
+    if (d < 0 || d >= R) return Error(instr, "start_index_map out of range");
+  }
+  Array out(operand.type(), DimsOf(instr.shape()));
+  const std::vector<int64_t> out_strides = RowMajorStrides(out.dims());
+  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims());
+  std::vector<int64_t> oi(out.rank()), start(R), ii(indices.rank());
+  for (int64_t k = 0; k < out.size(); ++k) {
+    for (int64_t d = 0; d < out.rank(); ++d) oi[d] = (k / out_strides[d]) % out.dims()[d];
+    StartVector(indices, *ivd, *index_map, oi, is_offset, &ii, &start);
+    for (int64_t dim : *index_map) {
+      start[dim] = std::clamp<int64_t>(start[dim], 0,
+                                        std::max<int64_t>(operand.dims()[dim] - (*slice_sizes)[dim], 0));
+    }
+    int64_t src = 0, w = 0;
+    for (int64_t d = 0; d < out.rank(); ++d) {
+      if (!is_offset[d]) continue;
+      start[window_dims[w++]] += oi[d];
+    }
+    for (int64_t d = 0; d < R; ++d) {
+      if (start[d] >= operand.dims()[d]) return Error(instr, "slice out of the operand's bounds");
+      src += start[d] * op_strides[d];
+    }
+    if (operand.is_float()) out.f()[k] = operand.f()[src];
+    else out.i()[k] = operand.i()[src];
+  }
+  return out;
+}
+
+// scatter (one operand), XLA's semantics (operand_batching_dims not
+// supported): for each update index in row-major order, the batch
+// dimensions (not in update_window_dims) select a start-index vector of
+// scatter_indices, scattered into operand dimensions by
+// scatter_dims_to_operand_dims; the window dimensions walk the operand
+// dimensions not in inserted_window_dims. A window that does not fit the
+// operand is skipped (XLA does not clamp scatters); each element is combined
+// with `to_apply`(old, update).
+absl::StatusOr<Array> Scatter(const HloInstruction& instr, const Array& operand, const Array& indices,
+                              const Array& updates, const ApplyFn& apply) {
+  auto window_dims = ListAttribute(instr, "update_window_dims");
+  auto inserted = ListAttribute(instr, "inserted_window_dims");
+  auto index_map = ListAttribute(instr, "scatter_dims_to_operand_dims");
+  auto batching = ListAttribute(instr, "input_batching_dims", false);
+  auto ivd = IntAttribute(instr, "index_vector_dim");
+  for (const auto* st : {&window_dims, &inserted, &index_map, &batching}) {
+    if (!st->ok()) return st->status();
+  }
+  if (!ivd.ok()) return ivd.status();
+  if (!batching->empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the interpreter does not support scatter with input_batching_dims (instruction %", instr.name(), ")"));
+  }
+  const int64_t R = operand.rank();
+  auto map = MapWindow(instr, *window_dims, updates.rank(), *inserted, R);
+  if (!map.ok()) return map.status();
+  const std::vector<bool>& is_window = map->is_window;
+  const std::vector<int64_t>& operand_window = map->operand_window;
+  const int64_t index_len = *ivd == indices.rank() ? 1 : indices.dims()[*ivd];
+  if (static_cast<int64_t>(index_map->size()) != index_len) {
+    return Error(instr, "scatter_dims_to_operand_dims length differs");
+  }
+  for (int64_t d : *index_map) {
+    if (d < 0 || d >= R) return Error(instr, "scatter_dims_to_operand_dims out of range");
+  }
+  if (operand.type() != updates.type()) return Error(instr, "operand and updates types differ");
+  auto reducer = Reducer::Create(instr.to_apply(), 1, apply);
+  if (!reducer.ok()) return Error(instr, reducer.status().message());
+  // Window sizes per operand dimension (1 for inserted dimensions).
+  std::vector<int64_t> window_size(R, 1);
+  for (size_t w = 0; w < operand_window.size(); ++w) {
+    window_size[operand_window[w]] = updates.dims()[(*window_dims)[w]];
+  }
+  Array out = operand;
+  Array* outp = &out;
+  const Array* up = &updates;
+  const std::vector<int64_t> up_strides = RowMajorStrides(updates.dims());
+  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims());
+  std::vector<int64_t> ui(updates.rank()), start(R), ii(indices.rank());
+  for (int64_t k = 0; k < updates.size(); ++k) {
+    for (int64_t d = 0; d < updates.rank(); ++d) ui[d] = (k / up_strides[d]) % updates.dims()[d];
+    StartVector(indices, *ivd, *index_map, ui, is_window, &ii, &start);
+    bool fits = true;
+    for (int64_t d = 0; d < R; ++d) {
+      fits = fits && start[d] >= 0 && start[d] + window_size[d] <= operand.dims()[d];
+    }
+    if (!fits) continue;
+    int64_t w = 0, dst = 0;
+    for (int64_t d = 0; d < updates.rank(); ++d) {
+      if (is_window[d]) start[operand_window[w++]] += ui[d];
+    }
+    for (int64_t d = 0; d < R; ++d) dst += start[d] * op_strides[d];
+    EVAL_RETURN_IF_ERROR(reducer->Combine({&outp, 1}, dst, {&up, 1}, k));
+  }
+  return out;
+}
+
+// The bits of element k of `a` in its element type's encoding.
+uint64_t ElementBits(const Array& a, int64_t k) {
+  switch (a.type()) {
+    case PrimitiveType::F64: {
+      uint64_t bits;
+      std::memcpy(&bits, &a.f()[k], sizeof(bits));
+      return bits;
+    }
+    case PrimitiveType::F32: {
+      const float f = static_cast<float>(a.f()[k]);
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof(bits));
+      return bits;
+    }
+    case PrimitiveType::BF16: {
+      const float f = static_cast<float>(a.f()[k]);  // exactly a bf16 value
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof(bits));
+      return bits >> 16;
+    }
+    case PrimitiveType::F16: {
+      const _Float16 h = static_cast<_Float16>(static_cast<float>(a.f()[k]));
+      uint16_t bits;
+      std::memcpy(&bits, &h, sizeof(bits));
+      return bits;
+    }
+    default:
+      return UnsignedBits(a.type(), a.i()[k]);
+  }
+}
+
+// bitcast-convert between element types of the same width (same dimensions):
+// the bits of each element reinterpreted. Types of different widths (which
+// add or remove a minor dimension) are not supported.
+absl::StatusOr<Array> BitcastConvert(const HloInstruction& instr, const Array& a) {
+  const PrimitiveType to = instr.shape().element_type();
+  if (BitWidth(a.type()) != BitWidth(to) || to == PrimitiveType::PRED || a.type() == PrimitiveType::PRED) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the interpreter does not support bitcast-convert from ", PrimitiveTypeName(a.type()), " to ",
+        PrimitiveTypeName(to), " (instruction %", instr.name(), ")"));
+  }
+  Array out(to, a.dims());
+  for (int64_t k = 0; k < a.size(); ++k) {
+    const uint64_t bits = ElementBits(a, k);
+    switch (to) {
+      case PrimitiveType::F64: {
+        double d;
+        std::memcpy(&d, &bits, sizeof(d));
+        out.f()[k] = d;
+        break;
+      }
+      case PrimitiveType::F32:
+      case PrimitiveType::BF16: {
+        const uint32_t b32 = to == PrimitiveType::F32 ? static_cast<uint32_t>(bits)
+                                                      : static_cast<uint32_t>(bits) << 16;
+        float f;
+        std::memcpy(&f, &b32, sizeof(f));
+        out.f()[k] = f;
+        break;
+      }
+      case PrimitiveType::F16: {
+        const uint16_t b16 = static_cast<uint16_t>(bits);
+        _Float16 h;
+        std::memcpy(&h, &b16, sizeof(h));
+        out.f()[k] = static_cast<double>(h);
+        break;
+      }
+      default:
+        out.SetInt(k, static_cast<int64_t>(bits));
+    }
+  }
+  return out;
+}
+
+// The feature dimension of a batch-norm: (epsilon, feature_index, features,
+// stride of the feature dimension, elements per feature).
+struct BatchNormDims {
+  double epsilon;
+  int64_t features, inner, per_feature;
+  int64_t feature(int64_t k) const { return (k / inner) % features; }
+};
+
+absl::StatusOr<BatchNormDims> GetBatchNormDims(const HloInstruction& instr, const Array& x,
+                                               absl::Span<const Array* const> per_feature) {
+  auto eps = FloatAttribute(instr, "epsilon");
+  if (!eps.ok()) return eps.status();
+  auto fi = IntAttribute(instr, "feature_index");
+  if (!fi.ok()) return fi.status();
+  if (*fi < 0 || *fi >= x.rank() || !x.is_float()) return Error(instr, "bad operand or feature_index");
+  BatchNormDims d{*eps, x.dims()[*fi], RowMajorStrides(x.dims())[*fi], 0};
+  d.per_feature = d.features == 0 ? 0 : x.size() / d.features;
+  for (const Array* a : per_feature) {
+    if (a->size() != d.features) return Error(instr, "a per-feature operand's size differs from the feature dimension");
+  }
+  return d;
+}
+
+// batch-norm-training(operand, scale, offset), epsilon, feature_index, as
+// XLA's BatchNormExpander computes it: per feature f, mean = E[x] and
+// var = E[x^2] - E[x]^2 over every other dimension; the outputs are
+// ((x - mean) * rsqrt(var + epsilon) * scale + offset, mean, var). Computed
+// in double, rounded at the outputs.
+absl::StatusOr<Value> BatchNormTraining(const HloInstruction& instr, const Array& x,
+                                        const Array& scale, const Array& offset) {
+  const Array* pf[] = {&scale, &offset};
+  auto bn = GetBatchNormDims(instr, x, pf);
+  if (!bn.ok()) return bn.status();
+  const int64_t F = bn->features, n = bn->per_feature;
+  std::vector<double> sum(F, 0), sq(F, 0);
+  for (int64_t k = 0; k < x.size(); ++k) {
+    sum[bn->feature(k)] += x.f()[k];
+    sq[bn->feature(k)] += x.f()[k] * x.f()[k];
+  }
+  Array mean(x.type(), {F}), var(x.type(), {F}), out(x.type(), x.dims());
+  std::vector<double> m(F), v(F);
+  for (int64_t f = 0; f < F; ++f) {
+    m[f] = n ? sum[f] / n : 0;
+    v[f] = n ? sq[f] / n - m[f] * m[f] : 0;
+    mean.SetDouble(f, m[f]);
+    var.SetDouble(f, v[f]);
+  }
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = bn->feature(k);
+    out.SetDouble(k, (x.f()[k] - m[f]) / std::sqrt(v[f] + bn->epsilon) * scale.f()[f] + offset.f()[f]);
+  }
+  return Value::Tuple({Value::FromArray(std::move(out)), Value::FromArray(std::move(mean)),
+                       Value::FromArray(std::move(var))});
+}
+
+// batch-norm-grad(operand, scale, mean, variance, grad_output), as XLA's
+// BatchNormExpander: per feature, with r = rsqrt(var + epsilon),
+// grad_offset = sum(dy), grad_scale = sum(dy * (x - mean)) * r, and
+// grad_operand = scale * r * (dy - grad_offset / N - (x - mean) *
+// sum(dy * (x - mean)) / (N * (var + epsilon))). Computed in double.
+absl::StatusOr<Value> BatchNormGrad(const HloInstruction& instr, const Array& x, const Array& scale,
+                                    const Array& mean, const Array& var, const Array& dy) {
+  const Array* pf[] = {&scale, &mean, &var};
+  auto bn = GetBatchNormDims(instr, x, pf);
+  if (!bn.ok()) return bn.status();
+  if (dy.dims() != x.dims() || !dy.is_float()) return Error(instr, "grad_output's shape differs from the operand's");
+  const int64_t F = bn->features;
+  const double n = static_cast<double>(bn->per_feature);
+  std::vector<double> sum_dy(F, 0), sum_dyx(F, 0);
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = bn->feature(k);
+    sum_dy[f] += dy.f()[k];
+    sum_dyx[f] += dy.f()[k] * (x.f()[k] - mean.f()[f]);
+  }
+  Array gx(x.type(), x.dims()), gscale(scale.type(), {F}), goffset(scale.type(), {F});
+  for (int64_t f = 0; f < F; ++f) {
+    gscale.SetDouble(f, sum_dyx[f] / std::sqrt(var.f()[f] + bn->epsilon));
+    goffset.SetDouble(f, sum_dy[f]);
+  }
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = bn->feature(k);
+    const double ve = var.f()[f] + bn->epsilon;
+    gx.SetDouble(k, n == 0 ? 0
+                           : scale.f()[f] / std::sqrt(ve) *
+                                 (dy.f()[k] - sum_dy[f] / n -
+                                  (x.f()[k] - mean.f()[f]) * sum_dyx[f] / (n * ve)));
+  }
+  return Value::Tuple({Value::FromArray(std::move(gx)), Value::FromArray(std::move(gscale)),
+                       Value::FromArray(std::move(goffset))});
 }
 
 absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
@@ -1203,6 +1553,23 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kPad:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Pad(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kScatter:
+      EVAL_RETURN_IF_ERROR(need_arrays(ops.size()));
+      if (ops.size() != 3) return Error(instr, "only the single-operand scatter is supported");
+      return array_result(Scatter(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(), apply));
+    case HloOpcode::kGather:
+      EVAL_RETURN_IF_ERROR(need_arrays(2));
+      return array_result(Gather(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kBitcastConvert:
+      EVAL_RETURN_IF_ERROR(need_arrays(1));
+      return array_result(BitcastConvert(instr, ops[0]->array()));
+    case HloOpcode::kBatchNormGrad:
+      EVAL_RETURN_IF_ERROR(need_arrays(5));
+      return BatchNormGrad(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(), ops[3]->array(),
+                           ops[4]->array());
+    case HloOpcode::kBatchNormTraining:
+      EVAL_RETURN_IF_ERROR(need_arrays(3));
+      return BatchNormTraining(instr, ops[0]->array(), ops[1]->array(), ops[2]->array());
     default:
       return absl::UnimplementedError(absl::StrCat("the interpreter does not support opcode ",
                                                    HloOpcodeString(op), " (instruction %",

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -95,6 +96,22 @@ int64_t WrapToIntType(PrimitiveType type, int64_t value) {
   }
 }
 
+namespace {
+std::atomic<int64_t> live_elements{0};
+std::atomic<int64_t> peak_elements{0};
+
+void CountElements(int64_t n) {
+  const int64_t now = live_elements.fetch_add(n, std::memory_order_relaxed) + n;
+  int64_t peak = peak_elements.load(std::memory_order_relaxed);
+  while (now > peak && !peak_elements.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace
+
+int64_t LiveArrayElements() { return live_elements.load(std::memory_order_relaxed); }
+int64_t PeakArrayElements() { return peak_elements.load(std::memory_order_relaxed); }
+void ResetPeakArrayElements() { peak_elements.store(LiveArrayElements(), std::memory_order_relaxed); }
+
 Array::Array(PrimitiveType type, std::vector<int64_t> dims) : type_(type), dims_(std::move(dims)) {
   size_ = 1;
   for (int64_t d : dims_) size_ *= d;
@@ -104,7 +121,46 @@ Array::Array(PrimitiveType type, std::vector<int64_t> dims) : type_(type), dims_
   } else {
     i_.assign(size_, 0);
   }
+  counted_ = size_;
+  CountElements(counted_);
 }
+
+Array::Array(const Array& other)
+    : type_(other.type_), dims_(other.dims_), size_(other.size_), is_float_(other.is_float_),
+      f_(other.f_), i_(other.i_), counted_(other.counted_) {
+  CountElements(counted_);
+}
+
+Array::Array(Array&& other) noexcept
+    : type_(other.type_), dims_(std::move(other.dims_)), size_(other.size_),
+      is_float_(other.is_float_), f_(std::move(other.f_)), i_(std::move(other.i_)),
+      counted_(other.counted_) {
+  other.counted_ = 0;
+  other.size_ = 0;
+}
+
+Array& Array::operator=(const Array& other) {
+  if (this != &other) *this = Array(other);
+  return *this;
+}
+
+Array& Array::operator=(Array&& other) noexcept {
+  if (this != &other) {
+    CountElements(-counted_);
+    type_ = other.type_;
+    dims_ = std::move(other.dims_);
+    size_ = other.size_;
+    is_float_ = other.is_float_;
+    f_ = std::move(other.f_);
+    i_ = std::move(other.i_);
+    counted_ = other.counted_;
+    other.counted_ = 0;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+Array::~Array() { CountElements(-counted_); }
 
 bool Array::is_unsigned() const { return IsUnsignedIntegralType(type_); }
 
@@ -369,6 +425,78 @@ absl::StatusOr<Value> ZeroValue(const Shape& shape) {
   }
   std::vector<int64_t> dims(shape.dimensions().begin(), shape.dimensions().end());
   return Value::FromArray(Array(shape.element_type(), std::move(dims)));
+}
+
+absl::StatusOr<std::vector<Array>> ZeroLeaves(const Shape& shape) {
+  auto zero = ZeroValue(shape);
+  if (!zero.ok()) return zero.status();
+  std::vector<const Array*> leaves;
+  zero->CollectLeaves(&leaves);
+  std::vector<Array> out;
+  out.reserve(leaves.size());
+  for (const Array* a : leaves) out.push_back(*a);
+  return out;
+}
+
+absl::StatusOr<Value> ValueFromLeaves(const Shape& shape, std::vector<Array> leaves) {
+  size_t next = 0;
+  auto take = [&](const Shape& s) -> absl::StatusOr<Value> {
+    if (s.IsToken()) return Value::Token();
+    if (next >= leaves.size()) return absl::InternalError("too few leaves for the shape");
+    return Value::FromArray(std::move(leaves[next++]));
+  };
+  if (!shape.IsTuple()) return take(shape);
+  struct Item {
+    const Shape* shape;
+    std::vector<Value> done;
+    size_t child = 0;
+  };
+  std::vector<Item> stack;
+  stack.push_back({&shape, {}, 0});
+  Value result;
+  while (!stack.empty()) {
+    Item& top = stack.back();
+    if (top.child == top.shape->tuple_shapes().size()) {
+      Value v = Value::Tuple(std::move(top.done));
+      stack.pop_back();
+      if (stack.empty()) result = std::move(v);
+      else stack.back().done.push_back(std::move(v));
+      continue;
+    }
+    const Shape& s = top.shape->tuple_shapes()[top.child++];
+    if (s.IsTuple()) {
+      stack.push_back({&s, {}, 0});
+      continue;
+    }
+    auto v = take(s);
+    if (!v.ok()) return v.status();
+    top.done.push_back(*std::move(v));
+  }
+  return result;
+}
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void FillPseudoRandom(uint64_t state, Array* a) {
+  SplitMix64(&state);
+  for (int64_t k = 0; k < a->size(); ++k) {
+    const uint64_t r = SplitMix64(&state);
+    if (a->is_float()) {
+      const double u = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);
+      a->SetDouble(k, 2.0 * u - 1.0);
+    } else if (a->type() == PrimitiveType::PRED) {
+      a->i()[k] = static_cast<int64_t>(r & 1);
+    } else if (a->is_unsigned()) {
+      a->SetInt(k, static_cast<int64_t>(r % 9));
+    } else {
+      a->SetInt(k, static_cast<int64_t>(r % 9) - 4);
+    }
+  }
 }
 
 std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {

@@ -41,6 +41,12 @@ class Array {
   Array() = default;
   // Zero-filled. The type must be supported (see IsSupportedElementType).
   Array(PrimitiveType type, std::vector<int64_t> dims);
+  // Copies and destruction keep the live-element count (LiveArrayElements).
+  Array(const Array& other);
+  Array(Array&& other) noexcept;
+  Array& operator=(const Array& other);
+  Array& operator=(Array&& other) noexcept;
+  ~Array();
 
   PrimitiveType type() const { return type_; }
   const std::vector<int64_t>& dims() const { return dims_; }
@@ -78,7 +84,16 @@ class Array {
   bool is_float_ = true;
   std::vector<double> f_;
   std::vector<int64_t> i_;
+  int64_t counted_ = 0;  // elements added to the live count by this array
 };
+
+// Elements held by all live Arrays of the process (8 bytes each), and the
+// largest that count has been since the last ResetPeakArrayElements: the
+// interpreter's memory, bounded by InterpreterOptions::max_memory_bytes and
+// reported by the equivalence check.
+int64_t LiveArrayElements();
+int64_t PeakArrayElements();
+void ResetPeakArrayElements();
 
 // An HLO value: an array, a tuple of values, or a token. Arrays are shared
 // and immutable once built, so copying a Value (tuple, get-tuple-element,
@@ -122,6 +137,19 @@ class Value {
 
 // A zero-filled value of `shape` (tokens for token leaves).
 absl::StatusOr<Value> ZeroValue(const Shape& shape);
+// The zero-filled array leaves of `shape`, depth-first (tokens have none).
+absl::StatusOr<std::vector<Array>> ZeroLeaves(const Shape& shape);
+// The value of `shape` whose array leaves are `leaves`, depth-first, and
+// whose token leaves are tokens: the one builder of tuple values from leaves
+// (constants, random inputs, uninterpreted parts). No recursion on depth.
+absl::StatusOr<Value> ValueFromLeaves(const Shape& shape, std::vector<Array> leaves);
+
+// splitmix64: the interpreter's one pseudo-random generator.
+uint64_t SplitMix64(uint64_t* state);
+// Fills `a` from the stream started at `state`: floats uniform in [-1, 1)
+// (rounded to the type), signed integers in [-4, 4], unsigned in [0, 8],
+// pred 0/1.
+void FillPseudoRandom(uint64_t state, Array* a);
 
 // Row-major strides of `dims`.
 std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims);
