@@ -37,7 +37,8 @@ setup:
 # The configure log is shown only if configuring fails.
 configure:
 	@mkdir -p $(BUILD_DIR)
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) \
+	@echo "cmake: configuring $(BUILD_DIR)/ (log in $(BUILD_DIR)/configure.log)"
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) \
 	  > $(BUILD_DIR)/configure.log 2>&1 || { cat $(BUILD_DIR)/configure.log; exit 1; }
 
 build: configure
