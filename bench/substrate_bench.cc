@@ -2,7 +2,9 @@
 // lexing, parse, print (to a string, and streamed to a sink), post order,
 // verifier and the whole round trip, on generated
 // tensor-parallel x FSDP modules (tools/hilo-gen) of growing size and on the
-// largest modules of ../shared/corpus/valid. See docs/performance.md.
+// largest modules of the shared folder's corpus/valid ($HILO_SHARED_DIR, else
+// ../shared; without it those report "corpus file not found"). See
+// docs/performance.md.
 //
 // The parser has no separate lexer API; BM_ScanWords is the in-process
 // equivalent of `wc -w` (count whitespace-separated words) and is the floor
@@ -27,6 +29,7 @@
 #include "hilo/ir/hlo_module.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
+#include "shared_dir.h"
 #include "transformer_generator.h"
 
 namespace hilo {
@@ -57,7 +60,7 @@ const char* const kCorpusFiles[] = {
 };
 
 std::string ReadCorpusFile(const char* relative) {
-  std::ifstream in(absl::StrCat(HILO_SHARED_DIR, "/corpus/valid/", relative), std::ios::binary);
+  std::ifstream in(absl::StrCat(hilo::test::SharedDir(), "/corpus/valid/", relative), std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 

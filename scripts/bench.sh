@@ -51,6 +51,9 @@ if [[ -f "$SHARED/corpus/valid/MANIFEST.tsv" ]]; then
   while IFS= read -r rel; do
     files+=("$SHARED/corpus/valid/$rel")
   done < <(tail -n +2 "$SHARED/corpus/valid/MANIFEST.tsv" | sort -t$'\t' -k5,5nr | head -n "$NCORPUS" | cut -f1)
+else
+  echo "bench: $SHARED/corpus/valid/MANIFEST.tsv not found: generated modules only" \
+       "(set HILO_SHARED_DIR=<folder> for the corpus files)" >&2
 fi
 
 # measure LABEL FILE CMD...: runs CMD REPS times; prints "wall cpu maxrss_kb"

@@ -22,9 +22,27 @@ for tool in clang++-14 cmake ninja; do
   command -v "$tool" >/dev/null || { echo "ci-fuzz: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
 done
 
+# Whether a missing shared folder is an error, by the tests' rule
+# (tests/unit/shared_dir.h); .ci/run sets HILO_REQUIRE_SHARED=1.
+shared_required() {
+  [[ -n ${HILO_SHARED_DIR:-} ]] && return 0
+  if [[ -n ${HILO_REQUIRE_SHARED:-} ]]; then
+    [[ $HILO_REQUIRE_SHARED != 0 ]]
+    return
+  fi
+  [[ ${CI:-} == true ]]
+}
+
+if [[ ! -d "$SHARED/corpus" ]] && shared_required; then
+  echo "ci-fuzz: $SHARED/corpus not found, and the shared folder is required here" \
+       "(HILO_SHARED_DIR, HILO_REQUIRE_SHARED or CI=true is set)" >&2
+  exit 1
+fi
+
 cmake -S "$ROOT" -B "$BUILD" -G Ninja \
   -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DHILO_FUZZ=ON -DHILO_SANITIZE=ON -DHILO_BENCH=OFF >"$BUILD.configure.log" 2>&1 \
+  -DHILO_FUZZ=ON -DHILO_SANITIZE=ON -DHILO_BENCH=OFF \
+  -DHILO_WERROR="${HILO_WERROR:-ON}" >"$BUILD.configure.log" 2>&1 \
   || { cat "$BUILD.configure.log" >&2; echo "ci-fuzz: configure failed" >&2; exit 1; }
 ninja -C "$BUILD" hlo_round_trip_fuzzer proto_reader_fuzzer
 
@@ -42,7 +60,8 @@ if [[ -d "$SHARED/corpus" ]]; then
     n=$((n + 1))
   done < <(find "$SHARED/corpus" -name '*.hlo' -size -"$((MAX_SEED_BYTES + 1))"c -print0 | sort -z)
 else
-  echo "ci-fuzz: warning: $SHARED/corpus not found, seeding from regressions only" >&2
+  echo "ci-fuzz: warning: $SHARED/corpus not found, seeding from regressions only" \
+       "(set HILO_SHARED_DIR=<folder> to seed from the corpus)" >&2
 fi
 for f in "$ROOT"/tests/fuzz-regressions/*; do
   [[ -f "$f" && "$(basename "$f")" != README.md ]] || continue
@@ -51,13 +70,12 @@ for f in "$ROOT"/tests/fuzz-regressions/*; do
 done
 echo "ci-fuzz: $n seed files, running for ${SECONDS_TO_RUN}s"
 
-# Dictionary: every opcode name of the specification's table and the
-# syntax words of the text format.
+# Dictionary: every opcode name of hilo's opcode table (hlo_opcode.h, which
+# hlo_opcode_test checks against the specification's) and the syntax words
+# of the text format.
 DICT="$WORK/hlo.dict"
 {
-  if [[ -f "$SHARED/spec/hlo-opcodes.tsv" ]]; then
-    tail -n +2 "$SHARED/spec/hlo-opcodes.tsv" | cut -f3 | sed -e 's/.*/"&"/'
-  fi
+  sed -n -e 's/^ *V(k[A-Za-z0-9]*, 0x[0-9a-f]*, \("[^"]*"\).*/\1/p' "$ROOT/src/hilo/ir/hlo_opcode.h"
   for w in HloModule ENTRY ROOT parameter constant tuple get-tuple-element index= \
            replica_groups= channel_id= dimensions= to_apply= metadata= sharding= \
            frontend_attributes= backend_config= control-predecessors= calls= body= condition= \

@@ -11,7 +11,8 @@ BUILD=${HILO_ASAN_BUILD_DIR:-$ROOT/build-asan}
 JOBS=${HILO_JOBS:-2}
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DHILO_SANITIZE=ON -DHILO_BENCH=OFF -DHILO_FUZZ=OFF >"$BUILD.configure.log" 2>&1 \
+  -DHILO_SANITIZE=ON -DHILO_BENCH=OFF -DHILO_FUZZ=OFF \
+  -DHILO_WERROR="${HILO_WERROR:-ON}" >"$BUILD.configure.log" 2>&1 \
   || { cat "$BUILD.configure.log" >&2; echo "ci-sanitize: configure failed" >&2; exit 1; }
 ninja -C "$BUILD" -j "$JOBS"
 

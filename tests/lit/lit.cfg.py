@@ -31,7 +31,27 @@ for var in ["NEURON_COLLECTIVE_MATMUL_NXD", "NEURON_COLLECTIVE_PERMUTE_AGGRESSIV
             "NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB"]:
     config.environment.pop(var, None)
 
-# %shared: the specification, opcode table and corpus (../shared).
-config.substitutions.append(("%shared", os.path.join(os.path.dirname(source_root), "shared")))
+# %shared: the shared folder (the specification's opcode table, the real-HLO
+# corpus), which is not part of the repository. As for the unit tests
+# (tests/unit/shared_dir.h): $HILO_SHARED_DIR, else the build's default
+# (<source>/../shared). Tests that read it say `REQUIRES: shared`; without
+# the folder they are UNSUPPORTED (skipped), unless it is required
+# (HILO_SHARED_DIR set, HILO_REQUIRE_SHARED set and not 0, or CI=true with
+# HILO_REQUIRE_SHARED unset): then the suite fails.
+shared_dir = os.environ.get("HILO_SHARED_DIR") or getattr(
+    config, "hilo_default_shared_dir", None) or os.path.join(os.path.dirname(source_root), "shared")
+require = os.environ.get("HILO_REQUIRE_SHARED")
+shared_required = bool(os.environ.get("HILO_SHARED_DIR")) or (
+    require != "0" if require else os.environ.get("CI") == "true")
+if os.path.isdir(shared_dir):
+    config.available_features.add("shared")
+elif shared_required:
+    lit_config.fatal("hilo: the shared folder (spec/hlo-opcodes.tsv, corpus/) is required here "
+                     "(HILO_SHARED_DIR, HILO_REQUIRE_SHARED or CI=true is set) but %s is not a "
+                     "folder" % shared_dir)
+else:
+    lit_config.note("hilo: tests that need the shared folder (REQUIRES: shared) are skipped: "
+                    "not found at %s; to run them, set HILO_SHARED_DIR=<folder>" % shared_dir)
+config.substitutions.append(("%shared", shared_dir))
 # %examples: the bundled example modules.
 config.substitutions.append(("%examples", os.path.join(source_root, "examples")))

@@ -33,6 +33,7 @@
 #include "hilo/ir/hlo_module.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
+#include "shared_dir.h"
 
 namespace hilo {
 namespace {
@@ -648,8 +649,9 @@ std::string ReadFile(const fs::path& path) {
 }
 
 TEST(AdversarialTest, EveryInvalidCorpusFile) {
-  std::vector<fs::path> files = FilesUnder(fs::path(HILO_SHARED_DIR) / "corpus" / "invalid");
-  ASSERT_GE(files.size(), 100u) << "corpus/invalid not found under " HILO_SHARED_DIR;
+  HILO_SKIP_WITHOUT_SHARED_DIR();
+  std::vector<fs::path> files = FilesUnder(fs::path(test::SharedDir()) / "corpus" / "invalid");
+  ASSERT_GE(files.size(), 100u) << "corpus/invalid not found under " << test::SharedDir();
   int errors = 0;
   for (const fs::path& file : files) {
     std::string text = ReadFile(file);
@@ -662,8 +664,9 @@ TEST(AdversarialTest, EveryInvalidCorpusFile) {
 }
 
 TEST(AdversarialTest, EveryLegacyCorpusFileIsHandledCleanly) {
-  std::vector<fs::path> files = FilesUnder(fs::path(HILO_SHARED_DIR) / "corpus" / "legacy");
-  ASSERT_GE(files.size(), 100u) << "corpus/legacy not found under " HILO_SHARED_DIR;
+  HILO_SKIP_WITHOUT_SHARED_DIR();
+  std::vector<fs::path> files = FilesUnder(fs::path(test::SharedDir()) / "corpus" / "legacy");
+  ASSERT_GE(files.size(), 100u) << "corpus/legacy not found under " << test::SharedDir();
   for (const fs::path& file : files) {
     EXPECT_EQ(fuzz::CheckRoundTrip(ReadFile(file)).substr(0, 4000), "") << file;
   }

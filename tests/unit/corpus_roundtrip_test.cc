@@ -24,13 +24,14 @@
 #include "gtest/gtest.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
+#include "shared_dir.h"
 
 namespace hilo {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCorpus = std::string(HILO_SHARED_DIR) + "/corpus";
+const std::string kCorpus = test::SharedDir() + "/corpus";
 
 std::vector<std::string> HloFiles(const std::string& dir) {
   std::vector<std::string> files;
@@ -185,6 +186,7 @@ std::string RoundTrip(const std::string& path, const std::string& text, bool* id
 }
 
 TEST(CorpusRoundTripTest, Valid) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   const std::string dir = kCorpus + "/valid";
   std::vector<std::string> files = HloFiles(dir);
   ASSERT_GT(files.size(), 2000u) << "corpus not found at " << dir;
@@ -240,6 +242,7 @@ TEST(CorpusRoundTripTest, Valid) {
 }
 
 TEST(CorpusRoundTripTest, LegacyParsesOrFailsClearly) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   const std::string dir = kCorpus + "/legacy";
   std::vector<std::string> files = HloFiles(dir);
   ASSERT_GT(files.size(), 400u) << "corpus not found at " << dir;
@@ -268,6 +271,7 @@ TEST(CorpusRoundTripTest, LegacyParsesOrFailsClearly) {
 }
 
 TEST(CorpusRoundTripTest, InvalidParsesOrFailsClearly) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   const std::string dir = kCorpus + "/invalid";
   std::vector<std::string> files = HloFiles(dir);
   ASSERT_GT(files.size(), 100u) << "corpus not found at " << dir;

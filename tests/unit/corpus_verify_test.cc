@@ -23,13 +23,14 @@
 #include "gtest/gtest.h"
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/text/parser.h"
+#include "shared_dir.h"
 
 namespace hilo {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kValid = std::string(HILO_SHARED_DIR) + "/corpus/valid";
+const std::string kValid = test::SharedDir() + "/corpus/valid";
 const std::string kExpectations =
     std::string(HILO_SOURCE_DIR) + "/tests/corpus/verify_expectations.tsv";
 
@@ -70,6 +71,7 @@ std::map<std::string, Expectation> ReadExpectations() {
 }
 
 TEST(CorpusVerifyTest, ValidModulesVerify) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   ASSERT_TRUE(fs::exists(kValid)) << kValid;
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(kValid)) {
@@ -126,6 +128,7 @@ TEST(CorpusVerifyTest, ValidModulesVerify) {
 // The largest real module (a 41,881-instruction Mixtral dump) verifies in
 // well under a second; a quadratic check would take minutes.
 TEST(CorpusVerifyTest, LargestModuleVerifiesQuickly) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   const std::string file =
       kValid + "/openxla-xla/xla__tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_1x8.hlo";
   auto module = ParseHloModule(ReadFile(file), file);

@@ -85,7 +85,9 @@ TEST(HeapPrefaulterTest, FollowsTheHeapAsItGrowsAndStaysWithinItsLead) {
   for (size_t done = 0; done < kTotal; done += kBlock) {
     blocks.emplace_back(new char[kBlock]);
     // Give the thread time now and then, as a parser's work does.
-    if (blocks.size() % 64 == 0) ASSERT_TRUE(prefaulter.WaitUntilCaughtUp(kPatience));
+    if (blocks.size() % 64 == 0) {
+      ASSERT_TRUE(prefaulter.WaitUntilCaughtUp(kPatience));
+    }
   }
   ASSERT_TRUE(prefaulter.WaitUntilCaughtUp(kPatience));
   EXPECT_EQ(NonResidentBlockPages(blocks), 0u);
@@ -106,7 +108,9 @@ TEST(HeapPrefaulterTest, AllocationsMadeMeanwhileKeepTheirContents) {
     blocks.emplace_back(new uint64_t[64]);
     for (uint64_t k = 0; k < 64; ++k) blocks.back()[k] = i * 64 + k;
   }
-  if (kHeapPrefaultingAvailable) ASSERT_TRUE(prefaulter.WaitUntilCaughtUp(kPatience));
+  if (kHeapPrefaultingAvailable) {
+    ASSERT_TRUE(prefaulter.WaitUntilCaughtUp(kPatience));
+  }
   for (uint64_t i = 0; i < blocks.size(); ++i) {
     for (uint64_t k = 0; k < 64; ++k) ASSERT_EQ(blocks[i][k], i * 64 + k) << i;
   }

@@ -18,6 +18,7 @@
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/proto/module_file.h"
 #include "hilo/text/parser.h"
+#include "shared_dir.h"
 #include "hilo/text/printer.h"
 
 namespace hilo {
@@ -25,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCorpus = std::string(HILO_SHARED_DIR) + "/corpus";
+const std::string kCorpus = hilo::test::SharedDir() + "/corpus";
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -72,6 +73,7 @@ std::string ThroughProto(const HloModule& module, const std::string& printed, Mo
 }
 
 TEST(ProtoCorpusTest, ValidRoundTripsThroughBothProtoForms) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   const std::string dir = kCorpus + "/valid";
   ASSERT_TRUE(fs::exists(dir)) << dir;
   std::vector<std::string> skip = ListedPaths("valid_roundtrip_exceptions.tsv");
@@ -107,6 +109,7 @@ TEST(ProtoCorpusTest, ValidRoundTripsThroughBothProtoForms) {
 }
 
 TEST(ProtoCorpusTest, XlaTextProtoWithLocalOperandIds) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   const std::string path =
       kCorpus + "/proto/hlo_module_test__LoadAndFixNonConsecutiveInstructionIds.pbtxt";
   absl::StatusOr<LoadedModule> loaded = LoadModule(ReadFile(path), path);
@@ -140,6 +143,7 @@ TEST(ProtoCorpusTest, XlaTextProtoWithLocalOperandIds) {
 }
 
 TEST(ProtoCorpusTest, XlaHloProtoWithAllGathersAndSlices) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   const std::string path = kCorpus + "/proto/memory_analysis_test__ComplexMemoAndCategorization.pbtxt";
   absl::StatusOr<LoadedModule> loaded = LoadModule(ReadFile(path), path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();

@@ -30,11 +30,12 @@
 #include "hilo/passes/neuron_unique_channel_id_enforcer.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
+#include "shared_dir.h"
 
 namespace hilo {
 namespace {
 
-const std::string kValid = std::string(HILO_SHARED_DIR) + "/corpus/valid";
+const std::string kValid = test::SharedDir() + "/corpus/valid";
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -319,6 +320,7 @@ void CheckFile(const std::string& file, bool invalid_on_purpose, bool may_not_pa
 }
 
 TEST(StreamChannelCorpusTest, AllThreePassesOverEveryCollectiveModule) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
   const std::vector<std::string> files = CollectiveFiles();
   ASSERT_GT(files.size(), 1000u) << "cannot read " << kValid << "/MANIFEST.tsv";
   const std::set<std::string> invalid = InvalidOnPurpose();

@@ -136,7 +136,11 @@ class Shape {
     has_layout_ = true;
   }
   void clear_layout() {
-    layout_ = Layout();
+    // Cleared in place: moving an empty Layout in makes GCC 12 warn
+    // (-Wmaybe-uninitialized) about the unused inline storage abseil's
+    // InlinedVector copies.
+    layout_.minor_to_major.clear();
+    layout_.tail = {};
     has_layout_ = false;
   }
 

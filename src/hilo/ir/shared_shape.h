@@ -58,6 +58,7 @@ class SharedShape {
 
  private:
   struct Node {
+    Node() = default;
     explicit Node(Shape s) : shape(std::move(s)) {}
     void Acquire() { refs.fetch_add(1, std::memory_order_relaxed); }
     void Release() {
@@ -67,8 +68,10 @@ class SharedShape {
     Shape shape;
   };
   static Node* DefaultNode() {
-    // Holds a reference of its own, so it is never freed.
-    static Node* const node = new Node(Shape());
+    // Holds a reference of its own, so it is never freed. Built in place:
+    // moving an empty Shape in makes GCC 12 warn (-Wmaybe-uninitialized)
+    // about the unused inline storage abseil's InlinedVector copies.
+    static Node* const node = new Node();
     return node;
   }
 
