@@ -1,7 +1,7 @@
 // AtomicFileWriter (tools/common/file_io.h): what is written is not seen
 // at the path before Commit(), and HidesWritesUntilCommit tells which paths
 // that holds for (hilo-opt then prints while it verifies).
-#include "file_io.h"
+#include "common/file_io.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

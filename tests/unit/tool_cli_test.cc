@@ -1,5 +1,5 @@
 // tools/common/tool_cli.h: what every hilo tool shares on its command line.
-#include "tool_cli.h"
+#include "common/tool_cli.h"
 
 #include <cstdint>
 #include <string>

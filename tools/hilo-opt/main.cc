@@ -334,7 +334,7 @@ class Driver {
   absl::StatusOr<std::unique_ptr<HloModule>> ReadPart(const InputPart& part) {
     absl::StatusOr<std::unique_ptr<HloModule>> module;
     if (input_format_ == ModuleFormat::kText) {
-      module = ParseHloModule(part.text, display_);
+      module = ParseTextModule(part.text, display_);
     } else {
       absl::StatusOr<LoadedModule> loaded = LoadModule(part.text, display_);
       if (!loaded.ok()) return loaded.status();

@@ -154,13 +154,28 @@ std::optional<ModuleFormat> ModuleFormatFromPath(absl::string_view path) {
 
 ModuleFormat DetectModuleFormat(absl::string_view bytes, absl::string_view filename) {
   const std::optional<ModuleFormat> by_name = ModuleFormatFromPath(filename);
-  if (LooksBinary(bytes) || (by_name == ModuleFormat::kProto && !bytes.empty())) {
+  // A `.hlo` / `.txt` name is HLO text whatever its bytes: binary garbage in
+  // it is reported by the parser (escaped), not as a failed proto.
+  if (by_name != ModuleFormat::kText &&
+      (LooksBinary(bytes) || (by_name == ModuleFormat::kProto && !bytes.empty()))) {
     return ModuleFormat::kProto;
   }
   if (!FirstTextProtoField(bytes).empty() || by_name == ModuleFormat::kProtoText) {
     return ModuleFormat::kProtoText;
   }
   return ModuleFormat::kText;
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(absl::string_view bytes,
+                                                           absl::string_view filename) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(bytes, filename);
+  if (!module.ok() && LooksBinary(bytes)) {
+    return absl::Status(module.status().code(),
+                        absl::StrCat(module.status().message(),
+                                     "\nnote: the file is binary; XLA's binary protos are read "
+                                     "by content unless the name ends in .hlo or .txt"));
+  }
+  return module;
 }
 
 absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename) {
@@ -170,7 +185,7 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
   const absl::string_view text_field = binary ? "" : FirstTextProtoField(bytes);
   if (format == ModuleFormat::kText) {
     loaded.format = ModuleFormat::kText;
-    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(bytes, filename);
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseTextModule(bytes, filename);
     if (!module.ok()) return module.status();
     loaded.module = *std::move(module);
     return loaded;

@@ -46,6 +46,11 @@ struct LoadedModule {
   std::optional<xla::LiteralProto> result;
 };
 
+// HLO text `bytes` parsed (ParseHloModule); a parse error of bytes that look
+// binary gets a note saying how protos are recognised.
+absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(absl::string_view bytes,
+                                                           absl::string_view filename);
+
 // Reads a module from `bytes` (the content of `filename`, which is used for
 // messages and as a hint: a `.pb` name is read as binary, `.pbtxt` as text
 // proto, `.hlo_module.pb` / `.hlo.pb` / `.snapshot.` name the message).
