@@ -73,8 +73,10 @@ bool HasUseGlobalDeviceIdsField(HloOpcode op) {
   }
 }
 
-// Every array leaf of `shape` has at most `limit` elements.
-absl::Status CheckArraySizes(const Shape& shape, int64_t limit) {
+// Calls visit(leaf) for every array leaf of `shape` (no recursion: tuples
+// nest as deep as the input writes them).
+template <typename Visit>
+void ForEachArrayLeaf(const Shape& shape, Visit visit) {
   std::vector<const Shape*> stack = {&shape};
   while (!stack.empty()) {
     const Shape* s = stack.back();
@@ -82,31 +84,32 @@ absl::Status CheckArraySizes(const Shape& shape, int64_t limit) {
     if (s->IsTuple()) {
       for (const Shape& e : s->tuple_shapes()) stack.push_back(&e);
     } else if (s->IsArray()) {
-      auto n = s->checked_elements();
-      if (!n.has_value() || *n > limit) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "array ", s->ToString(false), " has more than ", limit,
-            " elements (the interpreter's max_array_elements, --max-array-elements)"));
-      }
+      visit(*s);
     }
   }
-  return absl::OkStatus();
+}
+
+// Every array leaf of `shape` has at most `limit` elements.
+absl::Status CheckArraySizes(const Shape& shape, int64_t limit) {
+  absl::Status status;
+  ForEachArrayLeaf(shape, [&](const Shape& leaf) {
+    auto n = leaf.checked_elements();
+    if (status.ok() && (!n.has_value() || *n > limit)) {
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          "array ", leaf.ToString(false), " has more than ", limit,
+          " elements (the interpreter's max_array_elements, --max-array-elements)"));
+    }
+  });
+  return status;
 }
 
 // Elements in the array leaves of `shape` (saturating).
 int64_t ShapeElements(const Shape& shape) {
   int64_t total = 0;
-  std::vector<const Shape*> stack = {&shape};
-  while (!stack.empty()) {
-    const Shape* s = stack.back();
-    stack.pop_back();
-    if (s->IsTuple()) {
-      for (const Shape& e : s->tuple_shapes()) stack.push_back(&e);
-    } else if (s->IsArray()) {
-      auto n = s->checked_elements();
-      total = n.has_value() ? std::min<int64_t>(total + *n, int64_t{1} << 62) : int64_t{1} << 62;
-    }
-  }
+  ForEachArrayLeaf(shape, [&](const Shape& leaf) {
+    auto n = leaf.checked_elements();
+    total = n.has_value() ? std::min<int64_t>(total + *n, int64_t{1} << 62) : int64_t{1} << 62;
+  });
   return total;
 }
 

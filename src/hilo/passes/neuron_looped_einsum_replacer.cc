@@ -145,13 +145,17 @@ std::vector<std::string> NeuronLoopedEinsumReplacer::Explanations() const {
   return lines;
 }
 
-std::string NeuronLoopedEinsumReplacer::Summary() const {
-  int64_t fused = 0;
-  int64_t exact = 0;
+NeuronLoopedEinsumReplacer::FoldCounts NeuronLoopedEinsumReplacer::CountFolds() const {
+  FoldCounts counts;
   for (const Candidate& c : candidates_) {
-    fused += c.fused ? 1 : 0;
-    exact += c.fused && c.exact ? 1 : 0;
+    counts.fused += c.fused ? 1 : 0;
+    counts.exact += c.fused && c.exact ? 1 : 0;
   }
+  return counts;
+}
+
+std::string NeuronLoopedEinsumReplacer::Summary() const {
+  const auto [fused, exact] = CountFolds();
   return absl::StrCat(candidates_.size(), " candidate dot(s), ", fused, " fused (", exact,
                       " exact under the kernel contract); nxd=", settings_.nxd ? 1 : 0,
                       " aggressive=", settings_.aggressive ? 1 : 0,
@@ -161,12 +165,7 @@ std::string NeuronLoopedEinsumReplacer::Summary() const {
 }
 
 std::string NeuronLoopedEinsumReplacer::ChangeSummary() const {
-  int64_t fused = 0;
-  int64_t exact = 0;
-  for (const Candidate& c : candidates_) {
-    fused += c.fused ? 1 : 0;
-    exact += c.fused && c.exact ? 1 : 0;
-  }
+  const auto [fused, exact] = CountFolds();
   if (fused == 0) return "";
   std::string summary = absl::StrCat(
       "fused ", fused, " of ", CountOf(static_cast<int64_t>(candidates_.size()), "candidate dot"),

@@ -85,6 +85,12 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
 
  private:
   void Record(const HloInstruction& dot, const LoopedEinsumPlan& plan);
+  // Candidates fused, and those of them exact under the kernel contract.
+  struct FoldCounts {
+    int64_t fused = 0;
+    int64_t exact = 0;
+  };
+  FoldCounts CountFolds() const;
 
   PassOptions options_;
   // State of the last Run.
