@@ -27,7 +27,7 @@ inline constexpr int kExitNotEquivalent = 3;
 inline constexpr int kExitUndecided = 4;  // --check-equivalence reached no verdict
 
 // The version every tool prints for --version.
-inline constexpr char kHiloVersion[] = "0.1.0";
+inline constexpr char kHiloVersion[] = HILO_VERSION;  // CMake's project(hilo VERSION ...)
 
 // Exit status for a failed step, by status code: what the user can fix (the
 // input, the command line, a file) is 1, everything else 2.
