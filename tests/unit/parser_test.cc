@@ -1375,11 +1375,6 @@ TEST(ParserInferShapeTest, WhatCanNotBeInferredIsAClearError) {
                          "later {\n  ROOT x = f32[] parameter(0)\n}\n"),
               HasSubstr("the shape of this call is omitted and can not be inferred: computation "
                         "'later' is not defined before this instruction"));
-  // Inferred by XLA, not yet here: a clear request for the shape.
-  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  a = f32[2,4] parameter(0)\n"
-                         "  b = f32[2,4,3] parameter(1)\n  g = s32[2] parameter(2)\n"
-                         "  ROOT r = ragged-dot(a, b, g)\n}\n"),
-              HasSubstr("XLA's parser infers it, but this parser does not yet: write the shape"));
   EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[1,4,4,1] parameter(0)\n"
                          "  f = f32[3,3,1,8] parameter(1)\n"
                          "  ROOT c = convolution(p, f), dim_labels=b01f_01io->b01f\n}\n"),
@@ -1389,7 +1384,7 @@ TEST(ParserInferShapeTest, WhatCanNotBeInferredIsAClearError) {
               HasSubstr("is not a permutation"));
   EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n"
                          "  ROOT d = dot(p, p), lhs_contracting_dims={5}, rhs_contracting_dims={1}\n}\n"),
-              HasSubstr("a batch or contracting dimension is out of range"));
+              HasSubstr("a batch or contracting dimension is out of range or named twice"));
   EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  t = f32[5,7] parameter(0)\n  i = s32[4,1] parameter(1)\n"
                          "  ROOT g = gather(t, i), offset_dims={1,1}, collapsed_slice_dims={}, "
                          "start_index_map={0}, index_vector_dim=1, slice_sizes={1,7}\n}\n"),
@@ -1399,6 +1394,138 @@ TEST(ParserInferShapeTest, WhatCanNotBeInferredIsAClearError) {
                          "  ROOT r = pad(p, z), padding=1_1\n}\n"),
               HasSubstr("does not give one entry per dimension"));
 }
+
+// The last two opcodes of XLA's CanInferShape: ragged-dot
+// (ShapeInference::InferRaggedDotOpShape, its three modes and a group_sizes
+// of [g] or [b...,x...,g]) and scan (inferred in XLA's parser itself).
+TEST(ParserInferShapeTest, RaggedDotAndScan) {
+  std::unique_ptr<HloModule> m = Parse(R"(
+HloModule infer
+%cumsum (x: f32[8], c: f32[8]) -> (f32[8], f32[8]) {
+  %x = f32[8] parameter(0)
+  %c = f32[8] parameter(1)
+  %s = f32[8] add(%x, %c)
+  ROOT %t = (f32[8], f32[8]) tuple(%s, %s)
+}
+%neg (y: f32[8]{0}) -> f32[8]{0} {
+  %y = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%y)
+}
+%last (v: f32[8], w: s32[]) -> s32[] {
+  %v = f32[8] parameter(0)
+  ROOT %w = s32[] parameter(1)
+}
+ENTRY %main (a: f32[11,5], b: f32[3,5,7], g: s32[3], r: f32[5,7], l3: f32[3,11,5], r3: f32[3,5,7], l19: f32[19,11,5], g19: s64[19,3], h: bf16[11,5], q: f32[4,8]{1,0}, z: f32[8], k: s32[]) -> f32[] {
+  %a = f32[11,5] parameter(0)
+  %b = f32[3,5,7] parameter(1)
+  %g = s32[3] parameter(2)
+  %r = f32[5,7] parameter(3)
+  %l3 = f32[3,11,5] parameter(4)
+  %r3 = f32[3,5,7] parameter(5)
+  %l19 = f32[19,11,5] parameter(6)
+  %g19 = s64[19,3] parameter(7)
+  %h = bf16[11,5] parameter(8)
+  %q = f32[4,8]{1,0} parameter(9)
+  %z = f32[8] parameter(10)
+  %k = s32[] parameter(11)
+  %noncontracting = ragged-dot(%a, %b, %g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  %contracting = ragged-dot(%a, %r, %g), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+  %batch = ragged-dot(%l3, %r3, %g), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}, lhs_ragged_dims={0}
+  %grouped = ragged-dot(%l19, %b, %g19), lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}
+  %mixed = ragged-dot(%h, %b, %g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  %mixdot = dot(%h, %r), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %sum = scan(%q, %z), dimensions={0}, num_carries=1, to_apply=%cumsum
+  %negs = scan(%q), dimensions={0}, num_carries=0, to_apply=%neg
+  %carry = scan(%q, %k), dimensions={0}, num_carries=1, to_apply=%last
+  ROOT %out = f32[] constant(0)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const std::pair<const char*, const char*> shapes[] = {
+      {"noncontracting", "f32[11,7]"},  // [m,k], [g,k,n], [g] -> [m,n]
+      {"contracting", "f32[3,11,7]"},   // [m,k], [k,n], [g] -> [g,m,n]
+      {"batch", "f32[3,11,7]"},         // [b,m,k], [b,k,n], [g] -> [b,m,n]
+      {"grouped", "f32[19,11,7]"},      // group_sizes [b,g]: XLA's ragged_dot.mlir case
+      {"mixed", "f32[11,7]"},           // the higher-precision type of bf16 and f32
+      {"mixdot", "f32[11,7]"},          // as for a dot (XLA's InferDotOpShape)
+      // The output scanned, the carry as it is; laid out as to_apply's root.
+      {"sum", "(f32[4,8], f32[8])"},
+      {"negs", "f32[4,8]{1,0}"},
+      {"carry", "s32[]"},  // a non-tuple root with carries is the carry
+  };
+  ExpectShapes(*m, shapes);
+  const std::string printed = PrintHloModule(*m);
+  EXPECT_THAT(printed, HasSubstr("%contracting = f32[3,11,7] ragged-dot(%a, %r, %g), "));
+  EXPECT_THAT(printed, HasSubstr("%sum = (f32[4,8], f32[8]) scan(%q, %z), "));
+  std::unique_ptr<HloModule> again = Parse(printed);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(PrintHloModule(*again), printed);
+}
+
+TEST(ParserInferShapeTest, RaggedDotAndScanErrors) {
+  const std::string ragged = "HloModule m\nENTRY e {\n  a = f32[11,5] parameter(0)\n"
+                             "  b = f32[3,5,7] parameter(1)\n  g = s32[3] parameter(2)\n"
+                             "  g2 = s32[2,3] parameter(3)\n  s = s32[] parameter(4)\n  ROOT r = ";
+  struct Case {
+    const char* instruction;
+    const char* message;
+  } cases[] = {
+      {"ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, rhs_group_dims={0}",
+       "it needs lhs_ragged_dims={d}: exactly one ragged dimension in the lhs"},
+      {"ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}",
+       "exactly one rhs group dimension when the lhs ragged dimension is non-contracting"},
+      {"ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={2}, "
+       "rhs_group_dims={0}",
+       "lhs ragged dimension 2 is out of range [0, 2)"},
+      {"ragged-dot(a, b, g2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+       "rhs_group_dims={0}",
+       "group_sizes is expected to have shape [g] or [g], got s32[2,3]"},
+      {"ragged-dot(a, b, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+       "rhs_group_dims={0}",
+       "group_sizes is expected to have shape [g] or [g], got s32[]"},
+      {"ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+       "rhs_group_dims={1}",
+       "rhs_group_dims names a dimension out of range, twice, or that is batch or contracting"},
+      {"ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={2}, lhs_ragged_dims={0}, "
+       "rhs_group_dims={0}",
+       "a batch or contracting dimension has different sizes in lhs and rhs"},
+      {"ragged-dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+       "rhs_group_dims={0}",
+       "it needs three array operands (lhs, rhs, group_sizes)"},
+  };
+  for (const Case& c : cases) {
+    // The error is at the instruction's opcode: line 8, column 12.
+    const std::string message = ParseError(ragged + c.instruction + "\n}\n");
+    EXPECT_THAT(message, HasSubstr(c.message)) << c.instruction;
+    EXPECT_THAT(message, HasSubstr("t.hlo:8:12: error: the shape of this ragged-dot is omitted"))
+        << c.instruction;
+  }
+
+  const std::string scan = "HloModule m\nbody {\n  x = f32[8] parameter(0)\n  c = f32[8] parameter(1)\n"
+                           "  ROOT t = (f32[8], f32[8]) tuple(x, c)\n}\n"
+                           "flat {\n  x = f32[8] parameter(0)\n  ROOT k = f32[] constant(0)\n}\n"
+                           "ENTRY e {\n  q = f32[4,8] parameter(0)\n  z = f32[8] parameter(1)\n  ROOT s = ";
+  const std::pair<const char*, const char*> scan_cases[] = {
+      {"scan(q, z), dimensions={0}, to_apply=body", "it needs num_carries=N"},
+      {"scan(q, z), num_carries=1, to_apply=body", "it needs dimensions={d}: exactly one scan dimension"},
+      {"scan(q, z), dimensions={0,1}, num_carries=1, to_apply=body", "exactly one scan dimension"},
+      {"scan(q, z), dimensions={2}, num_carries=1, to_apply=body",
+       "scan dimension 2 is not a dimension of array operand 0"},
+      {"scan(q, z), dimensions={0}, num_carries=2, to_apply=body",
+       "it has 2 operands and num_carries=2, so no input to scan"},
+      {"scan(q), dimensions={0}, num_carries=0, to_apply=body",
+       "it has 1 operands, but to_apply has 2 parameters"},
+      {"scan(q), dimensions={1}, num_carries=0, to_apply=flat",
+       "to_apply returns an output that is not an array of rank >= the scan dimension"},
+      {"scan(q, z), dimensions={0}, num_carries=1, to_apply=later", "computation 'later' is not defined"},
+  };
+  for (const auto& [instruction, expected] : scan_cases) {
+    const std::string message = ParseError(scan + instruction + "\n}\n");
+    EXPECT_THAT(message, HasSubstr(expected)) << instruction;
+    EXPECT_THAT(message, HasSubstr("t.hlo:14:12: error: the shape of this scan is omitted")) << instruction;
+  }
+}
+
 
 }  // namespace
 }  // namespace hilo

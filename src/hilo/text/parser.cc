@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "hilo/text/char_class.h"
@@ -309,6 +311,10 @@ class Parser {
   // not known yet (defined later, or still being parsed).
   const Shape* CalledRootShape(const HloInstruction* inst, absl::string_view attribute,
                                size_t index, const PendingCallIndex& calls, std::string* why);
+  // The same computation itself (its root is known).
+  const HloComputation* CalledComputation(const HloInstruction* inst, absl::string_view attribute,
+                                          size_t index, const PendingCallIndex& calls,
+                                          std::string* why);
   bool NeedsShape(const HloInstruction* inst) const {
     return !needs_shape_.empty() && inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0;
   }
@@ -1154,6 +1160,39 @@ std::optional<int64_t> WindowedExtent(int64_t n, const WindowDimension& w) {
   return static_cast<int64_t>(out);
 }
 
+// XLA's primitive_util::HigherPrecisionType, the element type ShapeInference
+// gives a dot, ragged or not, of two types: complex before real, then the
+// floating-point type with more range, then more precision, then the wider
+// type, then signed before unsigned.
+PrimitiveType HigherPrecisionType(PrimitiveType a, PrimitiveType b) {
+  auto properties = [](PrimitiveType t) {
+    const PrimitiveType c = t == PrimitiveType::C64    ? PrimitiveType::F32
+                            : t == PrimitiveType::C128 ? PrimitiveType::F64
+                                                       : t;
+    // numeric_limits' max_exponent and digits of the floating-point types.
+    int exponent = -1, significand = -1;
+    switch (c) {
+      case PrimitiveType::F16: exponent = 16, significand = 11; break;
+      case PrimitiveType::BF16: exponent = 128, significand = 8; break;
+      case PrimitiveType::F32: exponent = 128, significand = 24; break;
+      case PrimitiveType::F64: exponent = 1024, significand = 53; break;
+      case PrimitiveType::F8E5M2: exponent = 16, significand = 3; break;
+      case PrimitiveType::F8E4M3FN: exponent = 9, significand = 4; break;
+      case PrimitiveType::F8E4M3B11FNUZ: exponent = 5, significand = 4; break;
+      case PrimitiveType::F8E5M2FNUZ: exponent = 16, significand = 3; break;
+      case PrimitiveType::F8E4M3FNUZ: exponent = 8, significand = 4; break;
+      case PrimitiveType::F8E4M3: exponent = 8, significand = 4; break;
+      case PrimitiveType::F8E3M4: exponent = 4, significand = 5; break;
+      case PrimitiveType::F4E2M1FN: exponent = 3, significand = 2; break;
+      case PrimitiveType::F8E8M0FNU: exponent = 128, significand = 1; break;
+      default: break;
+    }
+    return std::make_tuple(IsComplexType(t), exponent, significand, BitWidth(c),
+                           IsSignedIntegralType(c));
+  };
+  return properties(b) > properties(a) ? b : a;
+}
+
 // An integer list attribute `{a,b,...}` (absent: empty); false if malformed.
 bool IntListAttribute(const HloInstruction& inst, absl::string_view name, std::vector<int64_t>* out) {
   out->clear();
@@ -1172,6 +1211,13 @@ bool IntListAttribute(const HloInstruction& inst, absl::string_view name, std::v
 const Shape* Parser::CalledRootShape(const HloInstruction* inst, absl::string_view attribute,
                                      size_t index, const PendingCallIndex& calls,
                                      std::string* why) {
+  const HloComputation* called = CalledComputation(inst, attribute, index, calls, why);
+  return called == nullptr ? nullptr : &called->root_instruction()->shape();
+}
+
+const HloComputation* Parser::CalledComputation(const HloInstruction* inst,
+                                                absl::string_view attribute, size_t index,
+                                                const PendingCallIndex& calls, std::string* why) {
   // An inline computation (`to_apply={...}`) is attached as it is parsed;
   // a named one waits in pending_calls_ until the module is read.
   const HloComputation* called = nullptr;
@@ -1202,12 +1248,12 @@ const Shape* Parser::CalledRootShape(const HloInstruction* inst, absl::string_vi
                         "', whose result shape is not known yet (it is still being read)");
     return nullptr;
   }
-  return &called->root_instruction()->shape();
+  return called;
 }
 
 // XLA lets a test omit the shape of the instructions whose shape its parser
 // infers (hlo_parser.cc, CanInferShape); the same opcodes are inferred
-// here, except those listed at the end (an error asking for the shape).
+// here, and any other is an error asking for the shape.
 // Inferred array shapes get the default layout when the shape they are
 // derived from has a layout, and none otherwise, so a module written with
 // layouts prints with layouts.
@@ -1318,39 +1364,120 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
       break;
     }
     case HloOpcode::kDot:
-    case HloOpcode::kScaledDot: {
+    case HloOpcode::kScaledDot:
+    case HloOpcode::kRaggedDot: {
+      // XLA's InferDotOpShape / InferRaggedDotOpShape: the lhs batch
+      // dimensions, the other lhs dimensions that are not contracted, then
+      // the rhs dimensions that are neither batch, contracting nor a ragged
+      // dot's group dimension; of the higher-precision element type.
       // scaled-dot(lhs, lhs_scale, rhs, rhs_scale): XLA's parser infers the
-      // dot of operands 0 and 2.
+      // dot of operands 0 and 2. ragged-dot(lhs, rhs, group_sizes): see below.
+      const bool ragged = inst->opcode() == HloOpcode::kRaggedDot;
       const Shape* lhs = array_operand(0);
       const Shape* rhs = array_operand(inst->opcode() == HloOpcode::kScaledDot ? 2 : 1);
       if (lhs == nullptr || rhs == nullptr) return fail("it needs two array operands");
       const DotDimensionNumbers& dn = inst->dot_dimension_numbers();
-      // The dimensions of `shape` that neither list names (marks, not
-      // searches: linear whatever the lists hold).
-      auto free_dims = [](const Shape& shape, const std::vector<int64_t>& batch,
-                          const std::vector<int64_t>& contracting, std::vector<int64_t>* out) {
-        std::vector<bool> named(shape.rank(), false);
-        for (const std::vector<int64_t>* list : {&batch, &contracting}) {
-          for (int64_t d : *list) {
-            if (d < 0 || d >= shape.rank()) return false;
-            named[d] = true;
-          }
-        }
-        for (int64_t d = 0; d < shape.rank(); ++d) {
-          if (!named[d]) out->push_back(shape.dimensions(d));
+      // Which lists name each dimension (marks, not searches: linear
+      // whatever the lists hold); false if a dimension is out of range.
+      enum : uint8_t { kFree = 0, kBatch = 1, kContracting = 2, kGroup = 4 };
+      auto mark = [](const Shape& shape, const std::vector<int64_t>& list, uint8_t kind,
+                     std::vector<uint8_t>* marks) {
+        marks->resize(shape.rank(), kFree);
+        for (int64_t d : list) {
+          if (d < 0 || d >= shape.rank() || (*marks)[d] != kFree) return false;
+          (*marks)[d] = kind;
         }
         return true;
       };
+      std::vector<uint8_t> lhs_marks, rhs_marks;
+      if (!mark(*lhs, dn.lhs_batch_dimensions, kBatch, &lhs_marks) ||
+          !mark(*lhs, dn.lhs_contracting_dimensions, kContracting, &lhs_marks) ||
+          !mark(*rhs, dn.rhs_batch_dimensions, kBatch, &rhs_marks) ||
+          !mark(*rhs, dn.rhs_contracting_dimensions, kContracting, &rhs_marks)) {
+        return fail("a batch or contracting dimension is out of range or named twice");
+      }
+      if (dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size() ||
+          dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size()) {
+        return fail("lhs and rhs name different numbers of batch or contracting dimensions");
+      }
+      for (const auto& [l, r] : {std::pair(&dn.lhs_batch_dimensions, &dn.rhs_batch_dimensions),
+                                 std::pair(&dn.lhs_contracting_dimensions, &dn.rhs_contracting_dimensions)}) {
+        for (size_t i = 0; i < l->size(); ++i) {
+          if (lhs->dimensions((*l)[i]) != rhs->dimensions((*r)[i])) {
+            return fail("a batch or contracting dimension has different sizes in lhs and rhs");
+          }
+        }
+      }
       std::vector<int64_t> dims;
-      for (int64_t d : dn.lhs_batch_dimensions) {
-        if (d < 0 || d >= lhs->rank()) return fail("batch dimension out of range");
-        dims.push_back(lhs->dimensions(d));
+      if (ragged) {
+        // Three modes, by what the one lhs ragged dimension is:
+        //   non-contracting (m): [b,m,k], [g,b,k,n], [b,g] -> [b,m,n]
+        //   contracting (k):     [b,m,k], [b,k,n],   [b,g] -> [g,b,m,n]
+        //   batch (b):           [b,m,k], [b,k,n],   [g]   -> [b,m,n]
+        // group_sizes is [g], or [b...,x...,g] where b... are the lhs batch
+        // dimensions and x... the lhs dimensions of the ragged one's kind
+        // that come before it.
+        const Shape* group_sizes = array_operand(2);
+        std::vector<int64_t> ragged_dims, group_dims;
+        if (inst->operand_count() != 3 || group_sizes == nullptr) {
+          return fail("it needs three array operands (lhs, rhs, group_sizes)");
+        }
+        if (!IntListAttribute(*inst, "lhs_ragged_dims", &ragged_dims) || ragged_dims.size() != 1) {
+          return fail("it needs lhs_ragged_dims={d}: exactly one ragged dimension in the lhs");
+        }
+        const int64_t r = ragged_dims[0];
+        if (r < 0 || r >= lhs->rank()) {
+          return fail(absl::StrCat("lhs ragged dimension ", r, " is out of range [0, ", lhs->rank(), ")"));
+        }
+        const uint8_t mode = lhs_marks[r] & kBatch ? kBatch : lhs_marks[r] & kContracting ? kContracting : kFree;
+        std::vector<int64_t> prefix;  // the sizes group_sizes must start with
+        for (int64_t d : dn.lhs_batch_dimensions) {
+          if (mode == kBatch && d == r) break;
+          prefix.push_back(lhs->dimensions(d));
+        }
+        if (mode == kContracting) {
+          for (int64_t d : dn.lhs_contracting_dimensions) {
+            if (d == r) break;
+            prefix.push_back(lhs->dimensions(d));
+          }
+        } else if (mode == kFree) {
+          for (int64_t d = 0; d < r; ++d) {
+            if (lhs_marks[d] == kFree) prefix.push_back(lhs->dimensions(d));
+          }
+        }
+        const int64_t rank = group_sizes->rank();
+        if (rank == 0 || (rank != 1 && (rank != static_cast<int64_t>(prefix.size()) + 1 ||
+                                        !absl::c_equal(prefix, group_sizes->dimensions().first(rank - 1))))) {
+          return fail(absl::StrCat("group_sizes is expected to have shape [",
+                                   absl::StrJoin(prefix, ","), prefix.empty() ? "" : ",",
+                                   "g] or [g], got ", group_sizes->ToString()));
+        }
+        const int64_t groups = group_sizes->dimensions(rank - 1);
+        if (!IntListAttribute(*inst, "rhs_group_dims", &group_dims) ||
+            !mark(*rhs, group_dims, kGroup, &rhs_marks)) {
+          return fail("rhs_group_dims names a dimension out of range, twice, or that is batch or contracting");
+        }
+        if (mode != kFree && !group_dims.empty()) {
+          return fail("there must be no rhs_group_dims when the lhs ragged dimension is batch or contracting");
+        }
+        if (mode == kFree && group_dims.size() != 1) {
+          return fail("it needs rhs_group_dims={d}: exactly one rhs group dimension when the lhs "
+                      "ragged dimension is non-contracting");
+        }
+        if (mode == kFree && rhs->dimensions(group_dims[0]) != groups) {
+          return fail(absl::StrCat("the rhs group dimension has size ", rhs->dimensions(group_dims[0]),
+                                   ", but group_sizes gives ", groups, " groups"));
+        }
+        if (mode == kContracting) dims.push_back(groups);
       }
-      if (!free_dims(*lhs, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, &dims) ||
-          !free_dims(*rhs, dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions, &dims)) {
-        return fail("a batch or contracting dimension is out of range");
+      for (int64_t d : dn.lhs_batch_dimensions) dims.push_back(lhs->dimensions(d));
+      for (int64_t d = 0; d < lhs->rank(); ++d) {
+        if (lhs_marks[d] == kFree) dims.push_back(lhs->dimensions(d));
       }
-      result = make_array(lhs->element_type(), dims, *lhs);
+      for (int64_t d = 0; d < rhs->rank(); ++d) {
+        if (rhs_marks[d] == kFree) dims.push_back(rhs->dimensions(d));
+      }
+      result = make_array(HigherPrecisionType(lhs->element_type(), rhs->element_type()), dims, *lhs);
       break;
     }
     // --- Shapes from called computations --------------------------------------
@@ -1738,10 +1865,61 @@ bool Parser::InferShape(HloInstruction* inst, size_t pos, const PendingCallIndex
       result = make_array(lhs->element_type(), dims, *lhs);
       break;
     }
-    // XLA infers these too, but this parser does not yet: write the shape.
-    case HloOpcode::kRaggedDot:
-    case HloOpcode::kScan:
-      return fail("XLA's parser infers it, but this parser does not yet: write the shape");
+    case HloOpcode::kScan: {
+      // XLA's parser (no ShapeInference function): scan(inputs..., carries...)
+      // with to_apply, dimensions={d}, num_carries=N. to_apply's result, each
+      // output (a root tuple's elements but the last N) with the scanned
+      // dimension d, of operand 0's size, inserted; the carries as they are.
+      // A non-tuple root is the carry when N > 0, else the one output.
+      int64_t carries = 0;
+      if (!int_attribute("num_carries", &carries) || carries < 0) return fail("it needs num_carries=N");
+      if (!inst->dimensions().has_value() || inst->dimensions()->size() != 1) {
+        return fail("it needs dimensions={d}: exactly one scan dimension");
+      }
+      const int64_t d = (*inst->dimensions())[0];
+      if (inst->operand_count() <= carries) {
+        return fail(absl::StrCat("it has ", inst->operand_count(), " operands and num_carries=", carries,
+                                 ", so no input to scan"));
+      }
+      const Shape* first = array_operand(0);
+      if (first == nullptr || d < 0 || d >= first->rank()) {
+        return fail(absl::StrCat("scan dimension ", d, " is not a dimension of array operand 0"));
+      }
+      const HloComputation* body = CalledComputation(inst, "to_apply", 0, calls, &why);
+      if (body == nullptr) return fail(why);
+      if (body->num_parameters() != inst->operand_count()) {
+        return fail(absl::StrCat("it has ", inst->operand_count(), " operands, but to_apply has ",
+                                 body->num_parameters(), " parameters"));
+      }
+      const Shape& root = body->root_instruction()->shape();
+      auto scanned = [&](const Shape& s, Shape* out) {
+        if (!s.IsArray() || d > s.rank()) return false;
+        std::vector<int64_t> dims(s.dimensions().begin(), s.dimensions().end());
+        dims.insert(dims.begin() + d, first->dimensions(d));
+        *out = make_array(s.element_type(), dims, s);
+        return true;
+      };
+      const char* not_scannable = "to_apply returns an output that is not an array of rank >= the scan dimension";
+      if (!root.IsTuple()) {
+        if (carries > 0) {
+          result = root;
+        } else if (!scanned(root, &result)) {
+          return fail(not_scannable);
+        }
+        break;
+      }
+      const int64_t n = root.tuple_shapes_size();
+      std::vector<Shape> elements(n);
+      for (int64_t i = 0; i < n; ++i) {
+        if (i + carries >= n) {
+          elements[i] = root.tuple_shapes(i);
+        } else if (!scanned(root.tuple_shapes(i), &elements[i])) {
+          return fail(not_scannable);
+        }
+      }
+      result = Shape::MakeTuple(std::move(elements));
+      break;
+    }
     default: {
       // Elementwise and layout-preserving ops: the shape of operand 0.
       switch (inst->opcode()) {
