@@ -27,7 +27,7 @@
 #include "common/tool_cli.h"
 #include "hilo/eval/interpreter.h"
 #include "hilo/proto/module_file.h"
-#include "hilo/proto/snapshot_values.h"
+#include "hilo/eval/snapshot_values.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "hilo/proto/snapshot_values.h"
+#include "hilo/eval/snapshot_values.h"
 
 #include <cmath>
 #include <cstdlib>

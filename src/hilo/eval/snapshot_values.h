@@ -1,8 +1,8 @@
 // An HloSnapshot's recorded values meeting the interpreter: its arguments as
 // the interpreter's inputs text (docs/interpreter.md), and its recorded result
 // compared with a computed output, as XLA's run_hlo_module does.
-#ifndef HILO_PROTO_SNAPSHOT_VALUES_H_
-#define HILO_PROTO_SNAPSHOT_VALUES_H_
+#ifndef HILO_EVAL_SNAPSHOT_VALUES_H_
+#define HILO_EVAL_SNAPSHOT_VALUES_H_
 
 #include <string>
 #include <vector>
@@ -31,4 +31,4 @@ absl::StatusOr<RecordedResultComparison> CompareWithRecordedResult(
 
 }  // namespace hilo
 
-#endif  // HILO_PROTO_SNAPSHOT_VALUES_H_
+#endif  // HILO_EVAL_SNAPSHOT_VALUES_H_
