@@ -88,6 +88,18 @@ absl::Status ParseText(absl::string_view text, absl::string_view filename, Messa
                                           ? absl::StrCat(filename, ": error: malformed text proto")
                                           : errors.first());
   }
+  // The text format takes escapes (`"\377"`) that make a string field
+  // invalid UTF-8, which the binary format (proto3, as XLA's) refuses: such a
+  // module could be read here but never written for XLA. The binary parser's
+  // check is the one that counts, so the message goes through it once.
+  std::string wire;
+  Message check;
+  {
+    google::protobuf::LogSilencer quiet;
+    if (!message->SerializeToString(&wire) || !check.ParseFromString(wire)) {
+      return Bad(filename, "a string field is not valid UTF-8 (XLA's protos require UTF-8 text)");
+    }
+  }
   return absl::OkStatus();
 }
 
