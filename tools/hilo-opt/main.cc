@@ -162,19 +162,11 @@ std::vector<InputPart> SplitInput(absl::string_view text, bool split) {
 std::string ShiftErrorLine(absl::string_view message, absl::string_view display,
                            int64_t first_line) {
   if (first_line == 1) return std::string(message);
-  std::string prefix = absl::StrCat(display, ":");
-  if (!absl::StartsWith(message, prefix)) return std::string(message);
-  absl::string_view rest = message.substr(prefix.size());
-  size_t digits = 0;
-  while (digits < rest.size() && absl::ascii_isdigit(static_cast<unsigned char>(rest[digits]))) {
-    ++digits;
-  }
-  int64_t line = 0;
-  if (digits == 0 || digits >= rest.size() || rest[digits] != ':' ||
-      !absl::SimpleAtoi(rest.substr(0, digits), &line)) {
-    return std::string(message);
-  }
-  return absl::StrCat(prefix, line + first_line - 1, rest.substr(digits));
+  const std::optional<ErrorLocation> at = ParseErrorLocation(message, display);
+  if (!at.has_value()) return std::string(message);
+  const size_t first_line_end = std::min(message.find('\n'), message.size());
+  return absl::StrCat(display, ":", at->line + first_line - 1, ":", at->column, ": error: ",
+                      at->message, message.substr(first_line_end));
 }
 
 // Verifies one module on a second thread. The thread is started before the
