@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../../fuzz/proto_round_trip_check.h"
 #include "../../fuzz/round_trip_check.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -672,12 +673,15 @@ TEST(AdversarialTest, EveryLegacyCorpusFileIsHandledCleanly) {
   }
 }
 
-// Every input the fuzzer ever crashed on (tests/fuzz-regressions/, see
-// docs/robustness.md) now satisfies the round-trip property.
+// Every input either fuzzer ever crashed on (tests/fuzz-regressions/, see
+// docs/robustness.md) now satisfies both round-trip properties: the text
+// one and the proto one (any bytes must satisfy each).
 TEST(AdversarialTest, FuzzRegressions) {
   std::vector<fs::path> files = FilesUnder(fs::path(HILO_SOURCE_DIR) / "tests" / "fuzz-regressions");
   for (const fs::path& file : files) {
-    EXPECT_EQ(fuzz::CheckRoundTrip(ReadFile(file)).substr(0, 4000), "") << file;
+    const std::string bytes = ReadFile(file);
+    EXPECT_EQ(fuzz::CheckRoundTrip(bytes).substr(0, 4000), "") << file;
+    EXPECT_EQ(fuzz::CheckProtoRoundTrip(bytes).substr(0, 4000), "") << file;
   }
   std::fprintf(stderr, "tests/fuzz-regressions: %zu inputs replayed\n", files.size());
 }

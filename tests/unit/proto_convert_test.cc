@@ -323,12 +323,18 @@ TEST(ProtoConvertTest, CalledComputationsAndXlaIds) {
             "%wh = s32[] while(s32[] %x), condition=%cond, body=%body");
 }
 
-TEST(ProtoConvertTest, UnknownAndUnmappedFieldsSurvive) {
-  xla::HloModuleProto proto = ModuleProto(
+// A parameter and a copy carrying `operand_shapes_with_layout`, a field
+// hlo.proto declares and hilo does not map.
+xla::HloModuleProto CopyWithUnmappedFieldProto() {
+  return ModuleProto(
       std::string(kParam) + R"pb(instructions { name: "o" opcode: "copy" id: 2 operand_ids: 1
                                    shape { element_type: F32 dimensions: 8 dimensions: 4 }
                                    operand_shapes_with_layout { element_type: F32 } })pb",
       2);
+}
+
+TEST(ProtoConvertTest, UnknownAndUnmappedFieldsSurvive) {
+  xla::HloModuleProto proto = CopyWithUnmappedFieldProto();
   // An instruction field no version of hlo.proto hilo knows (number 999)
   // and a module field (number 998), as unknown fields of the wire format.
   proto.mutable_computations(1)->mutable_instructions(1)->GetReflection()->MutableUnknownFields(
@@ -351,6 +357,32 @@ TEST(ProtoConvertTest, UnknownAndUnmappedFieldsSurvive) {
   const auto& module_unknown = out.GetReflection()->GetUnknownFields(out);
   ASSERT_EQ(module_unknown.field_count(), 1);
   EXPECT_EQ(module_unknown.field(0).length_delimited(), "keep me");
+  // The text format would print them by number, which does not read back:
+  // refused, naming the first one (the module's own fields come first).
+  auto text = SerializeModule(*loaded->module, ModuleFormat::kProtoText);
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr("field 998 of xla.HloModuleProto"));
+}
+
+TEST(ProtoConvertTest, UndeclaredFieldDeepInsideRefusesTextProto) {
+  // Only an instruction carries one; a declared field hilo does not map
+  // (operand_shapes_with_layout) is fine in text and reads back.
+  xla::HloModuleProto proto = CopyWithUnmappedFieldProto();
+  auto declared_only = LoadModule(proto.SerializeAsString(), "m.pb");
+  ASSERT_TRUE(declared_only.ok()) << declared_only.status().message();
+  auto text = SerializeModule(*declared_only->module, ModuleFormat::kProtoText);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  auto reread = LoadModule(*text, "m.pbtxt");
+  ASSERT_TRUE(reread.ok()) << reread.status().message();
+  EXPECT_EQ(PrintHloModule(*reread->module), PrintHloModule(*declared_only->module));
+
+  xla::HloInstructionProto* copy = proto.mutable_computations(1)->mutable_instructions(1);
+  copy->GetReflection()->MutableUnknownFields(copy)->AddFixed32(4321, 7);
+  auto loaded = LoadModule(proto.SerializeAsString(), "m.pb");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  text = SerializeModule(*loaded->module, ModuleFormat::kProtoText);
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr("field 4321 of xla.HloInstructionProto"));
 }
 
 TEST(ProtoConvertTest, DeviceAssignmentGivesReplicaAndPartitionCounts) {

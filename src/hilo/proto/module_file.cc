@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -10,6 +11,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "hilo/proto/hlo_proto_convert.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
@@ -101,6 +103,37 @@ absl::Status ParseText(absl::string_view text, absl::string_view filename, Messa
     }
   }
   return absl::OkStatus();
+}
+
+// The first field in `root` (or in a message inside it) that the schema does
+// not declare, as "field N of xla.Type"; "" when there is none. Protobuf's
+// text format prints such a field by its number, which no text parser reads
+// back, so a text proto can not carry it. Iterative: messages nest deeply.
+std::string FirstUndeclaredField(const google::protobuf::Message& root) {
+  std::vector<const google::protobuf::Message*> pending = {&root};
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  while (!pending.empty()) {
+    const google::protobuf::Message& m = *pending.back();
+    pending.pop_back();
+    const google::protobuf::Reflection& reflection = *m.GetReflection();
+    const google::protobuf::UnknownFieldSet& unknown = reflection.GetUnknownFields(m);
+    if (!unknown.empty()) {
+      return absl::StrCat("field ", unknown.field(0).number(), " of ", m.GetDescriptor()->full_name());
+    }
+    fields.clear();
+    reflection.ListFields(m, &fields);
+    for (const google::protobuf::FieldDescriptor* field : fields) {
+      if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+      if (!field->is_repeated()) {
+        pending.push_back(&reflection.GetMessage(m, field));
+        continue;
+      }
+      for (int i = 0, n = reflection.FieldSize(m, field); i < n; ++i) {
+        pending.push_back(&reflection.GetRepeatedMessage(m, field, i));
+      }
+    }
+  }
+  return "";
 }
 
 // Parses binary `bytes` as `Message`; false (quietly) when they are not one.
@@ -356,6 +389,14 @@ absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleForma
     bytes.resize(size);
     out->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(bytes.data()));
     return bytes;
+  }
+  // Refused rather than written in a form that does not read back (or
+  // silently dropped): the binary format carries these fields.
+  if (const std::string undeclared = FirstUndeclaredField(*out); !undeclared.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the module holds ", undeclared,
+        ", which hilo's schema does not declare; a text proto can only name declared fields, "
+        "so it can not carry it without loss: write a binary proto (--emit=pb) instead"));
   }
   if (!google::protobuf::TextFormat::PrintToString(*out, &bytes)) {
     return absl::InternalError("printing the text proto failed");
