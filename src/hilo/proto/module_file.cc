@@ -1,6 +1,7 @@
 #include "hilo/proto/module_file.h"
 
 #include <climits>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,21 @@ absl::Status ParseText(absl::string_view text, absl::string_view filename, Messa
   }
   return absl::OkStatus();
 }
+
+// Protobuf's text printer writes every NaN as `nan`; its parser reads `-nan`
+// too, so the sign survives the text proto as it does HLO text (a payload
+// has no text-proto spelling in either direction: docs/proto-format.md).
+class SignedNanPrinter : public google::protobuf::TextFormat::FastFieldValuePrinter {
+ public:
+  void PrintFloat(float value, google::protobuf::TextFormat::BaseTextGenerator* out) const override {
+    if (std::isnan(value) && std::signbit(value)) return out->PrintLiteral("-nan");
+    FastFieldValuePrinter::PrintFloat(value, out);
+  }
+  void PrintDouble(double value, google::protobuf::TextFormat::BaseTextGenerator* out) const override {
+    if (std::isnan(value) && std::signbit(value)) return out->PrintLiteral("-nan");
+    FastFieldValuePrinter::PrintDouble(value, out);
+  }
+};
 
 // The first field in `root` (or in a message inside it) that the schema does
 // not declare, as "field N of xla.Type"; "" when there is none. Protobuf's
@@ -398,7 +414,9 @@ absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleForma
         ", which hilo's schema does not declare; a text proto can only name declared fields, "
         "so it can not carry it without loss: write a binary proto (--emit=pb) instead"));
   }
-  if (!google::protobuf::TextFormat::PrintToString(*out, &bytes)) {
+  google::protobuf::TextFormat::Printer printer;
+  printer.SetDefaultFieldValuePrinter(new SignedNanPrinter());  // the printer owns it
+  if (!printer.PrintToString(*out, &bytes)) {
     return absl::InternalError("printing the text proto failed");
   }
   return bytes;
