@@ -1384,7 +1384,9 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     // The parameter number first: AddInstruction registers parameters by it.
     if (*opcode == HloOpcode::kParameter) {
       if (ip.parameter_number() < 0 || ip.parameter_number() > (int64_t{1} << 20)) {
-        return Invalid(WhereOf(inst), absl::StrCat("absurd parameter number ", ip.parameter_number()));
+        // Not WhereOf(inst): the instruction has no computation yet.
+        return Invalid(absl::StrCat(where, ", instruction ", inst->name()),
+                       absl::StrCat("absurd parameter number ", ip.parameter_number()));
       }
       inst->set_parameter_number(ip.parameter_number());
     }
