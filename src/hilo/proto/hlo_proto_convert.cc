@@ -45,6 +45,24 @@ std::string WhereOf(const HloInstruction* inst) {
   return absl::StrCat("computation ", inst->parent()->name(), ", instruction ", inst->name());
 }
 
+// Print-style flags come from hilo's own field, so a file can hold any bits:
+// XLA's async sugar (`custom-call-start`) is only for an async op, and its
+// byte must name an opcode, or the printer would write what no parser reads.
+absl::Status CheckAsyncSugar(const HloInstruction& inst) {
+  const uint32_t flags = inst.text_flags();
+  if (!(flags & kTextAsyncSugar)) return absl::OkStatus();
+  const HloOpcode opcode = inst.opcode();
+  const uint32_t wrapped = (flags >> kTextSugarOpcodeShift) & 0xff;
+  if ((opcode != HloOpcode::kAsyncStart && opcode != HloOpcode::kAsyncUpdate &&
+       opcode != HloOpcode::kAsyncDone) ||
+      wrapped >= static_cast<uint32_t>(kHloOpcodeCount)) {
+    return Invalid(WhereOf(&inst), absl::StrCat("invalid hilo_text print flags 0x", absl::Hex(flags),
+                                                ": async syntax on an instruction that is not async, "
+                                                "or wrapping no known opcode"));
+  }
+  return absl::OkStatus();
+}
+
 // ------------------------------------------------------------ element types
 
 std::optional<PrimitiveType> TypeFromProto(xla::PrimitiveType t) {
@@ -1146,6 +1164,7 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
     return std::find(order.begin(), order.end(), name) != order.end();
   };
   inst->set_text_flags(text.has_flags() ? text.flags() : instruction_flags_);
+  if (absl::Status s = CheckAsyncSugar(*inst); !s.ok()) return s;
 
   const HloOpcode opcode = inst->opcode();
   if (opcode == HloOpcode::kParameter) {
