@@ -3,6 +3,8 @@
 // caught), Neuron's token-threaded collectives, and the limits that make a
 // check end UNDECIDED with a reason instead of running out of memory or time.
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -12,6 +14,7 @@
 #include "eval_test_util.h"
 #include "hilo/eval/equivalence.h"
 #include "hilo/eval/interpreter.h"
+#include "hilo/eval/progress_line.h"
 #include "hilo/eval/structural.h"
 #include "hilo/eval/uninterpreted.h"
 #include "hilo/text/parser.h"
@@ -265,6 +268,53 @@ TEST(EvalStructural, AnythingElseIsComparedOnNumbers) {
   EXPECT_FALSE(r.structurally_identical);
   EXPECT_GT(r.instructions_executed, 0);
   EXPECT_EQ(r.verdict, Verdict::kEquivalent);
+}
+
+// The progress line (issue 17 item 8), with an injected clock and stream:
+// nothing during the first second, then one line redrawn in place with an
+// estimate, erased at the end; nothing at all when disabled (not a
+// terminal).
+TEST(EvalProgressLine, DrawnAfterASecondRedrawnInPlaceAndErased) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* stream = open_memstream(&buffer, &size);
+  ASSERT_NE(stream, nullptr);
+  double now = 0.2;
+  {
+    ProgressLine line(true, stream, [&now] { return now; });
+    line.Update("module before the passes", 8, 100, 0);
+    std::fflush(stream);
+    EXPECT_EQ(size, 0u);  // under a second: silent
+    EXPECT_FALSE(line.drawn());
+    now = 1.5;
+    line.Update("module before the passes", 8, 1000, 0);
+    now = 3.0;
+    line.Update("module after the passes", 8, 500, 1000);  // half done after 3 s
+    EXPECT_TRUE(line.drawn());
+  }
+  std::fclose(stream);
+  const std::string out(buffer, size);
+  std::free(buffer);
+  EXPECT_EQ(out,
+            "\rchecking equivalence: module before the passes, 8 devices, 1000 instructions, 1.5 s\x1b[K"
+            "\rchecking equivalence: module after the passes, 8 devices, 500 instructions, 3.0 s, about 3 s "
+            "left\x1b[K"
+            "\r\x1b[K");
+}
+
+TEST(EvalProgressLine, SilentWhenDisabled) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* stream = open_memstream(&buffer, &size);
+  ASSERT_NE(stream, nullptr);
+  {
+    ProgressLine line(false, stream, [] { return 10.0; });
+    line.Update("module before the passes", 8, 1000, 0);
+    EXPECT_FALSE(line.drawn());
+  }
+  std::fclose(stream);
+  EXPECT_EQ(size, 0u);
+  std::free(buffer);
 }
 
 }  // namespace
