@@ -187,6 +187,29 @@ TEST(EvalBudgets, StaticLimitsAreCheckedBeforeAnythingRuns) {
   EXPECT_GE(r.peak_value_bytes, int64_t{2} * 4 * 1024 * 1024 * 8);  // both runs' outputs
 }
 
+TEST(EvalBudgets, TheMemoryLimitCountsAnInstructionsResultBeforeItRuns) {
+  // Every array passes the static checks (the largest, 6 MiB, is under the
+  // 7 MiB limit); the concatenate's 6 MiB result on top of its three 2 MiB
+  // operands does not: it is refused before it runs.
+  const std::string hlo = R"(
+HloModule m
+ENTRY e {
+  p = f32[1024] parameter(0)
+  b1 = f32[256,1024] broadcast(p), dimensions={1}
+  b2 = f32[256,1024] broadcast(p), dimensions={1}
+  b3 = f32[256,1024] broadcast(p), dimensions={1}
+  ROOT c = f32[768,1024] concatenate(b1, b2, b3), dimensions={0}
+})";
+  EquivalenceOptions options = Running();
+  options.interpreter.max_memory_bytes = 7 << 20;
+  EquivalenceReport r = Check(hlo, hlo, options);
+  EXPECT_EQ(r.verdict, Verdict::kUndecided);
+  EXPECT_THAT(r.undecided_reason, HasSubstr("the values held would reach 12.0 MiB with this instruction's "
+                                            "result, more than the limit of 7.0 MiB"));
+  EXPECT_THAT(r.undecided_reason, HasSubstr("at concatenate %c"));
+  EXPECT_LE(r.peak_value_bytes, int64_t{7} << 20);
+}
+
 TEST(EvalBudgets, ALongLoopRunsIntoTheWorkBudgetAndTheTimeBudget) {
   const std::string hlo = R"(
 HloModule m
