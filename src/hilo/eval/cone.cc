@@ -176,7 +176,7 @@ std::string ConeModuleText(absl::string_view name, const DeviceGrid& grid,
 // `coarse`: cut only at unchanged instructions and parameters (no induction
 // over pairs and other region outputs, so no cycle is possible; larger cones).
 absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation* ea, const DeviceGrid& grid,
-                                  bool coarse, ChangedCone* out) {
+                                  bool coarse, const std::function<void()>& tick, ChangedCone* out) {
   const int64_t P = grid.num_partitions;
   const std::string where = ea->IsEntryComputation() ? "" : absl::StrCat(" in ", ea->name());
   absl::flat_hash_map<absl::string_view, const HloInstruction*> before_by_name;
@@ -352,6 +352,7 @@ absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation
     }
   };
   for (int round = 0;; ++round) {
+    if (tick) tick();
     absl::flat_hash_set<const HloInstruction*> computed;  // classes with a member in some body
     for (size_t k = 0; k < outputs.size(); ++k) {
       walk(k);
@@ -437,6 +438,7 @@ absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation
   auto module_of = [&](const HloInstruction* i) { return i->parent() == ea ? 0 : 1; };
   ChangedCone result;  // appended to *out when no cycle is found
   for (const std::vector<size_t>& members : region_outputs) {
+    if (tick) tick();
     ConeRegion region;
     // Region inputs: cut classes in order of first use.
     std::vector<const HloInstruction*> classes;
@@ -568,7 +570,7 @@ absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation
 }  // namespace
 
 absl::StatusOr<ChangedCone> ExtractChangedCone(const HloModule& before, const HloModule& after,
-                                               const DeviceGrid& grid) {
+                                               const DeviceGrid& grid, const std::function<void()>& tick) {
   if (before.entry_computation() == nullptr || after.entry_computation() == nullptr ||
       before.entry_computation()->root_instruction() == nullptr ||
       after.entry_computation()->root_instruction() == nullptr) {
@@ -586,14 +588,15 @@ absl::StatusOr<ChangedCone> ExtractChangedCone(const HloModule& before, const Hl
   for (const HloComputation* b : before.computations()) {
     auto it = in_after.find(b->name());
     if (it == in_after.end()) continue;
+    if (tick) tick();
     if (b->root_instruction() == nullptr || it->second->root_instruction() == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat("computation ", b->name(), " has no root"));
     }
     if (!ComputationDifference(*b, *it->second, grid.num_partitions).has_value()) continue;
-    absl::Status st = ExtractInComputation(b, it->second, grid, /*coarse=*/false, &result);
+    absl::Status st = ExtractInComputation(b, it->second, grid, /*coarse=*/false, tick, &result);
     // A cycle of assumptions (possible in principle, or from classes merged
     // coarsely): cut again where no assumption is needed.
-    if (absl::IsAborted(st)) st = ExtractInComputation(b, it->second, grid, /*coarse=*/true, &result);
+    if (absl::IsAborted(st)) st = ExtractInComputation(b, it->second, grid, /*coarse=*/true, tick, &result);
     if (!st.ok()) return absl::FailedPreconditionError(st.message());
   }
   return result;

@@ -40,6 +40,7 @@
 #define HILO_EVAL_CONE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,8 +79,10 @@ struct ChangedCone {
 // whose shape differs between the sides, or an extracted module that does
 // not parse back. A rewrite that only changed dead code gives a cone
 // without outputs.
+// `tick` (may be empty) is called now and then, for a progress line.
 absl::StatusOr<ChangedCone> ExtractChangedCone(const HloModule& before, const HloModule& after,
-                                               const DeviceGrid& grid);
+                                               const DeviceGrid& grid,
+                                               const std::function<void()>& tick = {});
 
 }  // namespace eval
 }  // namespace hilo

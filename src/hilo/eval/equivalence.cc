@@ -208,6 +208,7 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
   report.grid = *grid;
   report.seed = options.interpreter.seed;
   ResetPeakArrayElements();
+  ProgressLine progress = ProgressLine::ForStandardError(options.progress);
   const int64_t live_at_start = LiveArrayElements();
   auto finish = [&](Verdict verdict, std::string reason) {
     report.verdict = verdict;
@@ -267,7 +268,9 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
   if (why_local.empty()) {
     units.push_back({&before, &after, nullptr});
   } else {
-    auto extracted = ExtractChangedCone(before, after, *grid);
+    auto extracted = ExtractChangedCone(before, after, *grid, [&] {
+      progress.Update("cutting the changed cone", grid->devices(), 0, 0);
+    });
     if (!extracted.ok()) {
       return undecided(absl::StrCat(why_local, "; and no changed cone can be cut out: "),
                        extracted.status());
@@ -292,7 +295,6 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
       }
     }
   }
-  ProgressLine progress = ProgressLine::ForStandardError(options.progress);
   int64_t expected = 0;
   std::string phase;
   run_options.progress = [&](int64_t executed, int64_t) {

@@ -35,9 +35,11 @@ ProgressLine::~ProgressLine() {
 void ProgressLine::Update(absl::string_view phase, int64_t devices, int64_t executed, int64_t expected) {
   if (!enabled_) return;
   const double elapsed = clock_();
-  if (elapsed < 1.0) return;
-  std::string line = absl::StrFormat("checking equivalence: %s, %d devices, %d instructions, %.1f s",
-                                     phase, devices, executed, elapsed);
+  if (elapsed < 1.0 || (drawn_ && elapsed - last_drawn_ < 0.05)) return;
+  last_drawn_ = elapsed;
+  std::string line = absl::StrFormat("checking equivalence: %s, %d devices", phase, devices);
+  if (executed > 0) absl::StrAppend(&line, absl::StrFormat(", %d instructions", executed));
+  absl::StrAppend(&line, absl::StrFormat(", %.1f s", elapsed));
   if (expected > 0 && executed > 0 && executed < expected) {
     absl::StrAppend(&line, absl::StrFormat(", about %.0f s left", elapsed * (expected - executed) / executed));
   }

@@ -32,8 +32,9 @@ class ProgressLine {
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  // `expected`: the instructions the whole check is expected to execute
-  // (0 = unknown: no estimate is shown).
+  // `executed`: instructions run so far (0: not shown, e.g. while the
+  // changed cone is cut); `expected`: the instructions the whole check is
+  // expected to execute (0 = unknown: no estimate is shown).
   void Update(absl::string_view phase, int64_t devices, int64_t executed, int64_t expected);
   bool drawn() const { return drawn_; }
 
@@ -42,6 +43,7 @@ class ProgressLine {
   std::FILE* stream_;
   Clock clock_;
   bool drawn_ = false;
+  double last_drawn_ = 0;  // redrawn at most every 50 ms
 };
 
 }  // namespace eval
