@@ -26,7 +26,9 @@ import subprocess
 import sys
 import time
 
-VERDICTS = ("EQUIVALENT", "EQUIVALENT (structural)", "NOT EQUIVALENT")
+VERDICTS = ("EQUIVALENT", "EQUIVALENT (structural)", "EQUIVALENT (cone)", "NOT EQUIVALENT",
+            "NOT EQUIVALENT (cone)")
+FOLD_TARGET = "AwsNeuronCollectiveMatmul"
 REAL_CATEGORIES = ("real-dump:", "neuron-docs", "xla:benchmark/real-model file")
 
 
@@ -56,9 +58,13 @@ def classify(rc, err):
         verdict = next(l for l in lines if l.startswith("EQUIVALENT"))
         if any("structurally identical" in l for l in lines):
             return "EQUIVALENT (structural)", verdict
+        if "(local:" in verdict:
+            return "EQUIVALENT (cone)", verdict
         return "EQUIVALENT", verdict
     if rc == 3:
-        return "NOT EQUIVALENT", next((l for l in lines if "MISMATCH" in l or "failed" in l), "")
+        local = any(l.startswith("NOT EQUIVALENT (local:") for l in lines)
+        return ("NOT EQUIVALENT (cone)" if local else "NOT EQUIVALENT",
+                next((l for l in lines if "MISMATCH" in l or "failed" in l), ""))
     if rc == 4:
         return "UNDECIDED", next((l for l in lines if "UNDECIDED" in l or "cannot decide" in l),
                                  lines[-1] if lines else "")
@@ -71,7 +77,7 @@ def classify(rc, err):
 
 
 def reason_key(outcome, detail):
-    if outcome in ("EQUIVALENT", "NOT EQUIVALENT"):
+    if outcome in ("EQUIVALENT", "NOT EQUIVALENT", "EQUIVALENT (cone)", "NOT EQUIVALENT (cone)"):
         m = re.search(r"modulo (.*)", detail)
         return outcome + (" modulo uninterpreted parts" if m else "")
     if outcome == "EQUIVALENT (structural)":
@@ -82,6 +88,15 @@ def reason_key(outcome, detail):
             d = d[d.index(cut) + len(cut):]
     d = re.sub(r"^.*?device N \(replica N, partition N\): ", "", mask(d))
     return f"{outcome}: {d[:140]}"
+
+
+def count_folds(args, extra, path):
+    """AwsNeuronCollectiveMatmul calls the passes add to `path` (no check)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        before = f.read().count(FOLD_TARGET)
+    p = subprocess.run([args.hilo_opt, path, f"--passes={args.passes}", "-o", "-"] + extra,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace")
+    return p.stdout.count(FOLD_TARGET) - before if p.returncode == 0 else 0
 
 
 def run_one(args, extra, path):
@@ -99,7 +114,8 @@ def run_one(args, extra, path):
     secs = time.monotonic() - start
     if rc < 0 and rc != -1:
         err += f"\nkilled by signal {-rc}"
-    return rc, err, secs
+    folds = count_folds(args, extra, path) if args.count_folds else 0
+    return rc, err, secs, folds
 
 
 def main():
@@ -114,6 +130,8 @@ def main():
     ap.add_argument("--filter", default="")
     ap.add_argument("--tsv", default="")
     ap.add_argument("--from-tsv", default="", help="tabulate a --tsv file of an earlier run")
+    ap.add_argument("--count-folds", action="store_true",
+                    help=f"also run the passes alone and count the {FOLD_TARGET} calls they add")
     ap.add_argument("extra", nargs="*")
     args = ap.parse_args()
 
@@ -124,30 +142,34 @@ def main():
     if args.from_tsv:
         with open(args.from_tsv, encoding="utf-8") as f:
             for line in f:
-                name, cat, outcome, secs, detail = line.rstrip("\n").split("\t", 4)
-                results[name] = (cat, outcome, float(secs), detail)
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) == 5:  # before the folds column
+                    fields.insert(4, "0")
+                name, cat, outcome, secs, folds, detail = fields[:5] + ["\t".join(fields[5:])]
+                results[name] = (cat, outcome, float(secs), int(folds), detail)
         rows = [r for r in rows if r[0] in results]
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(run_one, args, args.extra, os.path.join(args.corpus, f)): (f, c)
                    for f, c in rows if f not in results}
         for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
             f, c = futures[fut]
-            rc, err, secs = fut.result()
+            rc, err, secs, folds = fut.result()
             outcome, detail = classify(rc, err)
-            results[f] = (c, outcome, secs, detail)
-            print(f"[{n}/{len(rows)}] {secs:6.1f}s {outcome:15} {f}: {detail[:160]}",
+            results[f] = (c, outcome, secs, folds, detail)
+            print(f"[{n}/{len(rows)}] {secs:6.1f}s {outcome:15} folds={folds} {f}: {detail[:160]}",
                   file=sys.stderr, flush=True)
 
     if args.tsv:
         with open(args.tsv, "w", encoding="utf-8") as out:
             for f, _ in rows:
-                c, outcome, secs, detail = results[f]
-                out.write(f"{f}\t{c}\t{outcome}\t{secs:.1f}\t{detail}\n")
+                c, outcome, secs, folds, detail = results[f]
+                out.write(f"{f}\t{c}\t{outcome}\t{secs:.1f}\t{folds}\t{detail}\n")
 
     by_cat = collections.defaultdict(collections.Counter)
     reasons = collections.Counter()
     in_time = 0
-    for f, (c, outcome, secs, detail) in results.items():
+    folded = collections.Counter()
+    for f, (c, outcome, secs, folds, detail) in results.items():
         group = "Neuron" if "Neuron" in c or "neuron" in c else ("ROCm JAX" if "ROCm" in c else "XLA benchmark")
         verdict = outcome in VERDICTS
         by_cat[group]["files"] += 1
@@ -155,21 +177,33 @@ def main():
         if verdict and secs <= args.timeout:
             in_time += 1
         reasons[reason_key(outcome, detail)] += 1
+        if folds > 0:
+            folded[f"{outcome}, {folds} fold{'s' if folds != 1 else ''}: {os.path.basename(f)}"] += 1
     print(f"pipeline `{args.passes}` {' '.join(args.extra)}, budget {args.timeout} s\n")
-    print("| dumps | files | EQUIVALENT by running | EQUIVALENT structurally (no run) | NOT EQUIVALENT | no verdict |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| dumps | files | EQUIVALENT by running the module | EQUIVALENT by running the changed cone | "
+          "EQUIVALENT structurally (no run) | NOT EQUIVALENT | no verdict |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     total = collections.Counter()
+
+    def row(name, c):
+        print(f"| {name} | {c['files']} | {c['EQUIVALENT']} | {c['EQUIVALENT (cone)']} | "
+              f"{c['EQUIVALENT (structural)']} | {c['NOT EQUIVALENT'] + c['NOT EQUIVALENT (cone)']} | "
+              f"{c['no verdict']} |")
+
     for group in sorted(by_cat):
-        c = by_cat[group]
-        total.update(c)
-        print(f"| {group} | {c['files']} | {c['EQUIVALENT']} | {c['EQUIVALENT (structural)']} | {c['NOT EQUIVALENT']} | {c['no verdict']} |")
-    print(f"| all | {total['files']} | {total['EQUIVALENT']} | {total['EQUIVALENT (structural)']} | {total['NOT EQUIVALENT']} | {total['no verdict']} |")
+        total.update(by_cat[group])
+        row(group, by_cat[group])
+    row("all", total)
     share = 100.0 * in_time / max(1, len(results))
     print(f"\nverdicts within {args.timeout} s: {in_time}/{len(results)} ({share:.0f}%)\n")
     print("| how the check ends | files |")
     print("| --- | --- |")
     for key, n in reasons.most_common():
         print(f"| {key.replace('|', '/')} | {n} |")
+    if args.count_folds:
+        print(f"\nfiles where the passes add {FOLD_TARGET} calls: {len(folded)}\n")
+        for key in sorted(folded):
+            print(f"- {key}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 // caught), Neuron's token-threaded collectives, and the limits that make a
 // check end UNDECIDED with a reason instead of running out of memory or time.
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -12,6 +14,7 @@
 #include "eval_test_util.h"
 #include "hilo/eval/equivalence.h"
 #include "hilo/eval/interpreter.h"
+#include "hilo/eval/progress_line.h"
 #include "hilo/eval/structural.h"
 #include "hilo/eval/uninterpreted.h"
 #include "hilo/text/parser.h"
@@ -184,6 +187,29 @@ TEST(EvalBudgets, StaticLimitsAreCheckedBeforeAnythingRuns) {
   EXPECT_GE(r.peak_value_bytes, int64_t{2} * 4 * 1024 * 1024 * 8);  // both runs' outputs
 }
 
+TEST(EvalBudgets, TheMemoryLimitCountsAnInstructionsResultBeforeItRuns) {
+  // Every array passes the static checks (the largest, 6 MiB, is under the
+  // 7 MiB limit); the concatenate's 6 MiB result on top of its three 2 MiB
+  // operands does not: it is refused before it runs.
+  const std::string hlo = R"(
+HloModule m
+ENTRY e {
+  p = f32[1024] parameter(0)
+  b1 = f32[256,1024] broadcast(p), dimensions={1}
+  b2 = f32[256,1024] broadcast(p), dimensions={1}
+  b3 = f32[256,1024] broadcast(p), dimensions={1}
+  ROOT c = f32[768,1024] concatenate(b1, b2, b3), dimensions={0}
+})";
+  EquivalenceOptions options = Running();
+  options.interpreter.max_memory_bytes = 7 << 20;
+  EquivalenceReport r = Check(hlo, hlo, options);
+  EXPECT_EQ(r.verdict, Verdict::kUndecided);
+  EXPECT_THAT(r.undecided_reason, HasSubstr("the values held would reach 12.0 MiB with this instruction's "
+                                            "result, more than the limit of 7.0 MiB"));
+  EXPECT_THAT(r.undecided_reason, HasSubstr("at concatenate %c"));
+  EXPECT_LE(r.peak_value_bytes, int64_t{7} << 20);
+}
+
 TEST(EvalBudgets, ALongLoopRunsIntoTheWorkBudgetAndTheTimeBudget) {
   const std::string hlo = R"(
 HloModule m
@@ -265,6 +291,53 @@ TEST(EvalStructural, AnythingElseIsComparedOnNumbers) {
   EXPECT_FALSE(r.structurally_identical);
   EXPECT_GT(r.instructions_executed, 0);
   EXPECT_EQ(r.verdict, Verdict::kEquivalent);
+}
+
+// The progress line (issue 17 item 8), with an injected clock and stream:
+// nothing during the first second, then one line redrawn in place with an
+// estimate, erased at the end; nothing at all when disabled (not a
+// terminal).
+TEST(EvalProgressLine, DrawnAfterASecondRedrawnInPlaceAndErased) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* stream = open_memstream(&buffer, &size);
+  ASSERT_NE(stream, nullptr);
+  double now = 0.2;
+  {
+    ProgressLine line(true, stream, [&now] { return now; });
+    line.Update("module before the passes", 8, 100, 0);
+    std::fflush(stream);
+    EXPECT_EQ(size, 0u);  // under a second: silent
+    EXPECT_FALSE(line.drawn());
+    now = 1.5;
+    line.Update("module before the passes", 8, 1000, 0);
+    now = 3.0;
+    line.Update("module after the passes", 8, 500, 1000);  // half done after 3 s
+    EXPECT_TRUE(line.drawn());
+  }
+  std::fclose(stream);
+  const std::string out(buffer, size);
+  std::free(buffer);
+  EXPECT_EQ(out,
+            "\rchecking equivalence: module before the passes, 8 devices, 1000 instructions, 1.5 s\x1b[K"
+            "\rchecking equivalence: module after the passes, 8 devices, 500 instructions, 3.0 s, about 3 s "
+            "left\x1b[K"
+            "\r\x1b[K");
+}
+
+TEST(EvalProgressLine, SilentWhenDisabled) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* stream = open_memstream(&buffer, &size);
+  ASSERT_NE(stream, nullptr);
+  {
+    ProgressLine line(false, stream, [] { return 10.0; });
+    line.Update("module before the passes", 8, 1000, 0);
+    EXPECT_FALSE(line.drawn());
+  }
+  std::fclose(stream);
+  EXPECT_EQ(size, 0u);
+  std::free(buffer);
 }
 
 }  // namespace

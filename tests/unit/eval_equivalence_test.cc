@@ -261,6 +261,16 @@ TEST(EvalEquivalence, LitLoopedEinsumModulesAgreeWithTheirClassification) {
         EXPECT_THAT(r->after_error, HasSubstr("custom-call"));
         not_run.push_back(absl::StrCat(where, ": ", r->after_error));
       }
+      // The cone of the fold alone reaches the same verdict as the module.
+      options.scope = EquivalenceOptions::Scope::kCone;
+      auto local = CheckEquivalence(**before, **module, options);
+      if (!local.ok()) {
+        ADD_FAILURE() << where << " (cone): " << local.status();
+      } else {
+        EXPECT_TRUE(local->local.has_value()) << where;
+        EXPECT_EQ(local->equivalent, r->equivalent) << where << " (cone)\n" << local->ToString()
+                                                    << "\nwhole module:\n" << r->ToString();
+      }
       ++checked;
       if (exact) {
         EXPECT_TRUE(r->equivalent) << where << " (classified exact)\n" << r->ToString();
@@ -310,6 +320,166 @@ ENTRY e {
     ASSERT_TRUE(r.ok()) << pass_name << ": " << r.status();
     EXPECT_TRUE(r->equivalent) << pass_name << "\n" << r->ToString();
   }
+}
+
+
+// --- The changed cone (issue 17 item 5) ------------------------------------
+
+// The fold of GatherDot inside a larger module: an unchanged prologue (a
+// broadcast of 4096 elements per device) feeds nothing the pass changed, an
+// unchanged epilogue (add, reduce) uses the dot's result.
+std::string Surrounded(absl::string_view core, absl::string_view result) {
+  return absl::StrCat(R"(
+HloModule m, replica_count=4
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT t = f32[] add(a, b)
+}
+
+ENTRY e {
+  w = f32[2,4] parameter(0)
+  x = f32[4,3] parameter(1)
+  big = f32[64,64] parameter(2)
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0,1}, to_apply=sum
+  sb = f32[8,3] broadcast(s), dimensions={}
+)",
+                      core, R"(
+  y = f32[8,3] add()", result, R"(, sb)
+  ROOT r = f32[3] reduce(y, zero), dimensions={0}, to_apply=sum
+})");
+}
+
+constexpr char kGatherDotCore[] = R"(
+  ag = f32[8,4] all-gather(w), dimensions={0}, replica_groups={{0,1,2,3}}
+  d = f32[8,3] dot(ag, x), lhs_contracting_dims={1}, rhs_contracting_dims={0})";
+
+EquivalenceReport CheckScope(const std::string& before, const std::string& after,
+                             EquivalenceOptions::Scope scope, int64_t max_array_elements = 0) {
+  EquivalenceOptions options;
+  options.interpreter.seed = 2;
+  options.scope = scope;
+  if (max_array_elements > 0) options.interpreter.max_array_elements = max_array_elements;
+  return testing_util::CheckTexts(before, after, options);
+}
+
+TEST(EvalCone, ExactFoldIsEquivalentOnItsCone) {
+  const std::string before = Surrounded(kGatherDotCore, "d");
+  const std::string after = Surrounded(R"(
+  r2 = f32[2,4] reshape(w)
+  cm = f32[8,3] custom-call(r2, x), custom_call_target="AwsNeuronCollectiveMatmul", backend_config="rhs_contracting_dim=0,tp_degree=4,num_groups=1,use_sb_to_sb=1")",
+                                       "cm");
+  auto report = CheckScope(before, after, EquivalenceOptions::Scope::kCone);
+  ASSERT_TRUE(report.local.has_value()) << report.ToString();
+  EXPECT_EQ(report.verdict, Verdict::kEquivalent) << report.ToString();
+  EXPECT_EQ(report.local->regions, 1);
+  EXPECT_EQ(report.local->instructions_before, 2);  // ag, d
+  EXPECT_EQ(report.local->instructions_after, 2);   // r2, cm
+  EXPECT_EQ(report.local->inputs, 2);               // w, x: not big, s, sb
+  EXPECT_EQ(report.local->outputs, 1);
+  ASSERT_EQ(report.outputs.size(), 1u);
+  EXPECT_EQ(report.outputs[0].output, "region output %d / %cm");
+  EXPECT_THAT(report.ToString(),
+              HasSubstr("EQUIVALENT (local: the cone of 1 changed region on random region inputs, 4 devices)"));
+  // The whole module agrees.
+  EXPECT_EQ(CheckScope(before, after, EquivalenceOptions::Scope::kModule).verdict, Verdict::kEquivalent);
+}
+
+TEST(EvalCone, InexactFoldIsNotEquivalentOnItsCone) {
+  // Groups {0,2},{1,3} gathered; the kernel gathers contiguous ids.
+  const std::string core = R"(
+  ag = f32[4,4] all-gather(w), dimensions={0}, replica_groups={{0,2},{1,3}}
+  d0 = f32[4,3] dot(ag, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d = f32[8,3] concatenate(d0, d0), dimensions={0})";
+  const std::string folded = R"(
+  cm0 = f32[4,3] custom-call(w, x), custom_call_target="AwsNeuronCollectiveMatmul", backend_config="rhs_contracting_dim=0,tp_degree=2,num_groups=2,use_sb_to_sb=1"
+  d = f32[8,3] concatenate(cm0, cm0), dimensions={0})";
+  auto report = CheckScope(Surrounded(core, "d"), Surrounded(folded, "d"), EquivalenceOptions::Scope::kCone);
+  ASSERT_TRUE(report.local.has_value());
+  EXPECT_EQ(report.verdict, Verdict::kNotEquivalent) << report.ToString();
+  // The concatenate keeps its name and text: the region output is below it.
+  ASSERT_EQ(report.outputs.size(), 1u);
+  EXPECT_EQ(report.outputs[0].output, "region output %d0 / %cm0");
+  EXPECT_THAT(report.ToString(), HasSubstr("NOT EQUIVALENT (local: the cone of 1 changed region"));
+}
+
+TEST(EvalCone, AutoRunsTheConeWhenTheWholeModuleDoesNotFit) {
+  const std::string before = Surrounded(kGatherDotCore, "d");
+  const std::string after = Surrounded(R"(
+  cm = f32[8,3] custom-call(w, x), custom_call_target="AwsNeuronCollectiveMatmul", backend_config="rhs_contracting_dim=0,tp_degree=4,num_groups=1,use_sb_to_sb=1")",
+                                       "cm");
+  // `big` (4096 elements) is over the limit; the cone's arrays are not.
+  auto report = CheckScope(before, after, EquivalenceOptions::Scope::kAuto, 1024);
+  ASSERT_TRUE(report.local.has_value()) << report.ToString();
+  EXPECT_EQ(report.verdict, Verdict::kEquivalent) << report.ToString();
+  EXPECT_THAT(report.ToString(),
+              HasSubstr("checked locally (the whole module does not fit: parameter %big: array f32[64,64] "
+                        "has more than 1024 elements"));
+  // --check-scope=module keeps the old answer.
+  auto whole = CheckScope(before, after, EquivalenceOptions::Scope::kModule, 1024);
+  EXPECT_EQ(whole.verdict, Verdict::kUndecided);
+  EXPECT_FALSE(whole.local.has_value());
+  // And when it fits, auto runs the whole module.
+  auto fits = CheckScope(before, after, EquivalenceOptions::Scope::kAuto);
+  EXPECT_EQ(fits.verdict, Verdict::kEquivalent);
+  EXPECT_FALSE(fits.local.has_value());
+}
+
+// The cone check of Surrounded(kGatherDotCore) against itself with `from`
+// replaced by `to`.
+EquivalenceReport ConeOfEdit(absl::string_view from, absl::string_view to) {
+  const std::string before = Surrounded(kGatherDotCore, "d");
+  std::string after = before;
+  after.replace(after.find(std::string(from)), from.size(), std::string(to));
+  return CheckScope(before, after, EquivalenceOptions::Scope::kCone);
+}
+
+TEST(EvalCone, ChangeInACalledComputationIsCutThere) {
+  // The reducer becomes a maximum: the reducer pair is cut on its own (its
+  // root is the region output, its parameters the region inputs), not every
+  // reduce calling it, and the cone tells the difference.
+  auto report = ConeOfEdit("ROOT t = f32[] add(a, b)", "ROOT t = f32[] maximum(a, b)");
+  ASSERT_TRUE(report.local.has_value());
+  EXPECT_EQ(report.verdict, Verdict::kNotEquivalent) << report.ToString();
+  EXPECT_EQ(report.local->inputs, 2);  // a, b
+  ASSERT_EQ(report.outputs.size(), 1u);
+  EXPECT_EQ(report.outputs[0].output, "region output %t in sum");
+}
+
+TEST(EvalCone, DeadCodeChangesLeaveNothingToCompare) {
+  auto report = ConeOfEdit("  ROOT r =", "  dead = f32[8,3] multiply(d, d)\n  ROOT r =");
+  ASSERT_TRUE(report.local.has_value());
+  EXPECT_EQ(report.verdict, Verdict::kEquivalent) << report.ToString();
+  EXPECT_EQ(report.local->outputs, 0);
+  EXPECT_EQ(report.instructions_executed, 0);
+}
+
+TEST(EvalCone, ConstantsInTheConeKeepTheirValues) {
+  // The rewrite changes a dynamic-slice whose start index is a constant: the
+  // constant is copied into the cone, not replaced by a random region input
+  // (a random index would slice elsewhere on both sides and hide nothing,
+  // but the constant is what the program computes).
+  const std::string before = R"(
+HloModule m, replica_count=2
+ENTRY e {
+  p = f32[8] parameter(0)
+  i = s32[] constant(3)
+  ROOT ds = f32[2] dynamic-slice(p, i), dynamic_slice_sizes={2}
+})";
+  const std::string after = R"(
+HloModule m, replica_count=2
+ENTRY e {
+  p = f32[8] parameter(0)
+  i = s32[] constant(3)
+  ROOT ds = f32[2] slice(p), slice={[3:5]}
+})";
+  auto report = CheckScope(before, after, EquivalenceOptions::Scope::kCone);
+  ASSERT_TRUE(report.local.has_value());
+  EXPECT_EQ(report.verdict, Verdict::kEquivalent) << report.ToString();
+  EXPECT_EQ(report.local->inputs, 1);  // p only
+  EXPECT_EQ(report.local->instructions_before, 2);  // i, ds
 }
 
 }  // namespace

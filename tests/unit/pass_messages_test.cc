@@ -70,5 +70,15 @@ TEST(EquivalenceNoteTest, SaysAStructuralVerdictRanNothing) {
   EXPECT_THAT(note, Not(HasSubstr("simulated devices")));
 }
 
+TEST(EquivalenceNoteTest, SaysALocalVerdictRanOnlyTheChangedRegions) {
+  eval::EquivalenceReport report;
+  report.grid.replica_count = 4;
+  report.local = eval::EquivalenceReport::Local{};
+  const std::string note = EquivalenceNote(report);
+  EXPECT_THAT(note, HasSubstr("the verdict is local"));
+  EXPECT_THAT(note, HasSubstr("4 simulated devices"));
+  EXPECT_THAT(note, HasSubstr("random values at their inputs"));
+}
+
 }  // namespace
 }  // namespace hilo

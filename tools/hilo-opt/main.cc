@@ -18,6 +18,7 @@
 #include <exception>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -812,6 +813,16 @@ int Main(int argc, char** argv) {
   app.add_flag("--check-by-running{false}", options.equivalence.structural,
                "--check-equivalence: compare on numbers even when the modules are structurally "
                "identical (see docs/interpreter.md)");
+  app.add_option("--check-scope", options.equivalence.scope,
+                 "--check-equivalence: what runs when the structure differs: auto (the whole "
+                 "module if it fits the limits, else the cone of the changed instructions), "
+                 "module, cone (docs/interpreter.md)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, eval::EquivalenceOptions::Scope>{
+              {"auto", eval::EquivalenceOptions::Scope::kAuto},
+              {"module", eval::EquivalenceOptions::Scope::kModule},
+              {"cone", eval::EquivalenceOptions::Scope::kCone}},
+          CLI::ignore_case));
   app.add_flag("--allow-undecided", options.allow_undecided,
                "--check-equivalence: when no verdict is reached, warn and write the module (exit 0)");
   app.add_option("--max-array-elements", options.equivalence.interpreter.max_array_elements,

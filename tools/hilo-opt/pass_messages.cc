@@ -71,6 +71,14 @@ std::string EquivalenceNote(const eval::EquivalenceReport& report) {
            "that change no group; docs/interpreter.md, \"Soundness\"); --check-by-running runs "
            "both";
   }
+  if (report.local.has_value()) {
+    return absl::StrCat(
+        "the verdict is local: only the regions the passes changed were run, before and after, "
+        "by hilo's reference interpreter on ",
+        report.grid.devices(), " simulated devices with the same random values at their inputs (seed ",
+        report.seed, "), not the values the program computes there; the rest of the module is "
+        "unchanged or paired instruction for instruction (docs/interpreter.md, \"Soundness\")");
+  }
   return absl::StrCat(
       "the verdict compares the module before and after the passes, both run by hilo's "
       "reference interpreter on ",

@@ -1,7 +1,5 @@
 #include "hilo/eval/equivalence.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
+#include "hilo/eval/cone.h"
+#include "hilo/eval/progress_line.h"
 #include "hilo/eval/structural.h"
 
 namespace hilo {
@@ -26,6 +26,52 @@ std::vector<int64_t> Unravel(int64_t linear, const std::vector<int64_t>& dims) {
   return index;
 }
 
+// Compares one output leaf of one device, updating `c` (and the worst
+// element's excess over the tolerance, `worst_excess`).
+absl::Status CompareLeaf(const Array& b, const Array& a, int64_t device, OutputComparison* c,
+                         double* worst_excess) {
+  if (a.type() != b.type() || a.dims() != b.dims()) {
+    return absl::InternalError(absl::StrCat(c->output, ": shapes differ at run time"));
+  }
+  for (int64_t k = 0; k < b.size(); ++k) {
+    const double x = b.GetDouble(k), y = a.GetDouble(k);
+    double abs_err, rel_err;
+    bool ok;
+    if (!b.is_float()) {
+      // Exact comparison on the stored integers (u64 included).
+      ok = b.i()[k] == a.i()[k];
+      abs_err = ok ? 0 : std::fabs(x - y);
+      rel_err = ok ? 0 : (x != 0 ? abs_err / std::fabs(x) : INFINITY);
+    } else if (std::isnan(x) || std::isnan(y)) {
+      ok = std::isnan(x) && std::isnan(y);
+      abs_err = rel_err = ok ? 0 : INFINITY;
+    } else if (std::isinf(x) || std::isinf(y)) {
+      ok = x == y;
+      abs_err = rel_err = ok ? 0 : INFINITY;
+    } else {
+      abs_err = std::fabs(x - y);
+      rel_err = abs_err == 0 ? 0 : (x != 0 ? abs_err / std::fabs(x) : INFINITY);
+      ok = abs_err <= c->tolerance.atol + c->tolerance.rtol * std::fabs(x);
+    }
+    c->max_abs_error = std::max(c->max_abs_error, abs_err);
+    c->max_rel_error = std::max(c->max_rel_error, rel_err);
+    if (!ok) {
+      ++c->mismatches;
+      const double excess = abs_err - (c->tolerance.atol + c->tolerance.rtol * std::fabs(x));
+      const bool first_failure = c->ok;
+      c->ok = false;
+      if (first_failure || excess > *worst_excess) {
+        *worst_excess = std::isnan(excess) ? INFINITY : excess;
+        c->worst_device = device;
+        c->worst_index = Unravel(k, b.dims());
+        c->worst_before = x;
+        c->worst_after = y;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string MiB(int64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
 
 // A check stops with a verdict-less reason (rather than "not equivalent")
@@ -33,35 +79,6 @@ std::string MiB(int64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048
 bool IsUndecidedStatus(const absl::Status& st) {
   return absl::IsResourceExhausted(st) || absl::IsDeadlineExceeded(st) || absl::IsUnimplemented(st);
 }
-
-// The progress line (issue 17 item 8): on a terminal only, after a second,
-// redrawn in place at most every 50 ms (the interpreter's callback rate).
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled && isatty(2) == 1) {}
-  ~ProgressLine() {
-    if (drawn_) std::fputs("\r\x1b[K", stderr);
-  }
-  void Update(absl::string_view phase, int64_t devices, int64_t executed, int64_t expected) {
-    if (!enabled_) return;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (elapsed < 1.0) return;
-    std::string line = absl::StrFormat("checking equivalence: %s, %d devices, %d instructions, %.1f s",
-                                       phase, devices, executed, elapsed);
-    if (expected > 0 && executed > 0 && executed < expected) {
-      absl::StrAppend(&line, absl::StrFormat(", about %.0f s left",
-                                             elapsed * (expected - executed) / executed));
-    }
-    std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
-    drawn_ = true;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 }  // namespace
 
@@ -118,6 +135,23 @@ std::string EquivalenceReport::ToString() const {
                                               ? ""
                                               : absl::StrCat(" (run because ", structural_difference, ")")));
   }
+  std::string scope;
+  if (local.has_value()) {
+    absl::StrAppend(&out, "  checked locally (", local->why, "): the cone of ", local->regions,
+                    " changed region", local->regions == 1 ? "" : "s", ", ", local->instructions_before,
+                    " instructions before and ", local->instructions_after, " after, ", local->outputs,
+                    " region output", local->outputs == 1 ? "" : "s", " compared on random values of ",
+                    local->inputs, " region input", local->inputs == 1 ? "" : "s", "\n");
+    if (!local->output_names.empty()) {
+      const size_t shown = std::min<size_t>(local->output_names.size(), 8);
+      absl::StrAppend(&out, "  region outputs: ",
+                      absl::StrJoin(local->output_names.begin(), local->output_names.begin() + shown, ", "),
+                      shown < local->output_names.size() ? ", ..." : "", "\n");
+    }
+    scope = absl::StrCat(" (local: the cone of ", local->regions, " changed region",
+                         local->regions == 1 ? "" : "s", " on random region inputs, ", grid.devices(),
+                         " devices)");
+  }
   const std::string modulo = UninterpretedSummary();
   switch (verdict) {
     case Verdict::kEquivalent:
@@ -126,10 +160,10 @@ std::string EquivalenceReport::ToString() const {
                               "attributes, non-custom-call backend configs and channel ids that "
                               "change no group): no run needed\n");
       }
-      absl::StrAppend(&out, "EQUIVALENT", modulo.empty() ? "" : " modulo ", modulo, "\n");
+      absl::StrAppend(&out, "EQUIVALENT", scope, modulo.empty() ? "" : " modulo ", modulo, "\n");
       break;
     case Verdict::kNotEquivalent:
-      absl::StrAppend(&out, "NOT EQUIVALENT", modulo.empty() ? "" : " (with ", modulo,
+      absl::StrAppend(&out, "NOT EQUIVALENT", scope, modulo.empty() ? "" : " (with ", modulo,
                       modulo.empty() ? "" : ")", "\n");
       break;
     case Verdict::kUndecided:
@@ -174,6 +208,7 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
   report.grid = *grid;
   report.seed = options.interpreter.seed;
   ResetPeakArrayElements();
+  ProgressLine progress = ProgressLine::ForStandardError(options.progress);
   const int64_t live_at_start = LiveArrayElements();
   auto finish = [&](Verdict verdict, std::string reason) {
     report.verdict = verdict;
@@ -204,104 +239,137 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
     }
     report.structural_difference = *std::move(difference);
   }
-  for (const HloModule* m : {&before, &after}) {
-    if (auto st = CheckStaticLimits(*m, *grid, run_options); !st.ok()) {
-      return undecided(m == &before ? "" : "after the passes: ", st);
+  // The whole module when it fits, else (or with kCone) the changed cone.
+  std::string why_local;
+  if (options.scope == EquivalenceOptions::Scope::kCone) {
+    why_local = "--check-scope=cone";
+  } else {
+    for (const HloModule* m : {&before, &after}) {
+      if (auto st = CheckStaticLimits(*m, *grid, run_options); !st.ok()) {
+        const absl::string_view side = m == &before ? "" : "after the passes: ";
+        // kAuto falls back to the cone, except when structural verdicts are
+        // off (--check-by-running): the point is then to run the module.
+        if (options.scope == EquivalenceOptions::Scope::kModule || !options.structural) {
+          return undecided(side, st);
+        }
+        why_local = absl::StrCat("the whole module does not fit: ", side, st.message());
+        break;
+      }
     }
   }
-  auto inputs = MakeRandomInputs(before, *grid, options.interpreter.seed,
-                                 options.interpreter.max_array_elements);
-  if (!inputs.ok()) return undecided("", inputs.status());
-  if (!options.interpreter.inputs_text.empty()) {
-    if (auto st = ApplyInputsText(before, *grid, options.interpreter.inputs_text, &*inputs); !st.ok()) {
-      return st;
+  // What runs: the two modules, or each region of the changed cone.
+  struct Unit {
+    const HloModule* before;
+    const HloModule* after;
+    const std::vector<std::string>* outputs;  // region output names, or null
+  };
+  std::vector<Unit> units;
+  std::optional<ChangedCone> cone;
+  if (why_local.empty()) {
+    units.push_back({&before, &after, nullptr});
+  } else {
+    auto extracted = ExtractChangedCone(before, after, *grid, [&] {
+      progress.Update("cutting the changed cone", grid->devices(), 0, 0);
+    });
+    if (!extracted.ok()) {
+      return undecided(absl::StrCat(why_local, "; and no changed cone can be cut out: "),
+                       extracted.status());
+    }
+    cone = *std::move(extracted);
+    report.local = EquivalenceReport::Local{why_local,
+                                            static_cast<int64_t>(cone->regions.size()),
+                                            cone->instructions_before,
+                                            cone->instructions_after,
+                                            cone->inputs,
+                                            static_cast<int64_t>(cone->outputs.size()),
+                                            cone->outputs};
+    // No region (a rewrite of dead code only): every output is computed as before.
+    for (const ConeRegion& r : cone->regions) units.push_back({r.before.get(), r.after.get(), &r.outputs});
+  }
+  for (size_t u = 0; u < units.size(); ++u) {
+    const std::string which =
+        cone.has_value() ? absl::StrCat("the changed cone's region ", u + 1, " of ", units.size(), ": ") : "";
+    for (const HloModule* m : {units[u].before, units[u].after}) {
+      if (auto st = CheckStaticLimits(*m, *grid, run_options); !st.ok()) {
+        return undecided(absl::StrCat(which, m == units[u].before ? "" : "after the passes: "), st);
+      }
     }
   }
-  ProgressLine progress(options.progress);
   int64_t expected = 0;
-  absl::string_view phase = "module before the passes";
+  std::string phase;
   run_options.progress = [&](int64_t executed, int64_t) {
     progress.Update(phase, grid->devices(), executed, expected);
   };
-  auto rb = RunSpmd(before, *grid, *inputs, run_options);
-  if (!rb.ok()) return undecided("running the module before the passes: ", rb.status());
-  report.instructions_executed = rb->instructions_executed;
-  report.uninterpreted = rb->uninterpreted;
-  expected = rb->instructions_executed;
-  phase = "module after the passes";
-  auto ra = RunSpmd(after, *grid, *inputs, run_options);
-  if (!ra.ok()) {
-    if (IsUndecidedStatus(ra.status())) {
-      return undecided("running the module after the passes: ", ra.status());
-    }
-    report.after_error = std::string(ra.status().message());
-    return finish(Verdict::kNotEquivalent, "");
-  }
-  report.instructions_executed += ra->instructions_executed;
-  for (const auto& [kind, n] : ra->uninterpreted) {
-    report.uninterpreted[kind] = std::max(report.uninterpreted[kind], n);
-  }
   std::vector<double> worst_excess;  // per output, over all devices
-  for (int64_t d = 0; d < grid->devices(); ++d) {
-    std::vector<std::pair<std::vector<int64_t>, const Array*>> lb, la;
-    rb->outputs[d].CollectLeafPaths(&lb);
-    ra->outputs[d].CollectLeafPaths(&la);
-    if (lb.size() != la.size()) return absl::InternalError("output structures differ");
-    if (report.outputs.empty()) {
-      for (const auto& [path, array] : lb) {
-        OutputComparison c;
-        c.output = path.empty() && !rb->outputs[d].is_tuple()
-                       ? "output"
-                       : absl::StrCat("output {", absl::StrJoin(path, ","), "}");
-        c.shape = array->ShapeString();
-        c.tolerance = DefaultTolerance(array->type());
-        if (options.rtol.has_value()) c.tolerance.rtol = *options.rtol;
-        if (options.atol.has_value()) c.tolerance.atol = *options.atol;
-        report.outputs.push_back(std::move(c));
-        worst_excess.push_back(-1);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const Unit& unit = units[u];
+    const std::string region =
+        cone.has_value() ? absl::StrCat("region ", u + 1, " of ", units.size(), " of the cone ") : "module ";
+    auto inputs = MakeRandomInputs(*unit.before, *grid, options.interpreter.seed,
+                                   options.interpreter.max_array_elements);
+    if (!inputs.ok()) return undecided("", inputs.status());
+    // An inputs file names the module's parameters; a cone's are other values.
+    if (!options.interpreter.inputs_text.empty() && !cone.has_value()) {
+      if (auto st = ApplyInputsText(before, *grid, options.interpreter.inputs_text, &*inputs); !st.ok()) {
+        return st;
       }
     }
-    for (size_t leaf = 0; leaf < lb.size(); ++leaf) {
-      const Array& b = *lb[leaf].second;
-      const Array& a = *la[leaf].second;
-      OutputComparison& c = report.outputs[leaf];
-      if (a.type() != b.type() || a.dims() != b.dims()) {
-        return absl::InternalError(absl::StrCat(c.output, ": shapes differ at run time"));
+    phase = absl::StrCat(region, "before the passes");
+    expected = 0;
+    auto rb = RunSpmd(*unit.before, *grid, *inputs, run_options);
+    if (!rb.ok()) return undecided(absl::StrCat("running the ", region, "before the passes: "), rb.status());
+    report.instructions_executed += rb->instructions_executed;
+    for (const auto& [kind, n] : rb->uninterpreted) report.uninterpreted[kind] += n;
+    expected = rb->instructions_executed;
+    phase = absl::StrCat(region, "after the passes");
+    auto ra = RunSpmd(*unit.after, *grid, *inputs, run_options);
+    if (!ra.ok()) {
+      if (IsUndecidedStatus(ra.status())) {
+        return undecided(absl::StrCat("running the ", region, "after the passes: "), ra.status());
       }
-      for (int64_t k = 0; k < b.size(); ++k) {
-        const double x = b.GetDouble(k), y = a.GetDouble(k);
-        double abs_err, rel_err;
-        bool ok;
-        if (!b.is_float()) {
-          // Exact comparison on the stored integers (u64 included).
-          ok = b.i()[k] == a.i()[k];
-          abs_err = ok ? 0 : std::fabs(x - y);
-          rel_err = ok ? 0 : (x != 0 ? abs_err / std::fabs(x) : INFINITY);
-        } else if (std::isnan(x) || std::isnan(y)) {
-          ok = std::isnan(x) && std::isnan(y);
-          abs_err = rel_err = ok ? 0 : INFINITY;
-        } else if (std::isinf(x) || std::isinf(y)) {
-          ok = x == y;
-          abs_err = rel_err = ok ? 0 : INFINITY;
-        } else {
-          abs_err = std::fabs(x - y);
-          rel_err = abs_err == 0 ? 0 : (x != 0 ? abs_err / std::fabs(x) : INFINITY);
-          ok = abs_err <= c.tolerance.atol + c.tolerance.rtol * std::fabs(x);
-        }
-        c.max_abs_error = std::max(c.max_abs_error, abs_err);
-        c.max_rel_error = std::max(c.max_rel_error, rel_err);
-        if (!ok) {
-          ++c.mismatches;
-          const double excess = abs_err - (c.tolerance.atol + c.tolerance.rtol * std::fabs(x));
-          const bool first_failure = c.ok;
-          c.ok = false;
-          if (first_failure || excess > worst_excess[leaf]) {
-            worst_excess[leaf] = std::isnan(excess) ? INFINITY : excess;
-            c.worst_device = d;
-            c.worst_index = Unravel(k, b.dims());
-            c.worst_before = x;
-            c.worst_after = y;
+      report.after_error = std::string(ra.status().message());
+      return finish(Verdict::kNotEquivalent, "");
+    }
+    report.instructions_executed += ra->instructions_executed;
+    for (const auto& [kind, n] : ra->uninterpreted) {
+      // Counted per region before; the larger of the two sides.
+      const int64_t before_n = rb->uninterpreted.count(kind) ? rb->uninterpreted.at(kind) : 0;
+      if (n > before_n) report.uninterpreted[kind] += n - before_n;
+    }
+    const size_t first_output = report.outputs.size();
+    for (int64_t d = 0; d < grid->devices(); ++d) {
+      std::vector<std::pair<std::vector<int64_t>, const Array*>> lb, la;
+      rb->outputs[d].CollectLeafPaths(&lb);
+      ra->outputs[d].CollectLeafPaths(&la);
+      if (lb.size() != la.size()) return absl::InternalError("output structures differ");
+      if (d == 0) {
+        for (const auto& [path, array] : lb) {
+          OutputComparison c;
+          if (unit.outputs != nullptr && !path.empty()) {
+            // Root tuple element k is region output k.
+            c.output = absl::StrCat("region output ", (*unit.outputs)[path[0]]);
+            if (path.size() > 1) {
+              absl::StrAppend(&c.output, " {",
+                              absl::StrJoin(std::vector<int64_t>(path.begin() + 1, path.end()), ","), "}");
+            }
+          } else {
+            c.output = path.empty() && !rb->outputs[d].is_tuple()
+                           ? "output"
+                           : absl::StrCat("output {", absl::StrJoin(path, ","), "}");
           }
+          c.shape = array->ShapeString();
+          c.tolerance = DefaultTolerance(array->type());
+          if (options.rtol.has_value()) c.tolerance.rtol = *options.rtol;
+          if (options.atol.has_value()) c.tolerance.atol = *options.atol;
+          report.outputs.push_back(std::move(c));
+          worst_excess.push_back(-1);
+        }
+      }
+      for (size_t leaf = 0; leaf < lb.size(); ++leaf) {
+        if (auto st = CompareLeaf(*lb[leaf].second, *la[leaf].second, d, &report.outputs[first_output + leaf],
+                                  &worst_excess[first_output + leaf]);
+            !st.ok()) {
+          return st;
         }
       }
     }

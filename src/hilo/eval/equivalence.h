@@ -31,6 +31,13 @@ struct EquivalenceOptions {
   // Decide without running when the modules are structurally equivalent
   // (structural.h). Off: always compare on numbers.
   bool structural = true;
+  // What is run when the structure differs (docs/interpreter.md,
+  // "Equivalence checking"): kAuto runs the whole module when it fits the
+  // interpreter's static limits and the changed cone (cone.h) otherwise;
+  // kModule only the whole module; kCone only the cone. With `structural`
+  // off, kAuto is kModule (--check-by-running measures what runs).
+  enum class Scope { kAuto, kModule, kCone };
+  Scope scope = Scope::kAuto;
 };
 
 struct Tolerance {
@@ -81,6 +88,17 @@ struct EquivalenceReport {
   // Otherwise the first structural difference, e.g. "computation main:
   // %dot.5 differs" (shown on the statistics line).
   std::string structural_difference;
+  // Set when the verdict is local: only the changed cone was run (cone.h).
+  struct Local {
+    std::string why;  // "the whole module does not fit: ..." or "--check-scope=cone"
+    int64_t regions = 0;
+    int64_t instructions_before = 0;
+    int64_t instructions_after = 0;
+    int64_t inputs = 0;
+    int64_t outputs = 0;
+    std::vector<std::string> output_names;  // "%dot.5 / %custom-call.2" (before / after)
+  };
+  std::optional<Local> local;
   int64_t peak_value_bytes = 0;
   int64_t instructions_executed = 0;
   double seconds = 0;
@@ -90,7 +108,9 @@ struct EquivalenceReport {
   std::string after_error;
   // Human-readable, one line per output, a statistics line, then the verdict
   // line: "EQUIVALENT", "EQUIVALENT modulo 3 uninterpreted custom-calls
-  // AwsNeuronTransferWithStaticRing", "NOT EQUIVALENT", or "UNDECIDED:
+  // AwsNeuronTransferWithStaticRing", "EQUIVALENT (local: the cone of 2
+  // changed regions on random region inputs, 8 devices)", "NOT EQUIVALENT"
+  // (also with "(local: ...)"), or "UNDECIDED:
   // cannot decide because ...".
   std::string ToString() const;
   // "3 uninterpreted custom-calls X, 1 elided constant" (empty when none).

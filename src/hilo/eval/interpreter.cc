@@ -394,10 +394,18 @@ absl::Status DeviceRun::Account(const HloInstruction& instr) {
         "the run needs more work than the budget of ", options_->max_work,
         " element operations (max_work, --max-work) at ", InstrRef(instr)));
   }
-  const int64_t live_bytes = LiveArrayElements() * 8;
+  // Checked before the instruction runs, with its result counted: the limit
+  // bounds what is held, not only what was held after the last instruction.
+  // Results that only pass arrays on (parameters, tuples, get-tuple-element,
+  // bitcast, control flow) share them and add nothing.
+  const HloOpcode op = instr.opcode();
+  const bool allocates = instr.shape().IsArray() && op != HloOpcode::kParameter &&
+                         op != HloOpcode::kGetTupleElement && op != HloOpcode::kBitcast &&
+                         op != HloOpcode::kWhile && op != HloOpcode::kCall && op != HloOpcode::kConditional;
+  const int64_t live_bytes = (LiveArrayElements() + (allocates ? ShapeElements(instr.shape()) : 0)) * 8;
   if (live_bytes > options_->max_memory_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "the values held reached ", Bytes(live_bytes), ", more than the limit of ",
+        "the values held would reach ", Bytes(live_bytes), " with this instruction's result, more than the limit of ",
         Bytes(options_->max_memory_bytes), " (max_memory_bytes, --max-memory) at ", InstrRef(instr)));
   }
   // The clock is read every 64 instructions, and before any large one (the

@@ -1,5 +1,6 @@
 #include "hilo/eval/structural.h"
 
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -35,19 +36,11 @@ size_t ValueEnd(const std::string& text, size_t pos) {
   return text.size();
 }
 
-}  // namespace
-
-std::string CanonicalInstructionText(const HloInstruction& instr, int64_t num_partitions) {
-  const std::string text = PrintHloInstruction(instr);
-  const bool keep_config = instr.opcode() == HloOpcode::kCustomCall;
-  const bool keep_channel = instr.opcode() == HloOpcode::kSend || instr.opcode() == HloOpcode::kRecv ||
-                            instr.opcode() == HloOpcode::kSendDone ||
-                            instr.opcode() == HloOpcode::kRecvDone;
-  const HloOpcode op = instr.opcode();
-  const bool mode_free = num_partitions == 1 &&
-                         (op == HloOpcode::kAllGather || op == HloOpcode::kAllGatherStart ||
-                          op == HloOpcode::kAllReduce || op == HloOpcode::kAllReduceStart ||
-                          op == HloOpcode::kReduceScatter);
+// `text` (an instruction as PrintHloInstruction writes it) with the
+// attributes for which `rewrite` returns nullopt removed and the others
+// replaced by what it returns (the value text given, without ", name=").
+template <typename Rewrite>
+std::string RewriteAttributes(const std::string& text, Rewrite rewrite) {
   // Attributes follow the operand list as ", name=value".
   std::string out;
   size_t pos = 0;
@@ -68,18 +61,68 @@ std::string CanonicalInstructionText(const HloInstruction& instr, int64_t num_pa
       continue;
     }
     const size_t end = ValueEnd(text, eq + 1);
-    if (name == "metadata" || name == "frontend_attributes" ||
-        (name == "backend_config" && !keep_config) ||
-        (mode_free && (name == "channel_id" || name == "use_global_device_ids"))) {
-      // dropped
-    } else if (name == "channel_id" && !keep_channel) {
-      out += ", channel_id=*";
-    } else {
-      out.append(text, next, end - next);
-    }
+    std::optional<std::string> value = rewrite(name, absl::string_view(text).substr(eq + 1, end - eq - 1));
+    if (value.has_value()) absl::StrAppend(&out, ", ", name, "=", *value);
     pos = end;
   }
   return out;
+}
+
+}  // namespace
+
+std::string CanonicalInstructionText(const HloInstruction& instr, int64_t num_partitions) {
+  const bool keep_config = instr.opcode() == HloOpcode::kCustomCall;
+  const HloOpcode op = instr.opcode();
+  const bool keep_channel = op == HloOpcode::kSend || op == HloOpcode::kRecv ||
+                            op == HloOpcode::kSendDone || op == HloOpcode::kRecvDone;
+  const bool mode_free = num_partitions == 1 &&
+                         (op == HloOpcode::kAllGather || op == HloOpcode::kAllGatherStart ||
+                          op == HloOpcode::kAllReduce || op == HloOpcode::kAllReduceStart ||
+                          op == HloOpcode::kReduceScatter);
+  return RewriteAttributes(
+      PrintHloInstruction(instr),
+      [&](const std::string& name, absl::string_view value) -> std::optional<std::string> {
+        if (name == "metadata" || name == "frontend_attributes" || name == "control-predecessors" ||
+            (name == "backend_config" && !keep_config) ||
+            (mode_free && (name == "channel_id" || name == "use_global_device_ids"))) {
+          return std::nullopt;
+        }
+        if (name == "channel_id" && !keep_channel) return std::string("*");
+        return std::string(value);
+      });
+}
+
+std::string InstructionTextForExtraction(const HloInstruction& instr) {
+  return RewriteAttributes(
+      PrintHloInstruction(instr),
+      [](const std::string& name, absl::string_view value) -> std::optional<std::string> {
+        if (name == "metadata" || name == "control-predecessors") return std::nullopt;
+        return std::string(value);
+      });
+}
+
+std::optional<std::string> ComputationDifference(const HloComputation& b, const HloComputation& a,
+                                                 int64_t num_partitions) {
+  if (b.root_instruction() == nullptr || a.root_instruction() == nullptr ||
+      b.root_instruction()->name() != a.root_instruction()->name()) {
+    return absl::StrCat("computation ", b.name(), ": the root differs");
+  }
+  absl::flat_hash_map<std::string, const HloInstruction*> instrs;
+  for (const HloInstruction* i : a.instructions()) instrs[i->name()] = i;
+  int64_t count = 0;
+  for (const HloInstruction* i : b.instructions()) {
+    ++count;
+    auto j = instrs.find(i->name());
+    if (j == instrs.end()) return absl::StrCat("computation ", b.name(), ": %", i->name(), " is gone");
+    if (CanonicalInstructionText(*i, num_partitions) !=
+        CanonicalInstructionText(*j->second, num_partitions)) {
+      return absl::StrCat("computation ", b.name(), ": %", i->name(), " differs");
+    }
+  }
+  if (count != static_cast<int64_t>(instrs.size())) {
+    return absl::StrCat("computation ", b.name(), ": instructions were added");
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> StructuralDifference(const HloModule& before, const HloModule& after,
@@ -100,26 +143,7 @@ std::optional<std::string> StructuralDifference(const HloModule& before, const H
   for (const HloComputation* b : cb) {
     auto it = by_name.find(b->name());
     if (it == by_name.end()) return absl::StrCat("computation ", b->name(), " is gone");
-    const HloComputation* a = it->second;
-    if (b->root_instruction() == nullptr || a->root_instruction() == nullptr ||
-        b->root_instruction()->name() != a->root_instruction()->name()) {
-      return absl::StrCat("computation ", b->name(), ": the root differs");
-    }
-    absl::flat_hash_map<std::string, const HloInstruction*> instrs;
-    for (const HloInstruction* i : a->instructions()) instrs[i->name()] = i;
-    int64_t count = 0;
-    for (const HloInstruction* i : b->instructions()) {
-      ++count;
-      auto j = instrs.find(i->name());
-      if (j == instrs.end()) return absl::StrCat("computation ", b->name(), ": %", i->name(), " is gone");
-      if (CanonicalInstructionText(*i, num_partitions) !=
-          CanonicalInstructionText(*j->second, num_partitions)) {
-        return absl::StrCat("computation ", b->name(), ": %", i->name(), " differs");
-      }
-    }
-    if (count != static_cast<int64_t>(instrs.size())) {
-      return absl::StrCat("computation ", b->name(), ": instructions were added");
-    }
+    if (auto difference = ComputationDifference(*b, *it->second, num_partitions)) return difference;
   }
   return std::nullopt;
 }

@@ -23,14 +23,26 @@
 #include <optional>
 #include <string>
 
+#include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
 
 namespace hilo {
 namespace eval {
 
-// The instruction as text with the set-aside attributes removed.
+// The instruction as text with the set-aside attributes removed (and
+// `control-predecessors`, which order execution and change no value).
 std::string CanonicalInstructionText(const HloInstruction& instruction, int64_t num_partitions);
+// The instruction as text without `metadata` and `control-predecessors`:
+// what cone.cc copies into an extracted module, where the instructions it
+// names may be absent.
+std::string InstructionTextForExtraction(const HloInstruction& instruction);
+
+// nullopt when the two computations (of the same name) are structurally
+// equivalent, instruction for instruction; otherwise the first difference.
+// Computations they call are not looked into.
+std::optional<std::string> ComputationDifference(const HloComputation& before,
+                                                 const HloComputation& after, int64_t num_partitions);
 
 // nullopt when the modules are structurally equivalent (above); otherwise
 // the first difference, e.g. "computation main: %dot.5 differs".
