@@ -476,6 +476,43 @@ ENTRY e {
   EXPECT_THAT(Eval1(hlo, "param 0 device * : 1 2 3\nparam 1 device * : 4 5 6\n"), ElementsAre(5, 11, 19));
 }
 
+TEST(EvalMap, NestedFallbackAndComputedSelect) {
+  // exponential is not a ScalarProgram step: map runs nested. The select of
+  // the select-and-scatter (a > b or a is the first) compiles.
+  const std::string hlo = std::string(R"(
+HloModule m
+)") + testing_util::kAdd + R"(
+exp_plus {
+  a = f32[] parameter(0)
+  e = f32[] exponential(a)
+  ROOT r = f32[] add(e, a)
+}
+ge_or_nan {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  g = pred[] compare(a, b), direction=GE
+  n = pred[] compare(b, b), direction=NE
+  nn = pred[] not(n)
+  ROOT r = pred[] and(g, nn)
+}
+ENTRY e {
+  x = f32[2] parameter(0)
+  m = f32[2] map(x), dimensions={0}, to_apply=exp_plus
+  s = f32[1] parameter(1)
+  zero = f32[] constant(0)
+  ss = f32[2] select-and-scatter(x, s, zero), window={size=2}, select=ge_or_nan, scatter=add
+  ROOT t = (f32[2], f32[2]) tuple(m, ss)
+})";
+  // map: e^0 + 0, e^1 + 1. x = 0 1: select(0, 1) = (0 >= 1) is false, so the
+  // candidate x[1] is selected and gets the source value 5.
+  auto v = Eval1(hlo, "param 0 device * : 0 1\nparam 1 device * : 5\n");
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_FLOAT_EQ(v[0], 1);
+  EXPECT_FLOAT_EQ(v[1], static_cast<float>(std::exp(1.0) + 1));
+  EXPECT_EQ(v[2], 0);
+  EXPECT_EQ(v[3], 5);
+}
+
 TEST(EvalReducePrecision, RoundsToNearestEvenAndFlushes) {
   const std::string hlo = R"(
 HloModule m
