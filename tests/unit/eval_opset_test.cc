@@ -458,6 +458,21 @@ ENTRY e {
   EXPECT_TRUE(std::isnan(v[13]));
 }
 
+TEST(EvalBatchNorm, InferenceAsXlasExpander) {
+  // feature 0: (x - 1) / sqrt(4) * 1 + 0; feature 1: (x - 2) / sqrt(1) * 2 + 1.
+  const std::string hlo = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,2] parameter(0)
+  scale = f32[2] constant({1, 2})
+  offset = f32[2] constant({0, 1})
+  mean = f32[2] constant({1, 2})
+  var = f32[2] constant({4, 1})
+  ROOT b = f32[2,2] batch-norm-inference(x, scale, offset, mean, var), epsilon=0, feature_index=1
+})";
+  EXPECT_THAT(Eval1(hlo, "param 0 device * : 3 4 5 0\n"), ElementsAre(1, 5, 2, -3));
+}
+
 TEST(EvalMap, AppliesTheComputationPerElement) {
   const std::string hlo = R"(
 HloModule m

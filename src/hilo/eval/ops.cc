@@ -1453,6 +1453,22 @@ absl::StatusOr<Value> BatchNormGrad(const HloInstruction& instr, const Array& x,
                        Value::FromArray(std::move(goffset))});
 }
 
+// batch-norm-inference(operand, scale, offset, mean, variance): per feature,
+// (x - mean) * rsqrt(variance + epsilon) * scale + offset (XLA's
+// BatchNormExpander), computed in double, rounded at the output.
+absl::StatusOr<Array> BatchNormInference(const HloInstruction& instr, const Array& x, const Array& scale,
+                                         const Array& offset, const Array& mean, const Array& var) {
+  const Array* pf[] = {&scale, &offset, &mean, &var};
+  auto bn = GetBatchNormDims(instr, x, pf);
+  if (!bn.ok()) return bn.status();
+  Array out(x.type(), x.dims());
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = bn->feature(k);
+    out.SetDouble(k, (x.f()[k] - mean.f()[f]) / std::sqrt(var.f()[f] + bn->epsilon) * scale.f()[f] + offset.f()[f]);
+  }
+  return out;
+}
+
 absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
                                                absl::Span<const Value* const> ops,
                                                const DeviceIds& ids, const ApplyFn& apply) {
@@ -1595,6 +1611,10 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
       EVAL_RETURN_IF_ERROR(need_arrays(5));
       return BatchNormGrad(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(), ops[3]->array(),
                            ops[4]->array());
+    case HloOpcode::kBatchNormInference:
+      EVAL_RETURN_IF_ERROR(need_arrays(5));
+      return array_result(BatchNormInference(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(),
+                                             ops[3]->array(), ops[4]->array()));
     case HloOpcode::kBatchNormTraining:
       EVAL_RETURN_IF_ERROR(need_arrays(3));
       return BatchNormTraining(instr, ops[0]->array(), ops[1]->array(), ops[2]->array());
