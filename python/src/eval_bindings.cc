@@ -42,7 +42,11 @@ using eval::Value;
 const char* NumpyDtype(PrimitiveType type) {
   switch (type) {
     case PrimitiveType::PRED: return "bool";
+    case PrimitiveType::S2:
+    case PrimitiveType::S4:  // sub-byte integers widened, as bf16 and fp8 to float32
     case PrimitiveType::S8: return "int8";
+    case PrimitiveType::U2:
+    case PrimitiveType::U4: return "uint8";
     case PrimitiveType::S16: return "int16";
     case PrimitiveType::S32: return "int32";
     case PrimitiveType::S64: return "int64";
@@ -51,7 +55,14 @@ const char* NumpyDtype(PrimitiveType type) {
     case PrimitiveType::U32: return "uint32";
     case PrimitiveType::U64: return "uint64";
     case PrimitiveType::F16: return "float16";
-    case PrimitiveType::BF16: return "float32";
+    case PrimitiveType::BF16:
+    case PrimitiveType::F8E5M2:
+    case PrimitiveType::F8E4M3FN:
+    case PrimitiveType::F8E4M3B11FNUZ:
+    case PrimitiveType::F8E5M2FNUZ:
+    case PrimitiveType::F8E4M3FNUZ:
+    case PrimitiveType::F8E4M3:
+    case PrimitiveType::F8E3M4: return "float32";
     case PrimitiveType::F32: return "float32";
     case PrimitiveType::F64: return "float64";
     default: return nullptr;
