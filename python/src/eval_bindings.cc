@@ -55,17 +55,11 @@ const char* NumpyDtype(PrimitiveType type) {
     case PrimitiveType::U32: return "uint32";
     case PrimitiveType::U64: return "uint64";
     case PrimitiveType::F16: return "float16";
-    case PrimitiveType::BF16:
-    case PrimitiveType::F8E5M2:
-    case PrimitiveType::F8E4M3FN:
-    case PrimitiveType::F8E4M3B11FNUZ:
-    case PrimitiveType::F8E5M2FNUZ:
-    case PrimitiveType::F8E4M3FNUZ:
-    case PrimitiveType::F8E4M3:
-    case PrimitiveType::F8E3M4: return "float32";
+    case PrimitiveType::BF16: return "float32";
     case PrimitiveType::F32: return "float32";
     case PrimitiveType::F64: return "float64";
-    default: return nullptr;
+    default:  // the fp8 types, as bf16
+      return IsFloatingPointType(type) && BitWidth(type) == 8 ? "float32" : nullptr;
   }
 }
 
