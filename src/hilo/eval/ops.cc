@@ -431,7 +431,19 @@ absl::StatusOr<Array> Compare(const HloInstruction& instr, const Array& a, const
   const int direction = ComparisonDirection(*dir);
   if (direction < 0) return Error(instr, absl::StrCat("unknown direction ", *dir));
   Array out(PrimitiveType::PRED, a.dims());
-  for (int64_t k = 0; k < a.size(); ++k) out.i()[k] = CompareElements(a, k, b, k, direction, total_order);
+  const int64_t n = a.size();
+  // One loop per kind (the kind is fixed per array).
+  if (a.is_float() && total_order) {
+    for (int64_t k = 0; k < n; ++k) out.i()[k] = Holds(direction, TotalOrderKey(a.f()[k]), TotalOrderKey(b.f()[k]));
+  } else if (a.is_float()) {
+    for (int64_t k = 0; k < n; ++k) out.i()[k] = Holds(direction, a.f()[k], b.f()[k]);
+  } else if (a.is_unsigned()) {
+    for (int64_t k = 0; k < n; ++k) {
+      out.i()[k] = Holds(direction, UnsignedBits(a.type(), a.i()[k]), UnsignedBits(a.type(), b.i()[k]));
+    }
+  } else {
+    for (int64_t k = 0; k < n; ++k) out.i()[k] = Holds(direction, a.i()[k], b.i()[k]);
+  }
   return out;
 }
 

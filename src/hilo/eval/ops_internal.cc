@@ -95,22 +95,6 @@ std::optional<DirectComparator> FindDirectComparator(const HloComputation* compa
   return d;
 }
 
-namespace {
-
-template <typename T>
-bool Holds(int direction, T x, T y) {
-  switch (direction) {
-    case 0: return x == y;
-    case 1: return x != y;
-    case 2: return x < y;
-    case 3: return x <= y;
-    case 4: return x > y;
-    default: return x >= y;
-  }
-}
-
-}  // namespace
-
 bool CompareScalars(PrimitiveType type, double fa, int64_t ia, double fb, int64_t ib, int direction,
                     bool total_order) {
   if (IsFloatingPointType(type)) {

@@ -52,6 +52,19 @@ int ComparisonDirection(absl::string_view text);
 // unsigned integers unsigned. a and b have the same element type.
 bool CompareElements(const Array& a, int64_t i, const Array& b, int64_t j, int direction, bool total_order);
 
+// x `direction` y, direction 0..5 as ComparisonDirection gives.
+template <typename T>
+inline bool Holds(int direction, T x, T y) {
+  switch (direction) {
+    case 0: return x == y;
+    case 1: return x != y;
+    case 2: return x < y;
+    case 3: return x <= y;
+    case 4: return x > y;
+    default: return x >= y;
+  }
+}
+
 // compare on element values: `fa`/`ia` and `fb`/`ib` are two values of type
 // `type` (the float or the integer storage, as Array keeps them).
 bool CompareScalars(PrimitiveType type, double fa, int64_t ia, double fb, int64_t ib, int direction,

@@ -107,6 +107,18 @@ double RoundToSmallFloat(const SmallFloat& fmt, double value) {
 }  // namespace
 
 double RoundToFloatType(PrimitiveType type, double value) {
+  switch (type) {
+    case PrimitiveType::F64:
+      return value;
+    case PrimitiveType::F32:
+      return static_cast<double>(static_cast<float>(value));
+    case PrimitiveType::BF16:
+      return static_cast<double>(RoundFloatToBf16(static_cast<float>(value)));
+    case PrimitiveType::F16:
+      return static_cast<double>(static_cast<_Float16>(static_cast<float>(value)));
+    default:
+      break;
+  }
   // The fp8 types through f32 first, as XLA's evaluator computes them in f32.
   static constexpr SmallFloat kE5M2{2, -14, 57344, true, true};
   static constexpr SmallFloat kE4M3FN{3, -6, 448, false, true};
@@ -124,19 +136,7 @@ double RoundToFloatType(PrimitiveType type, double value) {
     case PrimitiveType::F8E4M3FNUZ: return RoundToSmallFloat(kE4M3FNUZ, f);
     case PrimitiveType::F8E4M3: return RoundToSmallFloat(kE4M3, f);
     case PrimitiveType::F8E3M4: return RoundToSmallFloat(kE3M4, f);
-    default: break;
-  }
-  switch (type) {
-    case PrimitiveType::F64:
-      return value;
-    case PrimitiveType::F32:
-      return static_cast<double>(static_cast<float>(value));
-    case PrimitiveType::BF16:
-      return static_cast<double>(RoundFloatToBf16(static_cast<float>(value)));
-    case PrimitiveType::F16:
-      return static_cast<double>(static_cast<_Float16>(static_cast<float>(value)));
-    default:
-      return value;
+    default: return value;
   }
 }
 
