@@ -42,7 +42,11 @@ using eval::Value;
 const char* NumpyDtype(PrimitiveType type) {
   switch (type) {
     case PrimitiveType::PRED: return "bool";
+    case PrimitiveType::S2:
+    case PrimitiveType::S4:  // sub-byte integers widened, as bf16 and fp8 to float32
     case PrimitiveType::S8: return "int8";
+    case PrimitiveType::U2:
+    case PrimitiveType::U4: return "uint8";
     case PrimitiveType::S16: return "int16";
     case PrimitiveType::S32: return "int32";
     case PrimitiveType::S64: return "int64";
@@ -54,7 +58,8 @@ const char* NumpyDtype(PrimitiveType type) {
     case PrimitiveType::BF16: return "float32";
     case PrimitiveType::F32: return "float32";
     case PrimitiveType::F64: return "float64";
-    default: return nullptr;
+    default:  // the fp8 types, as bf16
+      return IsFloatingPointType(type) && BitWidth(type) == 8 ? "float32" : nullptr;
   }
 }
 

@@ -20,17 +20,10 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+using testing_util::Eval1;
 using testing_util::Flat;
 using testing_util::Parse;
 using testing_util::RunText;
-
-// Runs a one-device module and returns its (flattened) output.
-std::vector<double> Eval1(const std::string& text, const std::string& inputs = "") {
-  auto r = RunText(text, inputs);
-  EXPECT_TRUE(r.ok()) << r.status();
-  if (!r.ok()) return {};
-  return Flat(r->outputs[0]);
-}
 
 TEST(EvalOps, ElementwiseFloat) {
   const std::string hlo = R"(
@@ -235,29 +228,15 @@ ENTRY e {
 }
 
 TEST(EvalOps, ReduceFastAndGenericAndVariadic) {
-  const std::string hlo = R"(
+  const std::string hlo = std::string(R"(
 HloModule m
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
+)") + testing_util::kAdd + testing_util::kArgmax + R"(
 twice_plus {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
   two = f32[] constant(2)
   y2 = f32[] multiply(y, two)
   ROOT s = f32[] add(x, y2)
-}
-argmax {
-  v0 = f32[] parameter(0)
-  i0 = s32[] parameter(1)
-  v1 = f32[] parameter(2)
-  i1 = s32[] parameter(3)
-  gt = pred[] compare(v1, v0), direction=GT
-  v = f32[] select(gt, v1, v0)
-  i = s32[] select(gt, i1, i0)
-  ROOT t = (f32[], s32[]) tuple(v, i)
 }
 ENTRY e {
   a = f32[2,3] parameter(0)
@@ -477,14 +456,29 @@ ENTRY e {
   // 1.0f = 0x3f800000, -2.0f = 0xc0000000; bf16 1.0 = 0x3f80, -0.5 = 0xbf00.
   EXPECT_EQ(Eval1(hlo, "param 0 device * : 1 -2 0\nparam 1 device * : 1 -0.5\n"),
             (std::vector<double>{1065353216, -1073741824, 0, 0x3f80, 0xbf00, 1, -2, 0}));
+  // Different widths: a wide element splits into pieces, lowest bits first
+  // (a little-endian memcpy, as XLA's evaluator does on its hosts), and
+  // pieces join back.
+  const std::string widths = R"(
+HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = u16[2,2] bitcast-convert(a)
+  c = u8[2,2] parameter(1)
+  d = u16[2] bitcast-convert(c)
+  e = f32[2] bitcast-convert(b)
+  ROOT t = (u16[2,2], u16[2], f32[2]) tuple(b, d, e)
+})";
+  EXPECT_EQ(Eval1(widths, "param 0 device * : 1 -2\nparam 1 device * : 1 2 255 0\n"),
+            (std::vector<double>{0, 0x3f80, 0, 0xc000, 0x0201, 0x00ff, 1, -2}));
   auto r = RunText(R"(
 HloModule m
 ENTRY e {
   a = f32[2] parameter(0)
-  ROOT b = u16[2,2] bitcast-convert(a)
+  ROOT b = u16[2] bitcast-convert(a)
 })");
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("bitcast-convert from f32 to u16"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("does not hold the bits"));
 }
 
 TEST(EvalOps, BatchNormTrainingAsXlasExpander) {

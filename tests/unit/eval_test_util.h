@@ -46,6 +46,14 @@ inline std::vector<double> Flat(const Value& v) {
   return out;
 }
 
+// Runs a one-device module and returns its (flattened) output.
+inline std::vector<double> Eval1(const std::string& text, const std::string& inputs = "") {
+  auto r = RunText(text, inputs);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return {};
+  return Flat(r->outputs[0]);
+}
+
 // CheckEquivalence on two module texts (an empty report if either fails).
 inline EquivalenceReport CheckTexts(const std::string& before, const std::string& after,
                                     const EquivalenceOptions& options = {}) {
@@ -62,6 +70,20 @@ add {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
   ROOT s = f32[] add(x, y)
+}
+)";
+
+// A variadic (value, index) reducer keeping the first largest value.
+inline constexpr char kArgmax[] = R"(
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v1, v0), direction=GT
+  v = f32[] select(gt, v1, v0)
+  i = s32[] select(gt, i1, i0)
+  ROOT t = (f32[], s32[]) tuple(v, i)
 }
 )";
 

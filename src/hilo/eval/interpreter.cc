@@ -126,6 +126,8 @@ int64_t InstructionWork(const HloInstruction& instr) {
   } else if (IsCollectiveMatmul(instr) && instr.operand_count() >= 1 &&
              instr.operand(0)->shape().IsArray() && instr.operand(0)->shape().rank() == 2) {
     contraction = std::max<int64_t>(instr.operand(0)->shape().dimensions(1), 1);
+  } else {
+    contraction = WorkPerOutputElement(instr);  // convolution, windows, sort (ops.h)
   }
   if (contraction > 1 && work > (int64_t{1} << 62) / contraction) return int64_t{1} << 62;
   return work * contraction;

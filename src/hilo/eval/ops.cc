@@ -14,17 +14,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "hilo/eval/ops_internal.h"
 #include "hilo/text/literal_text.h"
 
 namespace hilo {
 namespace eval {
-namespace {
 
-#define EVAL_RETURN_IF_ERROR(expr)        \
-  do {                                    \
-    absl::Status _st = (expr);            \
-    if (!_st.ok()) return _st;            \
-  } while (0)
 
 absl::Status Error(const HloInstruction& instr, absl::string_view what) {
   return absl::InvalidArgumentError(
@@ -286,6 +281,8 @@ absl::StatusOr<int64_t> IntBinary(HloOpcode op, PrimitiveType t, int64_t a, int6
   }
 }
 
+namespace {
+
 bool IsElementwiseBinary(HloOpcode op) {
   switch (op) {
     case HloOpcode::kAdd: case HloOpcode::kSubtract: case HloOpcode::kMultiply:
@@ -427,42 +424,25 @@ absl::StatusOr<Array> Elementwise(const HloInstruction& instr, absl::Span<const 
 absl::StatusOr<Array> Compare(const HloInstruction& instr, const Array& a, const Array& b) {
   const std::string* dir = instr.raw_attribute("direction");
   if (dir == nullptr) return Error(instr, "missing attribute direction");
-  const std::string d = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(*dir));
   const std::string* type_attr = instr.raw_attribute("type");
   const bool total_order =
       type_attr != nullptr && absl::AsciiStrToUpper(absl::StripAsciiWhitespace(*type_attr)) == "TOTALORDER";
   if (a.dims() != b.dims() || a.type() != b.type()) return Error(instr, "operand shapes differ");
+  const int direction = ComparisonDirection(*dir);
+  if (direction < 0) return Error(instr, absl::StrCat("unknown direction ", *dir));
   Array out(PrimitiveType::PRED, a.dims());
-  int dir_code;
-  if (d == "EQ") dir_code = 0;
-  else if (d == "NE") dir_code = 1;
-  else if (d == "LT") dir_code = 2;
-  else if (d == "LE") dir_code = 3;
-  else if (d == "GT") dir_code = 4;
-  else if (d == "GE") dir_code = 5;
-  else return Error(instr, absl::StrCat("unknown direction ", *dir));
-  auto apply = [dir_code](auto x, auto y) -> int64_t {
-    switch (dir_code) {
-      case 0: return x == y;
-      case 1: return x != y;
-      case 2: return x < y;
-      case 3: return x <= y;
-      case 4: return x > y;
-      default: return x >= y;
-    }
-  };
   const int64_t n = a.size();
-  if (a.is_float()) {
-    for (int64_t k = 0; k < n; ++k) {
-      out.i()[k] = total_order ? apply(TotalOrderKey(a.f()[k]), TotalOrderKey(b.f()[k]))
-                               : apply(a.f()[k], b.f()[k]);
-    }
+  // One loop per kind (the kind is fixed per array).
+  if (a.is_float() && total_order) {
+    for (int64_t k = 0; k < n; ++k) out.i()[k] = Holds(direction, TotalOrderKey(a.f()[k]), TotalOrderKey(b.f()[k]));
+  } else if (a.is_float()) {
+    for (int64_t k = 0; k < n; ++k) out.i()[k] = Holds(direction, a.f()[k], b.f()[k]);
   } else if (a.is_unsigned()) {
     for (int64_t k = 0; k < n; ++k) {
-      out.i()[k] = apply(UnsignedBits(a.type(), a.i()[k]), UnsignedBits(a.type(), b.i()[k]));
+      out.i()[k] = Holds(direction, UnsignedBits(a.type(), a.i()[k]), UnsignedBits(a.type(), b.i()[k]));
     }
   } else {
-    for (int64_t k = 0; k < n; ++k) out.i()[k] = apply(a.i()[k], b.i()[k]);
+    for (int64_t k = 0; k < n; ++k) out.i()[k] = Holds(direction, a.i()[k], b.i()[k]);
   }
   return out;
 }
@@ -783,10 +763,7 @@ absl::StatusOr<Value> Reduce(const HloInstruction& instr, absl::Span<const Value
       EVAL_RETURN_IF_ERROR(reducer->Combine(accs, static_cast<int64_t>(o), xs, out_offsets[o] + r));
     }
   }
-  if (!instr.shape().IsTuple()) return Value::FromArray(std::move(outs[0]));
-  std::vector<Value> elements;
-  for (Array& a : outs) elements.push_back(Value::FromArray(std::move(a)));
-  return Value::Tuple(std::move(elements));
+  return ArraysToValue(std::move(outs), instr.shape().IsTuple());
 }
 
 }  // namespace
@@ -848,14 +825,8 @@ absl::Status Reducer::Combine(absl::Span<Array* const> acc, int64_t acc_index,
   }
   std::vector<Value> args;
   args.reserve(2 * num_values_);
-  auto scalar = [](const Array& src, int64_t k) {
-    Array s(src.type(), {});
-    if (src.is_float()) s.f()[0] = src.f()[k];
-    else s.i()[0] = src.i()[k];
-    return Value::FromArray(std::move(s));
-  };
-  for (int64_t v = 0; v < num_values_; ++v) args.push_back(scalar(*acc[v], acc_index));
-  for (int64_t v = 0; v < num_values_; ++v) args.push_back(scalar(*x[v], x_index));
+  for (int64_t v = 0; v < num_values_; ++v) args.push_back(ScalarAt(*acc[v], acc_index));
+  for (int64_t v = 0; v < num_values_; ++v) args.push_back(ScalarAt(*x[v], x_index));
   auto result = apply_(computation_, std::move(args));
   if (!result.ok()) return result.status();
   std::vector<const Array*> leaves;
@@ -1072,7 +1043,7 @@ absl::StatusOr<Array> ReshapeArray(const Array& array, std::vector<int64_t> dims
 }
 
 absl::StatusOr<std::vector<int64_t>> ListAttribute(const HloInstruction& instr, absl::string_view name,
-                                                   bool required = true) {
+                                                   bool required) {
   const std::string* raw = instr.raw_attribute(name);
   if (raw == nullptr) {
     if (!required) return std::vector<int64_t>{};
@@ -1139,29 +1110,47 @@ void StartVector(const Array& indices, int64_t ivd, const std::vector<int64_t>& 
   }
 }
 
-// gather, XLA's semantics (operand_batching_dims not supported): for each
-// output index, the batch dimensions (those not in offset_dims) select a
+// operand_batching_dims / input_batching_dims (operand dimensions) and
+// their indices dimensions: equal counts, in range, never index_vector_dim.
+absl::Status CheckBatchingDims(const HloInstruction& instr, const std::vector<int64_t>& operand_dims,
+                               int64_t operand_rank, const std::vector<int64_t>& index_dims,
+                               int64_t index_rank, int64_t ivd) {
+  if (operand_dims.size() != index_dims.size()) {
+    return Error(instr, "the operand's and the indices' batching dimensions differ in number");
+  }
+  for (size_t k = 0; k < operand_dims.size(); ++k) {
+    if (operand_dims[k] < 0 || operand_dims[k] >= operand_rank || index_dims[k] < 0 ||
+        index_dims[k] >= index_rank || index_dims[k] == ivd) {
+      return Error(instr, "a batching dimension is out of range");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// gather, XLA's semantics: for each output index, the batch dimensions (those not in offset_dims) select a
 // start-index vector of start_indices (along index_vector_dim), scattered
 // into operand dimensions by start_index_map and clamped so the slice fits;
-// the offset dimensions walk the slice's dimensions that are not collapsed.
+// the offset dimensions walk the slice's dimensions that are not collapsed
+// or batching. Operand batching dimension operand_batching_dims[k] starts at
+// the output's position in indices dimension start_indices_batching_dims[k].
 absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, const Array& indices) {
   auto offset_dims = ListAttribute(instr, "offset_dims");
   auto collapsed = ListAttribute(instr, "collapsed_slice_dims");
   auto index_map = ListAttribute(instr, "start_index_map");
   auto slice_sizes = ListAttribute(instr, "slice_sizes");
   auto batching = ListAttribute(instr, "operand_batching_dims", false);
+  auto index_batching = ListAttribute(instr, "start_indices_batching_dims", false);
   auto ivd = IntAttribute(instr, "index_vector_dim");
-  for (const auto* st : {&offset_dims, &collapsed, &index_map, &slice_sizes, &batching}) {
+  for (const auto* st : {&offset_dims, &collapsed, &index_map, &slice_sizes, &batching, &index_batching}) {
     if (!st->ok()) return st->status();
   }
   if (!ivd.ok()) return ivd.status();
-  if (!batching->empty()) {
-    return absl::UnimplementedError(absl::StrCat(
-        "the interpreter does not support gather with operand_batching_dims (instruction %", instr.name(), ")"));
-  }
   const int64_t R = operand.rank();
+  EVAL_RETURN_IF_ERROR(CheckBatchingDims(instr, *batching, R, *index_batching, indices.rank(), *ivd));
   if (static_cast<int64_t>(slice_sizes->size()) != R) return Error(instr, "slice_sizes rank differs from the operand's");
-  auto map = MapWindow(instr, *offset_dims, instr.shape().rank(), *collapsed, R);
+  std::vector<int64_t> removed = *collapsed;
+  removed.insert(removed.end(), batching->begin(), batching->end());
+  auto map = MapWindow(instr, *offset_dims, instr.shape().rank(), removed, R);
   if (!map.ok()) return map.status();
   const std::vector<bool>& is_offset = map->is_window;
   const std::vector<int64_t>& window_dims = map->operand_window;
@@ -1178,6 +1167,7 @@ absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, 
   for (int64_t k = 0; k < out.size(); ++k) {
     for (int64_t d = 0; d < out.rank(); ++d) oi[d] = (k / out_strides[d]) % out.dims()[d];
     StartVector(indices, *ivd, *index_map, oi, is_offset, &ii, &start);
+    for (size_t b = 0; b < batching->size(); ++b) start[(*batching)[b]] = ii[(*index_batching)[b]];
     for (int64_t dim : *index_map) {
       start[dim] = std::clamp<int64_t>(start[dim], 0,
                                         std::max<int64_t>(operand.dims()[dim] - (*slice_sizes)[dim], 0));
@@ -1197,31 +1187,38 @@ absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, 
   return out;
 }
 
-// scatter (one operand), XLA's semantics (operand_batching_dims not
-// supported): for each update index in row-major order, the batch
-// dimensions (not in update_window_dims) select a start-index vector of
-// scatter_indices, scattered into operand dimensions by
-// scatter_dims_to_operand_dims; the window dimensions walk the operand
-// dimensions not in inserted_window_dims. A window that does not fit the
-// operand is skipped (XLA does not clamp scatters); each element is combined
-// with `to_apply`(old, update).
-absl::StatusOr<Array> Scatter(const HloInstruction& instr, const Array& operand, const Array& indices,
-                              const Array& updates, const ApplyFn& apply) {
+// scatter(operands..., indices, updates...), XLA's semantics: for each
+// update index in row-major order, the batch dimensions (not in
+// update_window_dims) select a start-index vector of scatter_indices,
+// scattered into operand dimensions by scatter_dims_to_operand_dims; operand
+// batching dimension input_batching_dims[k] starts at the update's position
+// in indices dimension scatter_indices_batching_dims[k]; the window
+// dimensions walk the operand dimensions not inserted or batching. A window
+// that does not fit the operand is skipped (XLA does not clamp scatters);
+// each element of every operand is combined with `to_apply`(olds...,
+// updates...).
+absl::StatusOr<Value> Scatter(const HloInstruction& instr, absl::Span<const Value* const> ops,
+                              const ApplyFn& apply) {
+  if (ops.size() < 3 || ops.size() % 2 != 1) return Error(instr, "needs N operands, indices and N updates");
+  const size_t n = ops.size() / 2;
+  const Array& operand = ops[0]->array();
+  const Array& indices = ops[n]->array();
+  const Array& updates = ops[n + 1]->array();
   auto window_dims = ListAttribute(instr, "update_window_dims");
   auto inserted = ListAttribute(instr, "inserted_window_dims");
   auto index_map = ListAttribute(instr, "scatter_dims_to_operand_dims");
   auto batching = ListAttribute(instr, "input_batching_dims", false);
+  auto index_batching = ListAttribute(instr, "scatter_indices_batching_dims", false);
   auto ivd = IntAttribute(instr, "index_vector_dim");
-  for (const auto* st : {&window_dims, &inserted, &index_map, &batching}) {
+  for (const auto* st : {&window_dims, &inserted, &index_map, &batching, &index_batching}) {
     if (!st->ok()) return st->status();
   }
   if (!ivd.ok()) return ivd.status();
-  if (!batching->empty()) {
-    return absl::UnimplementedError(absl::StrCat(
-        "the interpreter does not support scatter with input_batching_dims (instruction %", instr.name(), ")"));
-  }
   const int64_t R = operand.rank();
-  auto map = MapWindow(instr, *window_dims, updates.rank(), *inserted, R);
+  EVAL_RETURN_IF_ERROR(CheckBatchingDims(instr, *batching, R, *index_batching, indices.rank(), *ivd));
+  std::vector<int64_t> removed = *inserted;
+  removed.insert(removed.end(), batching->begin(), batching->end());
+  auto map = MapWindow(instr, *window_dims, updates.rank(), removed, R);
   if (!map.ok()) return map.status();
   const std::vector<bool>& is_window = map->is_window;
   const std::vector<int64_t>& operand_window = map->operand_window;
@@ -1232,23 +1229,34 @@ absl::StatusOr<Array> Scatter(const HloInstruction& instr, const Array& operand,
   for (int64_t d : *index_map) {
     if (d < 0 || d >= R) return Error(instr, "scatter_dims_to_operand_dims out of range");
   }
-  if (operand.type() != updates.type()) return Error(instr, "operand and updates types differ");
-  auto reducer = Reducer::Create(instr.to_apply(), 1, apply);
+  std::vector<Array> outs;
+  std::vector<Array*> accs;
+  std::vector<const Array*> ups;
+  for (size_t v = 0; v < n; ++v) {
+    const Array& op = ops[v]->array();
+    const Array& up = ops[n + 1 + v]->array();
+    if (op.dims() != operand.dims() || up.dims() != updates.dims()) {
+      return Error(instr, "operands (or updates) have different dimensions");
+    }
+    if (op.type() != up.type()) return Error(instr, "operand and updates types differ");
+    outs.push_back(op);
+    ups.push_back(&up);
+  }
+  for (Array& a : outs) accs.push_back(&a);
+  auto reducer = Reducer::Create(instr.to_apply(), static_cast<int64_t>(n), apply);
   if (!reducer.ok()) return Error(instr, reducer.status().message());
-  // Window sizes per operand dimension (1 for inserted dimensions).
+  // Window sizes per operand dimension (1 for inserted and batching dimensions).
   std::vector<int64_t> window_size(R, 1);
   for (size_t w = 0; w < operand_window.size(); ++w) {
     window_size[operand_window[w]] = updates.dims()[(*window_dims)[w]];
   }
-  Array out = operand;
-  Array* outp = &out;
-  const Array* up = &updates;
   const std::vector<int64_t> up_strides = RowMajorStrides(updates.dims());
   const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims());
   std::vector<int64_t> ui(updates.rank()), start(R), ii(indices.rank());
   for (int64_t k = 0; k < updates.size(); ++k) {
     for (int64_t d = 0; d < updates.rank(); ++d) ui[d] = (k / up_strides[d]) % updates.dims()[d];
     StartVector(indices, *ivd, *index_map, ui, is_window, &ii, &start);
+    for (size_t b = 0; b < batching->size(); ++b) start[(*batching)[b]] = ii[(*index_batching)[b]];
     bool fits = true;
     for (int64_t d = 0; d < R; ++d) {
       fits = fits && start[d] >= 0 && start[d] + window_size[d] <= operand.dims()[d];
@@ -1259,9 +1267,9 @@ absl::StatusOr<Array> Scatter(const HloInstruction& instr, const Array& operand,
       if (is_window[d]) start[operand_window[w++]] += ui[d];
     }
     for (int64_t d = 0; d < R; ++d) dst += start[d] * op_strides[d];
-    EVAL_RETURN_IF_ERROR(reducer->Combine({&outp, 1}, dst, {&up, 1}, k));
+    EVAL_RETURN_IF_ERROR(reducer->Combine(accs, dst, ups, k));
   }
-  return out;
+  return ArraysToValue(std::move(outs), instr.shape().IsTuple());
 }
 
 // The bits of element k of `a` in its element type's encoding.
@@ -1295,45 +1303,73 @@ uint64_t ElementBits(const Array& a, int64_t k) {
   }
 }
 
-// bitcast-convert between element types of the same width (same dimensions):
-// the bits of each element reinterpreted. Types of different widths (which
-// add or remove a minor dimension) are not supported.
+// Element k of `out` from the bits of its type's encoding.
+void SetFromBits(Array* out, int64_t k, uint64_t bits) {
+  switch (out->type()) {
+    case PrimitiveType::F64: {
+      double d;
+      std::memcpy(&d, &bits, sizeof(d));
+      out->f()[k] = d;
+      break;
+    }
+    case PrimitiveType::F32:
+    case PrimitiveType::BF16: {
+      const uint32_t b32 = out->type() == PrimitiveType::F32 ? static_cast<uint32_t>(bits)
+                                                             : static_cast<uint32_t>(bits) << 16;
+      float f;
+      std::memcpy(&f, &b32, sizeof(f));
+      out->f()[k] = f;
+      break;
+    }
+    case PrimitiveType::F16: {
+      const uint16_t b16 = static_cast<uint16_t>(bits);
+      _Float16 h;
+      std::memcpy(&h, &b16, sizeof(h));
+      out->f()[k] = static_cast<double>(h);
+      break;
+    }
+    default:
+      out->SetInt(k, static_cast<int64_t>(bits));
+  }
+}
+
+// bitcast-convert: the bits of each element reinterpreted. Between types of
+// the same width the dimensions stay; from a wider type to a narrower one
+// (ratio r) the result gains a minor dimension of size r, and from narrower
+// to wider the operand's minor dimension (of size r) goes. Decision, as XLA's
+// evaluator does on a little-endian host (a memcpy of the buffer): piece j of
+// a wide element is its bits [j * narrow, (j + 1) * narrow), lowest first.
 absl::StatusOr<Array> BitcastConvert(const HloInstruction& instr, const Array& a) {
   const PrimitiveType to = instr.shape().element_type();
-  if (BitWidth(a.type()) != BitWidth(to) || to == PrimitiveType::PRED || a.type() == PrimitiveType::PRED) {
+  const int from_bits = BitWidth(a.type()), to_bits = BitWidth(to);
+  // Float encodings known here: f64, f32, bf16, f16 (not the fp8 types).
+  auto encodable = [](PrimitiveType t) {
+    return !IsFloatingPointType(t) || t == PrimitiveType::F64 || t == PrimitiveType::F32 ||
+           t == PrimitiveType::BF16 || t == PrimitiveType::F16;
+  };
+  if (to == PrimitiveType::PRED || a.type() == PrimitiveType::PRED || from_bits <= 0 || to_bits <= 0 ||
+      from_bits > 64 || to_bits > 64 || !encodable(to) || !encodable(a.type())) {
     return absl::UnimplementedError(absl::StrCat(
         "the interpreter does not support bitcast-convert from ", PrimitiveTypeName(a.type()), " to ",
         PrimitiveTypeName(to), " (instruction %", instr.name(), ")"));
   }
-  Array out(to, a.dims());
-  for (int64_t k = 0; k < a.size(); ++k) {
-    const uint64_t bits = ElementBits(a, k);
-    switch (to) {
-      case PrimitiveType::F64: {
-        double d;
-        std::memcpy(&d, &bits, sizeof(d));
-        out.f()[k] = d;
-        break;
-      }
-      case PrimitiveType::F32:
-      case PrimitiveType::BF16: {
-        const uint32_t b32 = to == PrimitiveType::F32 ? static_cast<uint32_t>(bits)
-                                                      : static_cast<uint32_t>(bits) << 16;
-        float f;
-        std::memcpy(&f, &b32, sizeof(f));
-        out.f()[k] = f;
-        break;
-      }
-      case PrimitiveType::F16: {
-        const uint16_t b16 = static_cast<uint16_t>(bits);
-        _Float16 h;
-        std::memcpy(&h, &b16, sizeof(h));
-        out.f()[k] = static_cast<double>(h);
-        break;
-      }
-      default:
-        out.SetInt(k, static_cast<int64_t>(bits));
+  Array out(to, DimsOf(instr.shape()));
+  const int64_t ratio = from_bits >= to_bits ? from_bits / to_bits : to_bits / from_bits;
+  if (out.size() != (from_bits >= to_bits ? a.size() * ratio : a.size() / ratio)) {
+    return Error(instr, absl::StrCat("result ", out.ShapeString(), " does not hold the bits of ", a.ShapeString()));
+  }
+  if (from_bits >= to_bits) {
+    const uint64_t mask = to_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << to_bits) - 1;
+    for (int64_t k = 0; k < a.size(); ++k) {
+      const uint64_t bits = ElementBits(a, k);
+      for (int64_t j = 0; j < ratio; ++j) SetFromBits(&out, k * ratio + j, (bits >> (j * to_bits)) & mask);
     }
+    return out;
+  }
+  for (int64_t k = 0; k < out.size(); ++k) {
+    uint64_t bits = 0;
+    for (int64_t j = 0; j < ratio; ++j) bits |= ElementBits(a, k * ratio + j) << (j * from_bits);
+    SetFromBits(&out, k, bits);
   }
   return out;
 }
@@ -1427,6 +1463,22 @@ absl::StatusOr<Value> BatchNormGrad(const HloInstruction& instr, const Array& x,
   }
   return Value::Tuple({Value::FromArray(std::move(gx)), Value::FromArray(std::move(gscale)),
                        Value::FromArray(std::move(goffset))});
+}
+
+// batch-norm-inference(operand, scale, offset, mean, variance): per feature,
+// (x - mean) * rsqrt(variance + epsilon) * scale + offset (XLA's
+// BatchNormExpander), computed in double, rounded at the output.
+absl::StatusOr<Array> BatchNormInference(const HloInstruction& instr, const Array& x, const Array& scale,
+                                         const Array& offset, const Array& mean, const Array& var) {
+  const Array* pf[] = {&scale, &offset, &mean, &var};
+  auto bn = GetBatchNormDims(instr, x, pf);
+  if (!bn.ok()) return bn.status();
+  Array out(x.type(), x.dims());
+  for (int64_t k = 0; k < x.size(); ++k) {
+    const int64_t f = bn->feature(k);
+    out.SetDouble(k, (x.f()[k] - mean.f()[f]) / std::sqrt(var.f()[f] + bn->epsilon) * scale.f()[f] + offset.f()[f]);
+  }
+  return out;
 }
 
 absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
@@ -1553,10 +1605,14 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kPad:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Pad(instr, ops[0]->array(), ops[1]->array()));
-    case HloOpcode::kScatter:
+    case HloOpcode::kScatter: {
       EVAL_RETURN_IF_ERROR(need_arrays(ops.size()));
-      if (ops.size() != 3) return Error(instr, "only the single-operand scatter is supported");
-      return array_result(Scatter(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(), apply));
+      auto r = Scatter(instr, ops, apply);
+      if (!r.ok() && !absl::StrContains(r.status().message(), "%" + instr.name())) {
+        return Error(instr, r.status().message());
+      }
+      return r;
+    }
     case HloOpcode::kGather:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Gather(instr, ops[0]->array(), ops[1]->array()));
@@ -1567,14 +1623,43 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
       EVAL_RETURN_IF_ERROR(need_arrays(5));
       return BatchNormGrad(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(), ops[3]->array(),
                            ops[4]->array());
+    case HloOpcode::kBatchNormInference:
+      EVAL_RETURN_IF_ERROR(need_arrays(5));
+      return array_result(BatchNormInference(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(),
+                                             ops[3]->array(), ops[4]->array()));
     case HloOpcode::kBatchNormTraining:
       EVAL_RETURN_IF_ERROR(need_arrays(3));
       return BatchNormTraining(instr, ops[0]->array(), ops[1]->array(), ops[2]->array());
+    // Implemented in convolution.cc, window_ops.cc, sort.cc.
+    case HloOpcode::kConvolution:
+      EVAL_RETURN_IF_ERROR(need_arrays(2));
+      return array_result(Convolution(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kReduceWindow:
+      return ReduceWindow(instr, ops, apply);
+    case HloOpcode::kSelectAndScatter:
+      EVAL_RETURN_IF_ERROR(need_arrays(3));
+      return array_result(SelectAndScatter(instr, ops[0]->array(), ops[1]->array(), ops[2]->array(), apply));
+    case HloOpcode::kSort:
+      return Sort(instr, ops, apply);
+    case HloOpcode::kReducePrecision:
+      EVAL_RETURN_IF_ERROR(need_arrays(1));
+      return array_result(ReducePrecision(instr, ops[0]->array()));
+    case HloOpcode::kMap:
+      return array_result(Map(instr, ops, apply));
+    case HloOpcode::kTopK:
+      EVAL_RETURN_IF_ERROR(need_arrays(1));
+      return TopK(instr, ops[0]->array(), apply);
+    case HloOpcode::kCustomCall:
+      if (instr.custom_call_target() == "TopK" && ops.size() == 1) {
+        EVAL_RETURN_IF_ERROR(need_arrays(1));
+        return TopK(instr, ops[0]->array(), apply);
+      }
+      break;
     default:
-      return absl::UnimplementedError(absl::StrCat("the interpreter does not support opcode ",
-                                                   HloOpcodeString(op), " (instruction %",
-                                                   instr.name(), ")"));
+      break;
   }
+  return absl::UnimplementedError(absl::StrCat("the interpreter does not support opcode ",
+                                               HloOpcodeString(op), " (instruction %", instr.name(), ")"));
 }
 
 }  // namespace eval

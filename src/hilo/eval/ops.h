@@ -48,6 +48,9 @@ class Reducer {
   // acc[v][acc_index] = f(acc..., x[v][x_index]...) for every value v.
   absl::Status Combine(absl::Span<Array* const> acc, int64_t acc_index,
                        absl::Span<const Array* const> x, int64_t x_index) const;
+  // True when Combine runs a commutative binary op directly (then the order
+  // of its two arguments does not matter).
+  bool is_plain_binary() const { return binary_.has_value(); }
 
  private:
   const HloComputation* computation_ = nullptr;
@@ -75,6 +78,12 @@ absl::StatusOr<Array> SplitBlock(const Array& array, int64_t dimension, int64_t 
                                  int64_t index);
 // Same elements, new dimensions.
 absl::StatusOr<Array> ReshapeArray(const Array& array, std::vector<int64_t> dims);
+
+// Element operations per output element of the windowed instructions, for
+// the work budget: convolution (window elements x input features per
+// group), reduce-window and select-and-scatter (window elements), sort (about
+// log2 of the sorted length comparisons); 1 for every other instruction.
+int64_t WorkPerOutputElement(const HloInstruction& instruction);
 
 // The instruction's `dimensions` (typed field or raw attribute); empty when absent.
 std::vector<int64_t> InstructionDimensions(const HloInstruction& instruction);

@@ -17,6 +17,10 @@ namespace eval {
 bool IsSupportedElementType(PrimitiveType type) {
   switch (type) {
     case PrimitiveType::PRED:
+    case PrimitiveType::S2:
+    case PrimitiveType::S4:
+    case PrimitiveType::U2:
+    case PrimitiveType::U4:
     case PrimitiveType::S8:
     case PrimitiveType::S16:
     case PrimitiveType::S32:
@@ -29,6 +33,13 @@ bool IsSupportedElementType(PrimitiveType type) {
     case PrimitiveType::BF16:
     case PrimitiveType::F32:
     case PrimitiveType::F64:
+    case PrimitiveType::F8E5M2:
+    case PrimitiveType::F8E4M3FN:
+    case PrimitiveType::F8E4M3B11FNUZ:
+    case PrimitiveType::F8E5M2FNUZ:
+    case PrimitiveType::F8E4M3FNUZ:
+    case PrimitiveType::F8E4M3:
+    case PrimitiveType::F8E3M4:
       return true;
     default:
       return false;
@@ -58,6 +69,41 @@ float RoundFloatToBf16(float f) {
   return out;
 }
 
+// An 8-bit float format: mantissa bits, the exponent of its smallest normal,
+// its largest finite value, and which specials it has (the fn / fnuz types
+// have no infinities; fnuz ones have no negative zero).
+struct SmallFloat {
+  int mantissa_bits;
+  int min_exponent;
+  double max;
+  bool has_inf;
+  bool has_negative_zero;
+};
+
+// Round to nearest even into the format. Overflow (a value that rounds
+// beyond max) gives an infinity where the format has one, else NaN, as
+// XLA's (ml_dtypes') non-saturating conversion does; NaN stays NaN.
+double RoundToSmallFloat(const SmallFloat& fmt, double value) {
+  if (std::isnan(value)) return value;
+  const double a = std::fabs(value);
+  double r;
+  if (std::isinf(a)) {
+    r = a;
+  } else if (a == 0) {
+    r = 0;
+  } else {
+    int e;
+    std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1): exponent e - 1
+    const double quantum = std::ldexp(1.0, std::max(e - 1, fmt.min_exponent) - fmt.mantissa_bits);
+    r = std::nearbyint(a / quantum) * quantum;
+  }
+  if (r > fmt.max) {
+    r = fmt.has_inf ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  }
+  if (r == 0 && !fmt.has_negative_zero) return 0.0;
+  return std::signbit(value) ? -r : r;
+}
+
 }  // namespace
 
 double RoundToFloatType(PrimitiveType type, double value) {
@@ -71,7 +117,26 @@ double RoundToFloatType(PrimitiveType type, double value) {
     case PrimitiveType::F16:
       return static_cast<double>(static_cast<_Float16>(static_cast<float>(value)));
     default:
-      return value;
+      break;
+  }
+  // The fp8 types through f32 first, as XLA's evaluator computes them in f32.
+  static constexpr SmallFloat kE5M2{2, -14, 57344, true, true};
+  static constexpr SmallFloat kE4M3FN{3, -6, 448, false, true};
+  static constexpr SmallFloat kE4M3B11FNUZ{3, -10, 30, false, false};
+  static constexpr SmallFloat kE5M2FNUZ{2, -15, 57344, false, false};
+  static constexpr SmallFloat kE4M3FNUZ{3, -7, 240, false, false};
+  static constexpr SmallFloat kE4M3{3, -6, 240, true, true};
+  static constexpr SmallFloat kE3M4{4, -2, 15.5, true, true};
+  const double f = static_cast<float>(value);
+  switch (type) {
+    case PrimitiveType::F8E5M2: return RoundToSmallFloat(kE5M2, f);
+    case PrimitiveType::F8E4M3FN: return RoundToSmallFloat(kE4M3FN, f);
+    case PrimitiveType::F8E4M3B11FNUZ: return RoundToSmallFloat(kE4M3B11FNUZ, f);
+    case PrimitiveType::F8E5M2FNUZ: return RoundToSmallFloat(kE5M2FNUZ, f);
+    case PrimitiveType::F8E4M3FNUZ: return RoundToSmallFloat(kE4M3FNUZ, f);
+    case PrimitiveType::F8E4M3: return RoundToSmallFloat(kE4M3, f);
+    case PrimitiveType::F8E3M4: return RoundToSmallFloat(kE3M4, f);
+    default: return value;
   }
 }
 
@@ -91,6 +156,14 @@ int64_t WrapToIntType(PrimitiveType type, int64_t value) {
       return static_cast<uint16_t>(value);
     case PrimitiveType::U32:
       return static_cast<uint32_t>(value);
+    case PrimitiveType::S2:
+    case PrimitiveType::S4: {  // sign-extend the low bits
+      const int shift = 64 - BitWidth(type);
+      return static_cast<int64_t>(static_cast<uint64_t>(value) << shift) >> shift;
+    }
+    case PrimitiveType::U2:
+    case PrimitiveType::U4:
+      return static_cast<int64_t>(static_cast<uint64_t>(value) & ((uint64_t{1} << BitWidth(type)) - 1));
     default:  // s64, u64 (bit pattern)
       return value;
   }
@@ -197,6 +270,10 @@ void Array::SetDouble(int64_t index, double value) {
     case PrimitiveType::U8: lo = 0; hi = 255; break;
     case PrimitiveType::U16: lo = 0; hi = 65535; break;
     case PrimitiveType::U32: lo = 0; hi = 4294967295.0; break;
+    case PrimitiveType::S2: lo = -2; hi = 1; break;
+    case PrimitiveType::S4: lo = -8; hi = 7; break;
+    case PrimitiveType::U2: lo = 0; hi = 3; break;
+    case PrimitiveType::U4: lo = 0; hi = 15; break;
     case PrimitiveType::U64: lo = 0; hi = 18446744073709551615.0; break;
     default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
   }

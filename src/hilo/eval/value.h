@@ -23,8 +23,8 @@
 namespace hilo {
 namespace eval {
 
-// True for the element types the interpreter computes with: pred, s8, s16,
-// s32, s64, u8, u16, u32, u64, f16, bf16, f32, f64.
+// True for the element types the interpreter computes with: pred, s2, s4,
+// s8, s16, s32, s64, u2, u4, u8, u16, u32, u64, f16, bf16, f32, f64.
 bool IsSupportedElementType(PrimitiveType type);
 absl::Status CheckSupportedElementType(PrimitiveType type);
 
