@@ -51,7 +51,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--module", default="/tmp/hilo-pass-cost-L17000.hlo")
     parser.add_argument("--opt", action="append", default=[],
-                        help="NAME=BINARY (repeatable; default new=build/bin/hilo-opt)")
+                        help="NAME=BINARY (repeatable; default new=build/bin/hilo-opt); BINARY may "
+                             "start with `env VAR=1`")
     parser.add_argument("--only", default="", help="comma-separated commands (rt, all, passes)")
     parser.add_argument("--extra", default="", help="more hilo-opt flags for every command")
     args = parser.parse_args()
@@ -70,7 +71,7 @@ def main():
     for _ in range(args.rounds):
         for opt, binary in opts:
             for name, flags in commands.items():
-                argv = [binary, args.module, *flags, *extra, "-o", "/dev/null"]
+                argv = [*shlex.split(binary), args.module, *flags, *extra, "-o", "/dev/null"]
                 results.setdefault((opt, name), []).append(run(argv))
     print(f"load average after: {os.getloadavg()}")
     print(f"{'binary':8s} {'command':42s} {'min cpu':>8s} {'min wall':>8s} {'max rss':>9s}"
