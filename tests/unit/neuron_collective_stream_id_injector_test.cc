@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -369,6 +370,30 @@ TEST(InjectorTest, StampsEveryTypedOpAndNothingElse) {
   EXPECT_FALSE(pass.tp_exemplar().has_value());
   for (auto* inst : typed) EXPECT_EQ(StreamOf(inst), "1") << inst->name();
   for (auto* inst : untyped) EXPECT_EQ(StreamOf(inst), "<none>") << inst->name();
+}
+
+// The pass tells the pipeline it changes nothing but frontend attributes
+// (so the module is not verified again for its sake): the module before
+// and after, each without its frontend attributes, prints the same.
+TEST(InjectorTest, ChangesNothingButFrontendAttributes) {
+  HloModule module("m");
+  Builder b(&module, "entry", true);
+  b.Collective(HloOpcode::kAllGather, "tp", kTp, "tp_all_gather");
+  b.Collective(HloOpcode::kReduceScatter, "fsdp", kFsdp, "fsdp_reduce_scatter");
+  HloInstruction* last = b.Collective(HloOpcode::kAllReduce, "other", kOther);
+  b.comp()->set_root_instruction(last);
+  // The printed module without its `frontend_attributes={...}` (the
+  // values here have no braces).
+  auto without_attributes = [](const std::string& text) {
+    return std::regex_replace(text, std::regex(", frontend_attributes=\\{[^}]*\\}"), "");
+  };
+  const std::string before = PrintHloModule(module);
+  NeuronCollectiveStreamIdInjector pass{PassOptions{}};
+  EXPECT_EQ(pass.change_scope(), HloPassInterface::ChangeScope::kFrontendAttributesOnly);
+  ASSERT_TRUE(*pass.Run(&module));
+  const std::string after = PrintHloModule(module);
+  EXPECT_NE(after, before);
+  EXPECT_EQ(without_attributes(after), without_attributes(before));
 }
 
 TEST(InjectorTest, SkipWhenStreamIdsPresent) {

@@ -27,6 +27,7 @@
 #include "hilo/passes/neuron_collective_pipeline.h"
 #include "hilo/passes/neuron_looped_einsum_token_replacer.h"
 #include "hilo/passes/register_passes.h"
+#include "hilo/text/printer.h"
 
 namespace hilo {
 namespace {
@@ -526,6 +527,50 @@ TEST_F(ReplacerTest, RhsWithAParameterFoldsButIsNotExact) {
   ASSERT_FALSE(*strict_pass.Run(b2.module.get()));
   EXPECT_THAT(strict_pass.candidates()[0].reason, HasSubstr("--collective-matmul-strict refuses"));
   EXPECT_THAT(strict_pass.candidates()[0].reason, HasSubstr("the weight is dot operand 1"));
+}
+
+// Without record_details (hilo-opt without --report or --explain) the pass
+// does the same to the module, with the same summary and warnings (the
+// inexact fold's warning names the dot and the custom-call), and keeps no
+// per-candidate details.
+TEST_F(ReplacerTest, WithoutDetailsTheModuleSummaryAndWarningsAreTheSame) {
+  // One inexact fold (RHS), one exact fold (LHS), one candidate refused.
+  auto build = [](Builder& b) {
+    HloInstruction* x = b.Param(0, BF16({32, 16}), "x");
+    HloInstruction* w = b.Param(1, BF16({4, 8, 16}), "w");
+    HloInstruction* rhs = b.Dot(x, b.AllGather({w}, BF16({16, 8, 16}), 0, Groups({{0, 1, 2, 3}}), "ag0"),
+                                BF16({32, 8, 16}), 1, 0, "rhs_dot");
+    HloInstruction* w2 = b.Param(2, BF16({4, 8, 16}), "w2");
+    HloInstruction* act = b.Param(3, BF16({16, 32}), "act");
+    HloInstruction* lhs = b.Dot(b.AllGather({w2}, BF16({16, 8, 16}), 0, Groups({{0, 1, 2, 3}}), "ag1"),
+                                act, BF16({16, 8, 32}), 2, 0, "lhs_dot");
+    HloInstruction* ag2 = b.AllGather({b.Param(4, BF16({4, 16}), "v")}, BF16({16, 16}), 0,
+                                      Groups({{0, 1, 2, 3}}), "ag2");
+    HloInstruction* refused = b.Dot(b.Op(HloOpcode::kConvert, F32({16, 16}), {ag2}),
+                                    b.Param(5, F32({16, 4}), "y"), F32({16, 4}), 1, 0, "refused");
+    b.Root(b.Op(HloOpcode::kTuple,
+                Shape::MakeTuple({rhs->shape(), lhs->shape(), refused->shape()}),
+                {rhs, lhs, refused}));
+  };
+  Builder with, without;
+  build(with);
+  build(without);
+  NeuronLoopedEinsumReplacer detailed{PassOptions{}};
+  PassOptions quiet;
+  quiet.record_details = false;
+  NeuronLoopedEinsumReplacer lean{quiet};
+  ASSERT_TRUE(*detailed.Run(with.module.get()));
+  ASSERT_TRUE(*lean.Run(without.module.get()));
+  EXPECT_EQ(PrintHloModule(*without.module), PrintHloModule(*with.module));
+  EXPECT_EQ(lean.ChangeSummary(), detailed.ChangeSummary());
+  EXPECT_THAT(lean.ChangeSummary(), HasSubstr("fused 2 of 3 candidate dots"));
+  EXPECT_EQ(lean.Warnings(), detailed.Warnings());
+  ASSERT_EQ(lean.Warnings().size(), 1u);
+  EXPECT_THAT(lean.Warnings()[0], HasSubstr("%rhs_dot in main was fused into %custom-call"));
+  EXPECT_EQ(detailed.candidates().size(), 3u);
+  EXPECT_TRUE(lean.candidates().empty());
+  EXPECT_TRUE(lean.Explanations().empty());
+  EXPECT_THAT(detailed.candidates()[2].reason, HasSubstr("no matcher applies"));
 }
 
 TEST_F(ReplacerTest, RhsRsIsAcceptedWithoutWeightProof) {

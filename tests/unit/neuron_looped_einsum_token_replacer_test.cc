@@ -134,6 +134,25 @@ TEST(TokenReplacerTest, ReroutesToOperandOneWithoutAddingAnything) {
   EXPECT_FALSE(*pass.Run(m.module.get()));
 }
 
+// Without record_details (hilo-opt without --report or --explain) the same
+// rerouting and summary, and no candidate list, gate on or off.
+TEST(TokenReplacerTest, WithoutDetailsTheSameChangeAndNoCandidates) {
+  for (bool nxd : {false, true}) {
+    NxdEnv env;
+    TokenModule m;
+    PassOptions options;
+    options.collective_matmul_nxd = nxd;
+    options.record_details = false;
+    NeuronLoopedEinsumTokenReplacer pass(options);
+    ASSERT_EQ(*pass.Run(m.module.get()), nxd);
+    EXPECT_EQ(m.root->operand(1), nxd ? m.tok : m.token);
+    EXPECT_EQ(pass.ChangeSummary(),
+              nxd ? "rerouted 1 all-gather token use to the all-gather's token operand" : "");
+    EXPECT_TRUE(pass.candidates().empty());
+    EXPECT_TRUE(pass.Explanations().empty());
+  }
+}
+
 TEST(TokenReplacerTest, LeavesAloneWhatItCanNotOrMustNotReplace) {
   NxdEnv env;
   setenv(kCollectiveMatmulNxdEnv, "1", 1);

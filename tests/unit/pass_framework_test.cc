@@ -249,6 +249,39 @@ TEST(HloPassPipelineTest, VerifyingAtTheEndSkipsAModuleNoPassChanged) {
   EXPECT_THAT(changed.status().message(), HasSubstr("module is invalid after pass 'idle': "));
 }
 
+// A pass that says it changes only frontend attributes does not make the
+// pipeline verify at the end (the verifier does not read them), unless
+// HILO_VERIFY_ATTRIBUTE_CHANGES=1 or under kEachPass. Shown with a pass
+// that breaks the module and claims otherwise: the check really is skipped.
+TEST(HloPassPipelineTest, AttributeOnlyChangesAreNotVerifiedAgainAtTheEnd) {
+  class ClaimsAttributesOnly : public BreakingPass {
+   public:
+    ChangeScope change_scope() const override { return ChangeScope::kFrontendAttributesOnly; }
+  };
+  auto run = [](HloPassPipeline::Verification verification, const char* env) {
+    if (env != nullptr) {
+      setenv("HILO_VERIFY_ATTRIBUTE_CHANGES", env, 1);
+    } else {
+      unsetenv("HILO_VERIFY_ATTRIBUTE_CHANGES");
+    }
+    SmallModule m;
+    HloPassPipeline pipeline;
+    pipeline.set_verification(verification);
+    pipeline.AddPass<ClaimsAttributesOnly>();
+    absl::StatusOr<bool> changed = pipeline.Run(m.module.get());
+    unsetenv("HILO_VERIFY_ATTRIBUTE_CHANGES");
+    return changed;
+  };
+  absl::StatusOr<bool> changed = run(HloPassPipeline::Verification::kAtEnd, nullptr);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(run(HloPassPipeline::Verification::kAtEnd, "0").ok());
+  EXPECT_THAT(run(HloPassPipeline::Verification::kAtEnd, "1").status().message(),
+              HasSubstr("module is invalid after pass 'breaker'"));
+  EXPECT_THAT(run(HloPassPipeline::Verification::kEachPass, nullptr).status().message(),
+              HasSubstr("module is invalid after pass 'breaker'"));
+}
+
 TEST(HloPassPipelineTest, VerifyingEachPassNamesThePassThatBrokeTheModule) {
   BrokenInTheMiddle t(HloPassPipeline::Verification::kEachPass);
   absl::StatusOr<bool> changed = t.Run();

@@ -858,6 +858,7 @@ int Main(int argc, char** argv) {
       registry.BuildPipeline(pass_names, options.pass_options);
   if (!check.ok()) return tool::Fail(kTool, check.status());
   options.explain = !explain.empty();
+  options.pass_options.record_details = options.explain || !options.report.empty();
   if (options.explain && explain != "all") {
     absl::StatusOr<absl::flat_hash_set<std::string>> only =
         PassesNamed(registry, explain, options.pass_options);

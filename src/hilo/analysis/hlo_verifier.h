@@ -2,7 +2,9 @@
 //
 // Returns OK or a FailedPrecondition status whose message names the
 // computation and instruction and says what is wrong (the first problem
-// found, in module order). Never aborts, whatever the module.
+// found, in module order). Never aborts, whatever the module. Frontend
+// attributes are not read: HloPassPipeline does not verify again after a
+// pass that changed nothing else (HloPassInterface::ChangeScope).
 #ifndef HILO_ANALYSIS_HLO_VERIFIER_H_
 #define HILO_ANALYSIS_HLO_VERIFIER_H_
 

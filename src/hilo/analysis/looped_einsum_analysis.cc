@@ -60,9 +60,13 @@ struct Geometry {
 
 Geometry ReadGeometry(const HloInstruction* ag) {
   Geometry g;
-  std::vector<std::vector<int64_t>> groups;
+  // Explicit groups are read where they are (no copy per candidate).
+  std::vector<std::vector<int64_t>> expanded_groups;
+  const std::vector<std::vector<int64_t>>* groups_in = &expanded_groups;
   const std::optional<ReplicaGroups>& written = ag->replica_groups();
-  if (written.has_value() && !written->empty()) {
+  if (written.has_value() && written->form() == ReplicaGroups::Form::kExplicit) {
+    groups_in = &written->explicit_groups();
+  } else if (written.has_value()) {
     absl::StatusOr<std::vector<std::vector<int64_t>>> expanded = written->Expand();
     if (!expanded.ok()) {
       g.error = absl::StrCat("replica_groups=", written->ToString(),
@@ -70,8 +74,9 @@ Geometry ReadGeometry(const HloInstruction* ag) {
                              "), so tp_degree and num_groups are unknown");
       return g;
     }
-    groups = *std::move(expanded);
+    expanded_groups = *std::move(expanded);
   }
+  const std::vector<std::vector<int64_t>>& groups = *groups_in;
   if (groups.empty()) {
     // XLA: no groups means one group of every participant of the op's
     // group mode. An all-gather's use_global_device_ids is a plain bool
@@ -181,7 +186,8 @@ bool FitsSbToSb(PrimitiveType element_type, int64_t elements, int64_t threshold_
   return need <= limit;
 }
 
-LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings) {
+LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings,
+                                        bool with_reason) {
   LoopedEinsumPlan plan;
   if (dot == nullptr || dot->opcode() != HloOpcode::kDot) return plan;
 
@@ -201,9 +207,11 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
   if (!any_matcher && reaching_operand < 0) return plan;
   plan.candidate = true;
 
-  auto fail = [&plan](std::string reason) -> LoopedEinsumPlan& {
+  // `reason` builds the text only when the caller wants it: most
+  // candidates that are not fused are never explained.
+  auto fail = [&plan, with_reason](const auto& reason) -> LoopedEinsumPlan& {
     plan.fold = false;
-    plan.reason = std::move(reason);
+    if (with_reason) plan.reason = reason();
     return plan;
   };
 
@@ -211,24 +219,30 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
   // (rhs first, as it reads them).
   const DotDimensionNumbers& dnums = dot->dot_dimension_numbers();
   if (dnums.rhs_contracting_dimensions.size() != 1) {
-    return fail(absl::StrCat("the dot has ", dnums.rhs_contracting_dimensions.size(),
-                             " rhs contracting dimensions ",
-                             DimsToString(dnums.rhs_contracting_dimensions),
-                             "; the collective matmul takes exactly 1"));
+    return fail([&] {
+      return absl::StrCat("the dot has ", dnums.rhs_contracting_dimensions.size(),
+                          " rhs contracting dimensions ",
+                          DimsToString(dnums.rhs_contracting_dimensions),
+                          "; the collective matmul takes exactly 1");
+    });
   }
   if (dnums.lhs_contracting_dimensions.size() != 1) {
-    return fail(absl::StrCat("the dot has ", dnums.lhs_contracting_dimensions.size(),
-                             " lhs contracting dimensions ",
-                             DimsToString(dnums.lhs_contracting_dimensions),
-                             "; the collective matmul takes exactly 1"));
+    return fail([&] {
+      return absl::StrCat("the dot has ", dnums.lhs_contracting_dimensions.size(),
+                          " lhs contracting dimensions ",
+                          DimsToString(dnums.lhs_contracting_dimensions),
+                          "; the collective matmul takes exactly 1");
+    });
   }
 
   if (!any_matcher) {
-    return fail(absl::StrCat(
-        "no matcher applies: operand ", reaching_operand, " reaches an all-gather as ",
-        ChainToAllGather(dot->operand(reaching_operand)),
-        ", but the matchers take all-gather or reshape(all-gather) on either operand, or "
-        "reshape(get-tuple-element(all-gather)) on operand 0"));
+    return fail([&] {
+      return absl::StrCat(
+          "no matcher applies: operand ", reaching_operand, " reaches an all-gather as ",
+          ChainToAllGather(dot->operand(reaching_operand)),
+          ", but the matchers take all-gather or reshape(all-gather) on either operand, or "
+          "reshape(get-tuple-element(all-gather)) on operand 0");
+    });
   }
 
   // Weight side (the coherent reading of the seed's branch, issue 5).
@@ -237,20 +251,25 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
     plan.weight_operand = 0;
     plan.weight_parameter = WeightInLHS(dot, settings.weight_chain_copy_bitcast);
     if (plan.weight_parameter == nullptr) {
-      return fail(absl::StrCat(
-          LoopedEinsumMatcherName(plan.matcher), " matched, but operand 0 does not reach a parameter through ",
-          WeightChainOps(settings), " within ", kWeightSearchHops,
-          " hops (WeightInLHS); the LHS branch is decided first and has no aggressive fallback"));
+      return fail([&] {
+        return absl::StrCat(
+            LoopedEinsumMatcherName(plan.matcher),
+            " matched, but operand 0 does not reach a parameter through ", WeightChainOps(settings),
+            " within ", kWeightSearchHops,
+            " hops (WeightInLHS); the LHS branch is decided first and has no aggressive fallback");
+      });
     }
   } else if (rhs) {
     plan.matcher = LoopedEinsumMatcher::kRhs;
     plan.weight_operand = 1;
     plan.weight_parameter = WeightInRHS(dot, settings.weight_chain_copy_bitcast);
     if (plan.weight_parameter == nullptr && !settings.aggressive) {
-      return fail(
-          absl::StrCat("RHS matched, but operand 1 does not reach a parameter through ",
-                       WeightChainOps(settings), " within ", kWeightSearchHops,
-                       " hops (WeightInRHS) and NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE is not 1"));
+      return fail([&] {
+        return absl::StrCat(
+            "RHS matched, but operand 1 does not reach a parameter through ",
+            WeightChainOps(settings), " within ", kWeightSearchHops,
+            " hops (WeightInRHS) and NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE is not 1");
+      });
     }
   } else if (rhs_rs) {
     plan.matcher = LoopedEinsumMatcher::kRhsRS;
@@ -265,82 +284,103 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
     plan.weight_operand = 0;
     plan.weight_parameter = WeightInLHS(dot, settings.weight_chain_copy_bitcast);  // informative only
   }
-  const std::string matcher_name(LoopedEinsumMatcherName(plan.matcher));
+  const absl::string_view matcher_name = LoopedEinsumMatcherName(plan.matcher);
 
   HloInstruction* weight = dot->mutable_operand(plan.weight_operand);
   HloInstruction* ag = GetRootAllGather(weight, kRootAllGatherDepth);
   plan.all_gather = ag;
   if (ag == nullptr) {
-    return fail(absl::StrCat(matcher_name, " matched, but no all-gather is within ",
-                             kRootAllGatherDepth, " operand-0 hops of the weight operand ",
-                             Name(weight)));
+    return fail([&] {
+      return absl::StrCat(matcher_name, " matched, but no all-gather is within ",
+                          kRootAllGatherDepth, " operand-0 hops of the weight operand ",
+                          Name(weight));
+    });
   }
   if (ag->operand_count() == 0) {
-    return fail(absl::StrCat("the all-gather ", Name(ag), " has no operands"));
+    return fail([&] { return absl::StrCat("the all-gather ", Name(ag), " has no operands"); });
   }
   if (settings.nxd && ag->operand_count() > 5) {
-    return fail(absl::StrCat("NEURON_COLLECTIVE_MATMUL_NXD is 1 and the all-gather ", Name(ag),
-                             " has ", ag->operand_count(), " operands (more than 5)"));
+    return fail([&] {
+      return absl::StrCat("NEURON_COLLECTIVE_MATMUL_NXD is 1 and the all-gather ", Name(ag),
+                          " has ", ag->operand_count(), " operands (more than 5)");
+    });
   }
   const int64_t gather_dim = ag->collective_dimension();
   const Shape& gathered_operand_shape = ag->operand(0)->shape();
   const int64_t gathered_operand_rank =
       gathered_operand_shape.IsArray() ? gathered_operand_shape.rank() : 0;
   if (gather_dim <= 1 && gathered_operand_rank != 3) {
-    return fail(absl::StrCat("all-gather dimension ", gather_dim, " <= 1 and its operand has rank ",
-                             gathered_operand_rank, ", not 3"));
+    return fail([&] {
+      return absl::StrCat("all-gather dimension ", gather_dim, " <= 1 and its operand has rank ",
+                          gathered_operand_rank, ", not 3");
+    });
   }
   plan.pattern_matches = true;
 
   // --- Can the rewrite be built? -------------------------------------------
   for (int64_t i = 0; i < 2; ++i) {
     if (i >= dot->operand_count()) {
-      return fail(absl::StrCat("the dot has ", dot->operand_count(), " operands, not 2"));
+      return fail(
+          [&] { return absl::StrCat("the dot has ", dot->operand_count(), " operands, not 2"); });
     }
     if (!dot->operand(i)->shape().IsArray()) {
-      return fail(absl::StrCat("dot operand ", i, " ", Name(dot->operand(i)), " is not an array (",
-                               dot->operand(i)->shape().ToString(false), ")"));
+      return fail([&] {
+        return absl::StrCat("dot operand ", i, " ", Name(dot->operand(i)), " is not an array (",
+                            dot->operand(i)->shape().ToString(false), ")");
+      });
     }
   }
   if (dot->operand_count() != 2) {
-    return fail(absl::StrCat("the dot has ", dot->operand_count(), " operands, not 2"));
+    return fail(
+        [&] { return absl::StrCat("the dot has ", dot->operand_count(), " operands, not 2"); });
   }
   const int64_t lhs_c = dnums.lhs_contracting_dimensions[0];
   const int64_t rhs_c = dnums.rhs_contracting_dimensions[0];
   if (!ContractingDimInRange(dot->operand(0), lhs_c) ||
       !ContractingDimInRange(dot->operand(1), rhs_c)) {
-    return fail(absl::StrCat("the dot's contracting dimensions (lhs ", lhs_c, ", rhs ", rhs_c,
-                             ") are out of range for its operands"));
+    return fail([&] {
+      return absl::StrCat("the dot's contracting dimensions (lhs ", lhs_c, ", rhs ", rhs_c,
+                          ") are out of range for its operands");
+    });
   }
   plan.rhs_contracting_dim = rhs_c;
   plan.activation = dot->mutable_operand(1 - plan.weight_operand);
   plan.shard = ag->mutable_operand(0);
   if (plan.shard->parent() != dot->parent() || plan.activation->parent() != dot->parent()) {
-    return fail("the weight shard or the activation is not in the dot's computation");
+    return fail([&] {
+      return std::string("the weight shard or the activation is not in the dot's computation");
+    });
   }
   const Shape& w = plan.shard->shape();
   if (!w.IsArray() || !w.is_static()) {
-    return fail(absl::StrCat("the all-gather's operand 0 ", Name(plan.shard), " (",
-                             w.ToString(false), ") is not a static array, so it can not be reshaped"));
+    return fail([&] {
+      return absl::StrCat("the all-gather's operand 0 ", Name(plan.shard), " (", w.ToString(false),
+                          ") is not a static array, so it can not be reshaped");
+    });
   }
   const int64_t weight_c = plan.weight_operand == 0 ? lhs_c : rhs_c;
   const Shape& weight_shape = weight->shape();
   if (weight_shape.is_dynamic_dimension(weight_c)) {
-    return fail(absl::StrCat("the contracting dimension ", weight_c, " of the weight operand ",
-                             Name(weight), " is dynamic"));
+    return fail([&] {
+      return absl::StrCat("the contracting dimension ", weight_c, " of the weight operand ",
+                          Name(weight), " is dynamic");
+    });
   }
   plan.k = weight_shape.dimensions(weight_c);
   std::optional<int64_t> w_elements = w.checked_elements();
   if (!w_elements.has_value()) {
-    return fail(absl::StrCat("the element count of ", Name(plan.shard), " overflows"));
+    return fail(
+        [&] { return absl::StrCat("the element count of ", Name(plan.shard), " overflows"); });
   }
   if (plan.k <= 0 || *w_elements % plan.k != 0) {
-    return fail(absl::StrCat("W ", Name(plan.shard), " ", w.ToString(false), " has ", *w_elements,
-                             " elements, which the contracting extent k=", plan.k,
-                             " does not divide, so W can not be reshaped to [elements/k, k]"));
+    return fail([&] {
+      return absl::StrCat("W ", Name(plan.shard), " ", w.ToString(false), " has ", *w_elements,
+                          " elements, which the contracting extent k=", plan.k,
+                          " does not divide, so W can not be reshaped to [elements/k, k]");
+    });
   }
   Geometry geometry = ReadGeometry(ag);
-  if (!geometry.error.empty()) return fail(geometry.error);
+  if (!geometry.error.empty()) return fail([&] { return geometry.error; });
   plan.tp_degree = geometry.tp_degree;
   plan.num_groups = geometry.num_groups;
   plan.groups_note = geometry.note;
@@ -417,10 +457,12 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
   plan.exact = why.empty();
 
   if (settings.strict && !plan.exact) {
-    return fail(absl::StrCat("matched ", matcher_name,
-                             ", but --collective-matmul-strict refuses a fold that is not exact "
-                             "under the kernel contract: ",
-                             absl::StrJoin(why, "; ")));
+    return fail([&] {
+      return absl::StrCat("matched ", matcher_name,
+                          ", but --collective-matmul-strict refuses a fold that is not exact "
+                          "under the kernel contract: ",
+                          absl::StrJoin(why, "; "));
+    });
   }
   plan.fold = true;
   return plan;

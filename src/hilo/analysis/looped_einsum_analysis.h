@@ -54,7 +54,7 @@ struct LoopedEinsumPlan {
   bool pattern_matches = false;
   // Everything holds: the replacer folds this dot.
   bool fold = false;
-  // When !fold: the first condition that failed.
+  // When !fold: the first condition that failed (empty unless asked for).
   std::string reason;
 
   LoopedEinsumMatcher matcher = LoopedEinsumMatcher::kNone;
@@ -82,7 +82,10 @@ struct LoopedEinsumPlan {
   std::vector<std::string> inexact_reasons;
 };
 
-LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings);
+// `with_reason` false leaves `reason` empty (everything else is the same):
+// building it costs more than the analysis, for a text few callers read.
+LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings,
+                                        bool with_reason = true);
 
 // "rhs_contracting_dim=R,tp_degree=G,num_groups=N,use_sb_to_sb=B".
 std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,

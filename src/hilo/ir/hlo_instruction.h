@@ -120,8 +120,8 @@ class HloInstruction {
 
   // --- Identity -----------------------------------------------------------
   const std::string& name() const { return name_; }
-  // Renaming an instruction that is in a module goes through
-  // HloModule::RenameInstruction to keep names unique.
+  // Only while the module is being loaded (the parser): the module's name
+  // index, once built, refers to its instructions' names in place.
   void SetNameUnchecked(std::string name) { name_ = std::move(name); }
   HloOpcode opcode() const { return opcode_; }
   const Shape& shape() const { return shape_.get(); }

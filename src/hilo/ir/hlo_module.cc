@@ -67,6 +67,7 @@ void HloModule::RemoveComputation(HloComputation* computation) {
   for (auto it = computations_.begin(); it != computations_.end(); ++it) {
     if (it->get() == computation) {
       if (entry_ == computation) entry_ = nullptr;
+      KeepNamesOf(*computation);
       computations_by_name_.erase(computation->name());
       computations_.erase(it);
       return;
@@ -100,25 +101,40 @@ bool HloModule::IsInstructionNameUsed(absl::string_view name) const {
   return used_names_.contains(name);
 }
 
+void HloModule::KeepNamesOf(const HloComputation& computation) {
+  if (!name_index_built_) return;
+  // Its names stay used, as they always were, but no longer in its
+  // instructions, which die with it.
+  auto keep = [this](const std::unique_ptr<HloInstruction>& inst) {
+    if (inst == nullptr) return;
+    auto it = used_names_.find(inst->name());
+    if (it == used_names_.end() || it->data() != inst->name().data()) return;
+    used_names_.erase(it);
+    InsertOwnedName(inst->name());
+  };
+  for (const auto& inst : computation.instructions_) keep(inst);
+  for (const auto& inst : computation.removed_) keep(inst);
+}
+
+bool HloModule::InsertOwnedName(absl::string_view name) {
+  if (used_names_.contains(name)) return false;
+  used_names_.insert(reserved_names_.emplace_back(name));
+  return true;
+}
+
 std::string HloModule::UniqueInstructionName(absl::string_view hint) {
   EnsureNameIndex();
-  if (!used_names_.contains(hint)) {
-    used_names_.emplace(hint);
-    return std::string(hint);
-  }
+  if (InsertOwnedName(hint)) return std::string(hint);
   int64_t& next = next_suffix_[hint];
   while (true) {
     std::string candidate = absl::StrCat(hint, ".", ++next);
-    if (!used_names_.contains(candidate)) {
-      used_names_.insert(candidate);
-      return candidate;
-    }
+    if (InsertOwnedName(candidate)) return candidate;
   }
 }
 
 bool HloModule::ReserveInstructionName(absl::string_view name) {
   EnsureNameIndex();
-  return used_names_.emplace(name).second;
+  return InsertOwnedName(name);
 }
 
 void HloModule::ReleaseInstructionName(absl::string_view name) {

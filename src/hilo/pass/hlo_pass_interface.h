@@ -43,6 +43,15 @@ class HloPassInterface {
   // "change_summary", and hilo-opt prints it for each pass that changed the
   // module.
   virtual std::string ChangeSummary() const { return ""; }
+
+  // What a Run of this pass may change. kFrontendAttributesOnly: nothing
+  // but frontend attributes, which VerifyHloModule does not read, so a
+  // module that was valid before the pass is valid after it and
+  // HloPassPipeline does not verify it again for this pass's sake (see
+  // hlo_pass_pipeline.h). A pass may say so only if every change it makes
+  // goes through mutable_frontend_attributes().
+  enum class ChangeScope { kAnything, kFrontendAttributesOnly };
+  virtual ChangeScope change_scope() const { return ChangeScope::kAnything; }
 };
 
 // "1 dot", "3 dots" (`plural` when it is not `singular` + "s"), for

@@ -1,5 +1,7 @@
 #include "hilo/pass/hlo_pass_pipeline.h"
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hilo/analysis/hlo_verifier.h"
@@ -41,8 +43,22 @@ nlohmann::json HloPassPipeline::MakeReportEntry(const HloPassInterface& pass, bo
   return entry;
 }
 
+namespace {
+
+// HILO_VERIFY_ATTRIBUTE_CHANGES=1: verify at the end after a pass that only
+// changed frontend attributes too (the switch of that saving).
+bool VerifyAttributeChanges() {
+  const char* value = std::getenv("HILO_VERIFY_ATTRIBUTE_CHANGES");
+  return value != nullptr && absl::string_view(value) == "1";
+}
+
+}  // namespace
+
 absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
   bool changed = false;
+  // Whether a pass changed something the verifier reads.
+  bool needs_verification = false;
+  const bool verify_attribute_changes = VerifyAttributeChanges();
   int64_t passes_run = 0;
   std::vector<absl::string_view> changed_by;  // for the message of a failed final check
   for (Entry& item : passes_) {
@@ -69,7 +85,11 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
     }
     changed |= *pass_changed;
     ++passes_run;
-    if (*pass_changed) changed_by.push_back(pass.name());
+    if (*pass_changed) {
+      changed_by.push_back(pass.name());
+      needs_verification |= verify_attribute_changes ||
+                            pass.change_scope() != ChangeScope::kFrontendAttributesOnly;
+    }
     nlohmann::json entry = MakeReportEntry(pass, *pass_changed, collect_report_details_);
     for (const std::string& warning : pass.Warnings()) {
       warnings_.push_back(absl::StrCat(pass.name(), ": ", warning));
@@ -86,7 +106,7 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
       if (!verified.ok()) return InvalidAfter(pass.name(), verified);
     }
   }
-  if (verification_ == Verification::kAtEnd && changed) {
+  if (verification_ == Verification::kAtEnd && needs_verification) {
     absl::Status verified = VerifyHloModule(*module);
     if (!verified.ok()) {
       if (passes_run == 1) return InvalidAfter(changed_by.front(), verified);

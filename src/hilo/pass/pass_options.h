@@ -28,6 +28,13 @@ struct PassOptions {
   // --force-stream-id-injection: in neuron-collective-pipeline, run the
   // injector even when the checker found stream ids.
   bool force_stream_id_injection = false;
+  // Whether passes keep, for each candidate they look at, what
+  // ReportDetails() and Explanations() list (names, reasons, explanation
+  // lines). Off, those two describe nothing per candidate, while Run,
+  // ChangeSummary() and Warnings() are the same. hilo-opt turns it off
+  // unless --report or --explain asks: on a large module that is ~10^5
+  // strings built for nobody (docs/performance.md, "eighth session").
+  bool record_details = true;
 };
 
 }  // namespace hilo

@@ -51,6 +51,8 @@ class NeuronCollectiveStreamIdInjector : public HloPassInterface {
   std::vector<std::string> Warnings() const override { return warnings_; }
   std::vector<std::string> Explanations() const override;
   std::string ChangeSummary() const override;
+  // It only stamps the stream_id frontend attribute.
+  ChangeScope change_scope() const override { return ChangeScope::kFrontendAttributesOnly; }
 
   // Where an exemplar of the last Run came from.
   struct Exemplar {

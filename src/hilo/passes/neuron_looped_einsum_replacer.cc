@@ -64,7 +64,9 @@ LoopedEinsumSettings ResolveLoopedEinsumSettings(const PassOptions& options,
 
 absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   warnings_.clear();
+  outcomes_.clear();
   candidates_.clear();
+  inexact_.clear();
   candidate_index_.clear();
   settings_ = ResolveLoopedEinsumSettings(options_, &warnings_, &threshold_source_);
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
@@ -72,8 +74,9 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   candidate_index_.clear();
   // A fold the kernel contract makes inexact computes something else than
   // the dot: say so by default, not only under --explain.
-  for (const Candidate& c : candidates_) {
-    if (!c.fused || c.exact) continue;
+  for (size_t i = 0; i < outcomes_.size(); ++i) {
+    if (!outcomes_[i].fused || outcomes_[i].exact) continue;
+    const Candidate& c = options_.record_details ? candidates_[i] : inexact_[i];
     warnings_.push_back(absl::StrCat("%", c.dot, " in ", c.computation, " was fused into %",
                                      c.custom_call,
                                      ", which is not exact under the kernel contract: ",
@@ -83,30 +86,41 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   return changed;
 }
 
-void NeuronLoopedEinsumReplacer::Record(const HloInstruction& dot, const LoopedEinsumPlan& plan) {
-  Candidate c;
+NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
+    const HloInstruction& dot, const LoopedEinsumPlan& plan) {
+  auto [it, inserted] = candidate_index_.try_emplace(&dot, outcomes_.size());
+  const size_t index = it->second;
+  if (inserted) outcomes_.emplace_back();
+  outcomes_[index] = Outcome{plan.fold, plan.fold && plan.exact};
+  const bool warned = plan.fold && !plan.exact;
+  if (!options_.record_details) {
+    if (!warned) {
+      inexact_.erase(index);
+      return nullptr;
+    }
+  } else if (inserted) {
+    candidates_.emplace_back();
+  }
+  Candidate& c = options_.record_details ? candidates_[index] : inexact_[index];
+  c = Candidate();
   c.computation = dot.parent() != nullptr ? dot.parent()->name() : "";
   c.dot = dot.name();
   c.fused = plan.fold;
-  c.matcher = std::string(LoopedEinsumMatcherName(plan.matcher));
-  c.reason = plan.reason;
   if (plan.fold) {
-    c.backend_config = plan.backend_config;
     c.exact = plan.exact;
     c.inexact_reasons = plan.inexact_reasons;
   }
+  if (!options_.record_details) return &c;
+  c.matcher = std::string(LoopedEinsumMatcherName(plan.matcher));
+  c.reason = plan.reason;
+  if (plan.fold) c.backend_config = plan.backend_config;
   c.explanation = ExplainLoopedEinsumPlan(dot, plan);
-  auto [it, inserted] = candidate_index_.try_emplace(&dot, candidates_.size());
-  if (inserted) {
-    candidates_.push_back(std::move(c));
-  } else {
-    candidates_[it->second] = std::move(c);
-  }
+  return &c;
 }
 
 bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instruction) {
   if (instruction->opcode() != HloOpcode::kDot) return false;
-  LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(instruction, settings_);
+  LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(instruction, settings_, options_.record_details);
   if (!plan.candidate) return false;
   Record(*instruction, plan);
   return plan.fold;
@@ -116,7 +130,7 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
     HloInstruction* dot) {
   // Decide again: an earlier expansion in this computation may have changed
   // what this dot sees (the original re-runs its matchers here too).
-  LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(dot, settings_);
+  LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
   if (!plan.fold) {
     Record(*dot, plan);
     return nullptr;
@@ -129,10 +143,10 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
       plan.backend_config);
   custom_call->set_api_version(1);  // API_VERSION_ORIGINAL
   HloInstruction* added = computation->AddInstruction(std::move(custom_call));
-  Record(*dot, plan);
-  Candidate& c = candidates_[candidate_index_[dot]];
-  c.custom_call = added->name();
-  c.explanation = absl::StrCat(c.explanation, " -> %", added->name());
+  if (Candidate* c = Record(*dot, plan)) {
+    c->custom_call = added->name();
+    if (options_.record_details) absl::StrAppend(&c->explanation, " -> %", added->name());
+  }
   return added;
 }
 
@@ -147,16 +161,16 @@ std::vector<std::string> NeuronLoopedEinsumReplacer::Explanations() const {
 
 NeuronLoopedEinsumReplacer::FoldCounts NeuronLoopedEinsumReplacer::CountFolds() const {
   FoldCounts counts;
-  for (const Candidate& c : candidates_) {
-    counts.fused += c.fused ? 1 : 0;
-    counts.exact += c.fused && c.exact ? 1 : 0;
+  for (const Outcome& o : outcomes_) {
+    counts.fused += o.fused ? 1 : 0;
+    counts.exact += o.exact ? 1 : 0;
   }
   return counts;
 }
 
 std::string NeuronLoopedEinsumReplacer::Summary() const {
   const auto [fused, exact] = CountFolds();
-  return absl::StrCat(candidates_.size(), " candidate dot(s), ", fused, " fused (", exact,
+  return absl::StrCat(outcomes_.size(), " candidate dot(s), ", fused, " fused (", exact,
                       " exact under the kernel contract); nxd=", settings_.nxd ? 1 : 0,
                       " aggressive=", settings_.aggressive ? 1 : 0,
                       " sb_to_sb_threshold_mb=", settings_.sb_to_sb_threshold_mb, " (",
@@ -168,7 +182,7 @@ std::string NeuronLoopedEinsumReplacer::ChangeSummary() const {
   const auto [fused, exact] = CountFolds();
   if (fused == 0) return "";
   std::string summary = absl::StrCat(
-      "fused ", fused, " of ", CountOf(static_cast<int64_t>(candidates_.size()), "candidate dot"),
+      "fused ", fused, " of ", CountOf(static_cast<int64_t>(outcomes_.size()), "candidate dot"),
       " into AwsNeuronCollectiveMatmul (", exact, " exact under the kernel contract");
   if (fused > exact) absl::StrAppend(&summary, ", ", fused - exact, " not exact: see the warnings");
   return summary + ")";
@@ -204,7 +218,7 @@ nlohmann::json NeuronLoopedEinsumReplacer::ReportDetails() const {
   }
   return {{"settings", std::move(settings)},
           {"summary", Summary()},
-          {"candidates", candidates_.size()},
+          {"candidates", outcomes_.size()},
           {"fused", fused},
           {"exact", exact},
           {"dots", std::move(dots)}};

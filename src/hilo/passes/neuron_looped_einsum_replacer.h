@@ -63,7 +63,8 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   std::string Summary() const;
   std::string ChangeSummary() const override;
 
-  // One entry per candidate dot of the last Run, in the order seen.
+  // One entry per candidate dot of the last Run, in the order seen (empty
+  // without PassOptions::record_details).
   struct Candidate {
     std::string computation;
     std::string dot;
@@ -84,7 +85,9 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override;
 
  private:
-  void Record(const HloInstruction& dot, const LoopedEinsumPlan& plan);
+  // Records the decision for `dot` (a later one replaces an earlier);
+  // returns its Candidate when one is kept (see details_), else nullptr.
+  Candidate* Record(const HloInstruction& dot, const LoopedEinsumPlan& plan);
   // Candidates fused, and those of them exact under the kernel contract.
   struct FoldCounts {
     int64_t fused = 0;
@@ -96,8 +99,19 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // State of the last Run.
   LoopedEinsumSettings settings_;
   std::string threshold_source_ = "default";
+  // The decision for each candidate dot, in the order seen: all the summary
+  // and the counts need. Two bytes each.
+  struct Outcome {
+    bool fused = false;
+    bool exact = false;
+  };
+  std::vector<Outcome> outcomes_;
+  absl::flat_hash_map<const HloInstruction*, size_t> candidate_index_;  // into outcomes_
+  // With record_details, candidates_[i] describes outcomes_[i]. Without,
+  // candidates_ is empty and only the candidates a warning names (fused,
+  // not exact) are kept, here, by outcome index.
   std::vector<Candidate> candidates_;
-  absl::flat_hash_map<const HloInstruction*, size_t> candidate_index_;
+  absl::flat_hash_map<size_t, Candidate> inexact_;
   std::vector<std::string> warnings_;
 };
 

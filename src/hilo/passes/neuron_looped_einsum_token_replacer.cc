@@ -18,9 +18,13 @@ bool IsRankZero(const Shape& shape) { return !shape.IsTuple() && shape.rank() ==
 absl::StatusOr<bool> NeuronLoopedEinsumTokenReplacer::Run(HloModule* module) {
   warnings_.clear();
   candidates_.clear();
+  replaced_ = 0;
   nxd_ = options_.collective_matmul_nxd.has_value()
              ? *options_.collective_matmul_nxd
              : LoopedEinsumEnvVarSetToOne(kCollectiveMatmulNxdEnv, &warnings_);
+  // Without the gate nothing is replaced: the walk would only list the
+  // candidates, for the explanations nobody asked for.
+  if (!nxd_ && !options_.record_details) return false;
   return OpExpanderPass::Run(module);
 }
 
@@ -32,22 +36,24 @@ bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction* 
   }
   const HloInstruction* ag = instruction->operand(0);
   if (ag->opcode() != HloOpcode::kAllGather || !IsRankZero(instruction->shape())) return false;
+  const bool match = nxd_ && ag->operand_count() >= 2 &&
+                     ag->operand(1)->shape().Compatible(instruction->shape());
+  replaced_ += match ? 1 : 0;
+  if (!options_.record_details) return match;
   Candidate c;
   c.computation = instruction->parent() != nullptr ? instruction->parent()->name() : "";
   c.gte = instruction->name();
   c.all_gather = ag->name();
-  bool match = false;
   if (!nxd_) {
     c.reason = absl::StrCat(kCollectiveMatmulNxdEnv, " is not 1 (and --collective-matmul-nxd is not given)");
   } else if (ag->operand_count() < 2) {
     c.reason = absl::StrCat("the all-gather has ", ag->operand_count(),
                             " operand(s), so there is no operand 1 to reroute to");
-  } else if (!ag->operand(1)->shape().Compatible(instruction->shape())) {
+  } else if (!match) {
     c.reason = absl::StrCat("the all-gather's operand 1 %", ag->operand(1)->name(), " is ",
                             ag->operand(1)->shape().ToString(false), ", not the gte's ",
                             instruction->shape().ToString(false));
   } else {
-    match = true;
     c.replaced = true;
     c.replacement = ag->operand(1)->name();
   }
@@ -62,10 +68,8 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumTokenReplacer::ExpandInstructi
 }
 
 std::string NeuronLoopedEinsumTokenReplacer::ChangeSummary() const {
-  int64_t replaced = 0;
-  for (const Candidate& c : candidates_) replaced += c.replaced ? 1 : 0;
-  if (replaced == 0) return "";
-  return absl::StrCat("rerouted ", CountOf(replaced, "all-gather token use"),
+  if (replaced_ == 0) return "";
+  return absl::StrCat("rerouted ", CountOf(replaced_, "all-gather token use"),
                       " to the all-gather's token operand");
 }
 

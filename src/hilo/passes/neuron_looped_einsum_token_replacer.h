@@ -40,7 +40,7 @@ class NeuronLoopedEinsumTokenReplacer : public OpExpanderPass {
   std::string ChangeSummary() const override;
 
   // One entry per rank-0 get-tuple-element of an all-gather seen by the
-  // last Run.
+  // last Run (none without PassOptions::record_details).
   struct Candidate {
     std::string computation;
     std::string gte;
@@ -59,6 +59,7 @@ class NeuronLoopedEinsumTokenReplacer : public OpExpanderPass {
  private:
   PassOptions options_;
   bool nxd_ = false;
+  int64_t replaced_ = 0;  // candidates replaced by the last Run
   std::vector<Candidate> candidates_;
   std::vector<std::string> warnings_;
 };
