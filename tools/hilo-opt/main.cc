@@ -15,6 +15,7 @@
 // through. See docs/hilo-opt.md.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <future>
@@ -40,8 +41,6 @@
 #include "absl/strings/string_view.h"
 #include "common/file_io.h"
 #include "common/tool_cli.h"
-#include "heap_prefault.h"
-#include "huge_page_heap.h"
 #include "pass_messages.h"
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/eval/equivalence.h"
@@ -228,14 +227,6 @@ class Driver {
     }
     input_ = *std::move(input);
     if (int code = ChooseFormats(); code != kExitOk) return code;
-    // The heap the parse will fill comes in huge pages where the kernel
-    // allows it (huge_page_heap.h), else it is faulted in on another core
-    // meanwhile, a few MB ahead of the parser (heap_prefault.h). Below half
-    // a MB either would cost about what it saves.
-    if (input_.text().size() >= kMinInputToPrefault) {
-      huge_page_heap_.emplace(std::min(input_.text().size(), kMaxInputToReserveFor) * kHeapReservePerInputByte);
-      if (!huge_page_heap_->active()) prefaulter_.emplace(kPrefaultLead);
-    }
 
     std::vector<InputPart> parts = SplitInput(input_.text(), options_.split_input_file);
     split_ = parts.size() > 1;
@@ -246,6 +237,12 @@ class Driver {
     verify_while_printing_ = !options_.no_verify && !split_ && pass_names_.empty() &&
                              options_.report.empty() && !options_.check_equivalence &&
                              output_format_ == ModuleFormat::kText;
+    // HILO_VERIFY_THREAD=0 verifies first, on this thread (to measure the
+    // thread's gain: docs/performance.md).
+    const char* verify_thread = std::getenv("HILO_VERIFY_THREAD");
+    if (verify_thread != nullptr && absl::string_view(verify_thread) == "0") {
+      verify_while_printing_ = false;
+    }
     if (verify_while_printing_) verify_while_printing_ = verifier_.Start();
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
@@ -381,17 +378,6 @@ class Driver {
     }
     return absl::OkStatus();
   }
-
-  static constexpr size_t kMinInputToPrefault = size_t{512} << 10;
-  // A parsed module takes two (generated modules) to five (mixtral) bytes of
-  // heap per byte of text, the pass pipeline up to seven; the reservation is
-  // address space, only what is used is faulted in.
-  static constexpr size_t kHeapReservePerInputByte = 8;
-  static constexpr size_t kMaxInputToReserveFor = size_t{256} << 20;
-  // How far ahead of the program the heap is faulted in: what the
-  // prefaulting may add to the peak memory. A parser fills about 300 KB of
-  // heap per millisecond; the thread looks every 50 microseconds.
-  static constexpr size_t kPrefaultLead = size_t{4} << 20;
 
   // Passes text on once `gate` returned OK, and until then keeps up to
   // `limit` bytes of it in memory (then the printer waits for the gate; with
@@ -666,8 +652,6 @@ class Driver {
   InputBuffer input_;
   bool split_ = false;
   bool verify_while_printing_ = false;
-  std::optional<HugePageHeap> huge_page_heap_;
-  std::optional<HeapPrefaulter> prefaulter_;
   // The verification running beside the printing, when verify_while_printing_.
   BackgroundVerifier verifier_;
   const InputPart* part_ = nullptr;

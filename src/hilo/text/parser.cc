@@ -642,6 +642,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // multiple of its own size.
   names_.reserve(std::min(lines, text_.size() / 32));
   shape_spans_.reserve(std::min(lines, text_.size() / 32));
+  // A large module's instructions go to huge pages from the first one.
+  module_->instruction_arena().ExpectBytes(std::min(lines, text_.size() / 32) *
+                                           sizeof(HloInstruction));
   if (!SkipSpace()) return error_;
   {
     size_t save = pos_;
