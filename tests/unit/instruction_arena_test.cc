@@ -8,9 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,29 +18,14 @@
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/text/parser.h"
+#include "smaps.h"
 
 namespace hilo {
 namespace {
 
 constexpr size_t kHuge = InstructionArena::kHugeBlock;
 
-// The "VmFlags:" line of the mapping of this process that holds `address`
-// (with a blank at both ends), or "" when none holds it.
-std::string VmFlagsOf(const void* address) {
-  std::ifstream smaps("/proc/self/smaps");
-  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    unsigned long long begin = 0, end = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx ", &begin, &end) == 2 &&
-        line.find(':') > line.find(' ')) {
-      inside = begin <= a && a < end;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line.substr(8) + " ";
-    }
-  }
-  return "";
-}
+std::string VmFlagsOf(const void* address) { return testing::SmapsField(address, "VmFlags:"); }
 
 TEST(InstructionArenaTest, ReadsTheKernelModeAndTheSwitch) {
   EXPECT_TRUE(InstructionArena::HugePagesEnabled("always [madvise] never\n", nullptr));

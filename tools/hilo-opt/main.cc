@@ -112,6 +112,13 @@ struct InputPart {
   int64_t index = 0;
 };
 
+// True when environment variable `name` is "0": the switches that turn a
+// speed or memory measure off, to measure its gain (docs/performance.md).
+bool SwitchedOff(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && absl::string_view(value) == "0";
+}
+
 // A line that is exactly `// -----` (trailing blanks and a CR allowed).
 bool IsSplitMarker(absl::string_view line) {
   return absl::StripTrailingAsciiWhitespace(line) == "// -----";
@@ -239,10 +246,7 @@ class Driver {
                              output_format_ == ModuleFormat::kText;
     // HILO_VERIFY_THREAD=0 verifies first, on this thread (to measure the
     // thread's gain: docs/performance.md).
-    const char* verify_thread = std::getenv("HILO_VERIFY_THREAD");
-    if (verify_thread != nullptr && absl::string_view(verify_thread) == "0") {
-      verify_while_printing_ = false;
-    }
+    if (SwitchedOff("HILO_VERIFY_THREAD")) verify_while_printing_ = false;
     if (verify_while_printing_) verify_while_printing_ = verifier_.Start();
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
@@ -323,7 +327,16 @@ class Driver {
   absl::StatusOr<std::unique_ptr<HloModule>> ReadPart(const InputPart& part) {
     absl::StatusOr<std::unique_ptr<HloModule>> module;
     if (input_format_ == ModuleFormat::kText) {
-      module = ParseTextModule(part.text, display_);
+      // The input's pages the parse is done with leave memory as it goes
+      // (InputBuffer::DropPagesBefore); HILO_DROP_INPUT=0 keeps them.
+      std::function<void(size_t)> done_before;
+      if (!SwitchedOff("HILO_DROP_INPUT")) {
+        const size_t part_offset = static_cast<size_t>(part.text.data() - input_.text().data());
+        done_before = [this, part_offset](size_t offset) {
+          input_.DropPagesBefore(part_offset + offset);
+        };
+      }
+      module = ParseTextModule(part.text, display_, done_before);
     } else {
       absl::StatusOr<LoadedModule> loaded = LoadModule(part.text, display_);
       if (!loaded.ok()) return loaded.status();
