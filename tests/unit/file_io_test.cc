@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstddef>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "smaps.h"
 
 namespace hilo {
 namespace {
@@ -109,6 +111,30 @@ TEST_F(FileIoTest, SameOutputFileSeesThroughSpellings) {
   std::ofstream(Path("a")) << "x";
   ASSERT_EQ(symlink(Path("a").c_str(), Path("link").c_str()), 0);
   EXPECT_TRUE(SameOutputFile(Path("link"), Path("a")));
+}
+
+TEST_F(FileIoTest, DroppedPagesLeaveMemoryAndReadBackTheSame) {
+  const std::string path = Path("big.hlo");
+  std::string text;
+  for (int i = 0; text.size() < (size_t{4} << 20); ++i) text += "line " + std::to_string(i) + "\n";
+  std::ofstream(path) << text;
+  absl::StatusOr<InputBuffer> input = ReadInput(path);
+  ASSERT_TRUE(input.ok()) << input.status();
+  const absl::string_view mapped = input->text();
+  ASSERT_EQ(mapped, text);
+  auto rss_kb = [&] { return std::atol(testing::SmapsField(mapped.data(), "Rss:").c_str()); };
+  const long before = rss_kb();
+  ASSERT_GE(before, 4000);  // mapped in full
+  input->DropPagesBefore(text.size() - 4096);
+  EXPECT_LE(rss_kb(), 8);
+  input->DropPagesBefore(1000);  // nothing more to drop; nothing breaks
+  EXPECT_EQ(input->text(), text);  // read back from the file
+}
+
+TEST_F(FileIoTest, TextReadIntoMemoryIsNotDropped) {
+  InputBuffer input(std::string(100000, 'x'));
+  input.DropPagesBefore(90000);
+  EXPECT_EQ(input.text(), std::string(100000, 'x'));
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 // InstructionArena (ir/instruction_arena.h) and the instructions made in it:
-// aligned, contiguous memory; instructions deleted like any other (under
-// AddressSanitizer a wrong free or a leak fails the test run).
+// aligned, contiguous memory; small blocks first, then 2 MB blocks aligned
+// to 2 MB and advised for huge pages (unless HILO_HUGE_PAGES=0 or the
+// kernel gives advised memory none); instructions deleted like any other
+// (under AddressSanitizer a wrong free or a leak fails the test run).
 #include "hilo/ir/instruction_arena.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,9 +18,83 @@
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/text/parser.h"
+#include "smaps.h"
 
 namespace hilo {
 namespace {
+
+constexpr size_t kHuge = InstructionArena::kHugeBlock;
+
+std::string VmFlagsOf(const void* address) { return testing::SmapsField(address, "VmFlags:"); }
+
+TEST(InstructionArenaTest, ReadsTheKernelModeAndTheSwitch) {
+  EXPECT_TRUE(InstructionArena::HugePagesEnabled("always [madvise] never\n", nullptr));
+  EXPECT_TRUE(InstructionArena::HugePagesEnabled("[always] madvise never\n", nullptr));
+  EXPECT_TRUE(InstructionArena::HugePagesEnabled("[always] madvise never\n", "1"));
+  EXPECT_FALSE(InstructionArena::HugePagesEnabled("[always] madvise never\n", "0"));
+  EXPECT_FALSE(InstructionArena::HugePagesEnabled("always madvise [never]\n", nullptr));
+  EXPECT_FALSE(InstructionArena::HugePagesEnabled("", nullptr));  // no such file
+  EXPECT_FALSE(InstructionArena::HugePagesEnabled("madvise", nullptr));
+  EXPECT_FALSE(InstructionArena::HugePagesEnabled("always [madvise never", nullptr));
+}
+
+TEST(InstructionArenaTest, SmallBlocksFirstThenAlignedHugeBlocks) {
+  InstructionArena arena;
+  arena.Allocate(64, 16);
+  ASSERT_EQ(arena.blocks().size(), 1u);
+  EXPECT_EQ(arena.blocks()[0].size, InstructionArena::kFirstBlock);
+  EXPECT_FALSE(arena.blocks()[0].huge_page_advised);
+  // Filling it and the next ones: each block twice the last, up to 2 MB.
+  while (arena.blocks().back().size < kHuge) arena.Allocate(1024, 16);
+  for (size_t i = 1; i < arena.blocks().size(); ++i) {
+    EXPECT_EQ(arena.blocks()[i].size, std::min(2 * arena.blocks()[i - 1].size, kHuge)) << i;
+  }
+  const InstructionArena::Block& huge = arena.blocks().back();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(huge.begin) % kHuge, 0u);
+  EXPECT_EQ(huge.huge_page_advised, InstructionArena::HugePagesEnabled());
+}
+
+TEST(InstructionArenaTest, ALargeModuleGetsAdvisedHugeBlocksFromTheStart) {
+  InstructionArena arena;
+  arena.ExpectBytes(size_t{64} << 20);
+  char* p = static_cast<char*>(arena.Allocate(224, 16));
+  ASSERT_EQ(arena.blocks().size(), 1u);
+  const InstructionArena::Block& block = arena.blocks()[0];
+  EXPECT_EQ(block.begin, p);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block.begin) % kHuge, 0u);
+  EXPECT_EQ(block.size, kHuge);
+  const std::string flags = VmFlagsOf(p);
+  ASSERT_FALSE(flags.empty());
+  if (InstructionArena::HugePagesEnabled()) {
+    EXPECT_TRUE(block.huge_page_advised);
+    EXPECT_NE(flags.find(" hg "), std::string::npos) << flags;
+  } else {
+    EXPECT_FALSE(block.huge_page_advised);
+    EXPECT_EQ(flags.find(" hg "), std::string::npos) << flags;
+  }
+  // A second block, also aligned.
+  arena.Allocate(kHuge - 64, 16);
+  ASSERT_EQ(arena.blocks().size(), 2u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(arena.blocks()[1].begin) % kHuge, 0u);
+}
+
+// HILO_HUGE_PAGES=0 turns the advice off (read once per process, so in a
+// process of its own).
+TEST(InstructionArenaDeathTest, TheSwitchTurnsTheAdviceOff) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("HILO_HUGE_PAGES", "0", 1);
+        InstructionArena arena;
+        arena.ExpectBytes(size_t{64} << 20);
+        void* p = arena.Allocate(224, 16);
+        const bool off = !InstructionArena::HugePagesEnabled() &&
+                         !arena.blocks()[0].huge_page_advised &&
+                         VmFlagsOf(p).find(" hg ") == std::string::npos;
+        std::exit(off ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
 
 TEST(InstructionArenaTest, AllocationsAreAlignedAndDoNotOverlap) {
   InstructionArena arena;

@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -75,6 +76,7 @@ absl::Status WriteAll(int fd, absl::string_view contents, const std::string& pat
 InputBuffer::InputBuffer(InputBuffer&& other) noexcept
     : mapped_(std::exchange(other.mapped_, nullptr)),
       mapped_size_(std::exchange(other.mapped_size_, 0)),
+      dropped_(std::exchange(other.dropped_, 0)),
       contents_(std::move(other.contents_)) {}
 
 InputBuffer& InputBuffer::operator=(InputBuffer&& other) noexcept {
@@ -82,6 +84,7 @@ InputBuffer& InputBuffer::operator=(InputBuffer&& other) noexcept {
     Unmap();
     mapped_ = std::exchange(other.mapped_, nullptr);
     mapped_size_ = std::exchange(other.mapped_size_, 0);
+    dropped_ = std::exchange(other.dropped_, 0);
     contents_ = std::move(other.contents_);
   }
   return *this;
@@ -93,6 +96,18 @@ void InputBuffer::Unmap() {
   if (mapped_ != nullptr) munmap(const_cast<char*>(mapped_), mapped_size_);
   mapped_ = nullptr;
   mapped_size_ = 0;
+  dropped_ = 0;
+}
+
+void InputBuffer::DropPagesBefore(size_t offset) {
+  if (mapped_ == nullptr) return;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t end = std::min(offset, mapped_size_) / page * page;  // the mapping is page aligned
+  if (end <= dropped_) return;
+  // Never written (PROT_READ), so dropping them loses nothing.
+  if (madvise(const_cast<char*>(mapped_) + dropped_, end - dropped_, MADV_DONTNEED) == 0) {
+    dropped_ = end;
+  }
 }
 
 absl::StatusOr<InputBuffer> ReadInput(const std::string& path) {

@@ -30,6 +30,12 @@ class InputBuffer {
   absl::string_view text() const {
     return mapped_ != nullptr ? absl::string_view(mapped_, mapped_size_) : absl::string_view(contents_);
   }
+  // The text before `offset` is not needed for now: a mapped file's whole
+  // pages before it leave the process's memory (the mapping stays; they are
+  // read back from the file if touched again). A parse then holds the input
+  // and the module it makes at once only for the last megabyte or so.
+  // Nothing happens for text read into memory (standard input).
+  void DropPagesBefore(size_t offset);
 
  private:
   friend absl::StatusOr<InputBuffer> ReadInput(const std::string& path);
@@ -37,6 +43,7 @@ class InputBuffer {
 
   const char* mapped_ = nullptr;  // the mapping, or nullptr
   size_t mapped_size_ = 0;
+  size_t dropped_ = 0;  // DropPagesBefore: the pages before this offset
   std::string contents_;          // when not mapped
 };
 

@@ -15,6 +15,7 @@
 // through. See docs/hilo-opt.md.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <future>
@@ -41,8 +42,6 @@
 #include "absl/strings/string_view.h"
 #include "common/file_io.h"
 #include "common/tool_cli.h"
-#include "heap_prefault.h"
-#include "huge_page_heap.h"
 #include "pass_messages.h"
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/eval/equivalence.h"
@@ -113,6 +112,13 @@ struct InputPart {
   int64_t first_line = 1;  // 1-based line of `text`'s first line in the input
   int64_t index = 0;
 };
+
+// True when environment variable `name` is "0": the switches that turn a
+// speed or memory measure off, to measure its gain (docs/performance.md).
+bool SwitchedOff(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && absl::string_view(value) == "0";
+}
 
 // A line that is exactly `// -----` (trailing blanks and a CR allowed).
 bool IsSplitMarker(absl::string_view line) {
@@ -229,14 +235,6 @@ class Driver {
     }
     input_ = *std::move(input);
     if (int code = ChooseFormats(); code != kExitOk) return code;
-    // The heap the parse will fill comes in huge pages where the kernel
-    // allows it (huge_page_heap.h), else it is faulted in on another core
-    // meanwhile, a few MB ahead of the parser (heap_prefault.h). Below half
-    // a MB either would cost about what it saves.
-    if (input_.text().size() >= kMinInputToPrefault) {
-      huge_page_heap_.emplace(std::min(input_.text().size(), kMaxInputToReserveFor) * kHeapReservePerInputByte);
-      if (!huge_page_heap_->active()) prefaulter_.emplace(kPrefaultLead);
-    }
 
     std::vector<InputPart> parts = SplitInput(input_.text(), options_.split_input_file);
     split_ = parts.size() > 1;
@@ -247,6 +245,9 @@ class Driver {
     verify_while_printing_ = !options_.no_verify && !split_ && pass_names_.empty() &&
                              options_.report.empty() && !options_.check_equivalence &&
                              output_format_ == ModuleFormat::kText;
+    // HILO_VERIFY_THREAD=0 verifies first, on this thread (to measure the
+    // thread's gain: docs/performance.md).
+    if (SwitchedOff("HILO_VERIFY_THREAD")) verify_while_printing_ = false;
     if (verify_while_printing_) verify_while_printing_ = verifier_.Start();
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
@@ -327,7 +328,16 @@ class Driver {
   absl::StatusOr<std::unique_ptr<HloModule>> ReadPart(const InputPart& part) {
     absl::StatusOr<std::unique_ptr<HloModule>> module;
     if (input_format_ == ModuleFormat::kText) {
-      module = ParseTextModule(part.text, display_);
+      // The input's pages the parse is done with leave memory as it goes
+      // (InputBuffer::DropPagesBefore); HILO_DROP_INPUT=0 keeps them.
+      std::function<void(size_t)> done_before;
+      if (!SwitchedOff("HILO_DROP_INPUT")) {
+        const size_t part_offset = static_cast<size_t>(part.text.data() - input_.text().data());
+        done_before = [this, part_offset](size_t offset) {
+          input_.DropPagesBefore(part_offset + offset);
+        };
+      }
+      module = ParseTextModule(part.text, display_, done_before);
     } else {
       absl::StatusOr<LoadedModule> loaded = LoadModule(part.text, display_);
       if (!loaded.ok()) return loaded.status();
@@ -382,17 +392,6 @@ class Driver {
     }
     return absl::OkStatus();
   }
-
-  static constexpr size_t kMinInputToPrefault = size_t{512} << 10;
-  // A parsed module takes two (generated modules) to five (mixtral) bytes of
-  // heap per byte of text, the pass pipeline up to seven; the reservation is
-  // address space, only what is used is faulted in.
-  static constexpr size_t kHeapReservePerInputByte = 8;
-  static constexpr size_t kMaxInputToReserveFor = size_t{256} << 20;
-  // How far ahead of the program the heap is faulted in: what the
-  // prefaulting may add to the peak memory. A parser fills about 300 KB of
-  // heap per millisecond; the thread looks every 50 microseconds.
-  static constexpr size_t kPrefaultLead = size_t{4} << 20;
 
   // Passes text on once `gate` returned OK, and until then keeps up to
   // `limit` bytes of it in memory (then the printer waits for the gate; with
@@ -667,8 +666,6 @@ class Driver {
   InputBuffer input_;
   bool split_ = false;
   bool verify_while_printing_ = false;
-  std::optional<HugePageHeap> huge_page_heap_;
-  std::optional<HeapPrefaulter> prefaulter_;
   // The verification running beside the printing, when verify_while_printing_.
   BackgroundVerifier verifier_;
   const InputPart* part_ = nullptr;

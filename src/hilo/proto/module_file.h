@@ -6,6 +6,7 @@
 #ifndef HILO_PROTO_MODULE_FILE_H_
 #define HILO_PROTO_MODULE_FILE_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,8 +49,10 @@ struct LoadedModule {
 
 // HLO text `bytes` parsed (ParseHloModule); a parse error of bytes that look
 // binary gets a note saying how protos are recognised.
-absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(absl::string_view bytes,
-                                                           absl::string_view filename);
+// `done_before`: as ParseHloModule's (parser.h).
+absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
+    absl::string_view bytes, absl::string_view filename,
+    const std::function<void(size_t)>& done_before = {});
 
 // Reads a module from `bytes` (the content of `filename`, which is used for
 // messages and as a hint: a `.pb` name is read as binary, `.pbtxt` as text

@@ -54,10 +54,19 @@ struct PendingControl {
   absl::string_view name;
   size_t pos;
 };
+// A computation named in a call attribute; `known` when it was already
+// defined where it is named (the usual case), so that resolving it at the
+// end does not read the name in the text again (hilo-opt may have dropped
+// that part of the input from memory by then).
+struct CalledName {
+  absl::string_view name;
+  size_t pos;
+  HloComputation* known;
+};
 struct PendingCall {
   HloInstruction* inst;
   std::string attribute;
-  std::vector<std::pair<absl::string_view, size_t>> names;
+  std::vector<CalledName> names;
   bool braced;
 };
 
@@ -155,7 +164,9 @@ bool IsComputationAttribute(absl::string_view name) {
 
 class Parser {
  public:
-  Parser(absl::string_view text, absl::string_view filename) : text_(text), filename_(filename) {}
+  Parser(absl::string_view text, absl::string_view filename,
+         const std::function<void(size_t)>* done_before = nullptr)
+      : text_(text), filename_(filename), done_before_(done_before) {}
 
   absl::StatusOr<std::unique_ptr<HloModule>> Run();
 
@@ -332,6 +343,10 @@ class Parser {
 
   absl::string_view text_;
   absl::string_view filename_;
+  // Told every kDoneStep bytes of progress (ParseHloModule in parser.h).
+  const std::function<void(size_t)>* done_before_ = nullptr;
+  static constexpr size_t kDoneStep = size_t{1} << 20;
+  size_t reported_done_ = 0;
   size_t pos_ = 0;
   absl::Status error_;
   std::unique_ptr<HloModule> module_;
@@ -642,6 +657,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // multiple of its own size.
   names_.reserve(std::min(lines, text_.size() / 32));
   shape_spans_.reserve(std::min(lines, text_.size() / 32));
+  // A large module's instructions go to huge pages from the first one.
+  module_->instruction_arena().ExpectBytes(std::min(lines, text_.size() / 32) *
+                                           sizeof(HloInstruction));
   if (!SkipSpace()) return error_;
   {
     size_t save = pos_;
@@ -1004,6 +1022,10 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
     bool is_root = false;
     HloInstruction* inst = nullptr;
     if (!ParseInstruction(comp, &is_root, &inst)) return false;
+    if (done_before_ != nullptr && pos_ - reported_done_ >= kDoneStep) {
+      (*done_before_)(pos_);
+      reported_done_ = pos_;
+    }
     if (is_root) {
       if (root != nullptr) return Fail(inst_pos, "a computation can have only one ROOT");
       root = inst;
@@ -1229,9 +1251,9 @@ const HloComputation* Parser::CalledComputation(const HloInstruction* inst,
       const PendingCall& call = pending_calls_[i];
       if (call.attribute != attribute) continue;
       if (index >= call.names.size()) break;
-      called = module_->GetComputationWithName(call.names[index].first);
+      called = module_->GetComputationWithName(call.names[index].name);
       if (called == nullptr) {
-        *why = absl::StrCat("computation '", call.names[index].first,
+        *why = absl::StrCat("computation '", call.names[index].name,
                             "' is not defined before this instruction, so its result shape is "
                             "not known yet");
         return nullptr;
@@ -2639,7 +2661,8 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
           }
           if (first && pct) *flags |= kTextPercentCalls;
           first = false;
-          call.names.emplace_back(list.substr(s, *i - s), base + s);
+          const absl::string_view name = list.substr(s, *i - s);
+          call.names.push_back({name, base + s, module_->GetComputationWithName(name)});
           return true;
         })) {
       return false;
@@ -2658,10 +2681,11 @@ bool Parser::ResolveCalls() {
   for (PendingCall& call : pending_calls_) {
     std::vector<HloComputation*> comps;
     comps.reserve(call.names.size());
-    for (auto [name, pos] : call.names) {
-      HloComputation* c = module_->GetComputationWithName(name);
+    for (const CalledName& called : call.names) {
+      HloComputation* c =
+          called.known != nullptr ? called.known : module_->GetComputationWithName(called.name);
       if (c == nullptr) {
-        return Fail(pos, absl::StrCat("unknown computation '", name, "'"));
+        return Fail(called.pos, absl::StrCat("unknown computation '", called.name, "'"));
       }
       comps.push_back(c);
     }
@@ -2836,6 +2860,13 @@ bool Parser::ParseFrontendAttributes(absl::string_view v, size_t base, FrontendA
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text,
                                                           absl::string_view filename) {
   Parser parser(text, filename);
+  return parser.Run();
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(
+    absl::string_view text, absl::string_view filename,
+    const std::function<void(size_t)>& done_before) {
+  Parser parser(text, filename, done_before ? &done_before : nullptr);
   return parser.Run();
 }
 

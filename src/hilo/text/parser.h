@@ -11,6 +11,7 @@
 #ifndef HILO_TEXT_PARSER_H_
 #define HILO_TEXT_PARSER_H_
 
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,14 @@ inline constexpr int kMaxNestingDepth = 512;
 
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text,
                                                           absl::string_view filename = "<input>");
+// As above; every megabyte or so, `done_before(offset)` says that the parse
+// has moved past `offset`: the text before it is not needed again unless
+// there is an error (or for the odd look back), so a caller whose text is a
+// mapped file may drop those pages from memory (they are read back from the
+// file if touched). `text` must stay readable until the parse returns.
+absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(
+    absl::string_view text, absl::string_view filename,
+    const std::function<void(size_t)>& done_before);
 
 }  // namespace hilo
 
