@@ -12,6 +12,7 @@
 #define HILO_TEXT_PARSER_H_
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -23,6 +24,11 @@ inline constexpr int kMaxNestingDepth = 512;
 
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text,
                                                           absl::string_view filename = "<input>");
+
+// `s1, s2, ...`: shapes written as the text format writes them (an empty
+// text is no shape), for attributes whose value holds shapes
+// (`operand_layout_constraints=`, `outfeed_shape=`).
+absl::StatusOr<std::vector<Shape>> ParseShapeList(absl::string_view text);
 
 }  // namespace hilo
 
