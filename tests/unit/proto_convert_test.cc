@@ -602,6 +602,31 @@ ENTRY e {
   }
 }
 
+// The header's entry_computation_layout is XLA's host_program_shape (the
+// entry's own program_shape keeps the parameters' shapes).
+TEST(ProtoConvertTest, EntryComputationLayoutIsTheHostProgramShape) {
+  auto parsed = ParseHloModule(R"(HloModule m, entry_computation_layout={(f32[2,3]{0,1}, /*index=1*/(s32[], f32[4]{0}))->f32[2,3]{0,1}}
+
+ENTRY e {
+  a = f32[2,3]{1,0} parameter(0)
+  b = (s32[], f32[4]{0}) parameter(1)
+  ROOT c = f32[2,3]{1,0} copy(a)
+})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  auto written = HloModuleToProto(**parsed);
+  ASSERT_TRUE(written.ok());
+  const xla::ProgramShapeProto& host = written->host_program_shape();
+  ASSERT_EQ(host.parameters_size(), 2);
+  EXPECT_THAT(host.parameters(0).layout().minor_to_major(), ::testing::ElementsAre(0, 1));
+  ASSERT_EQ(host.parameters(1).tuple_shapes_size(), 2);
+  EXPECT_EQ(host.parameters(1).tuple_shapes(0).element_type(), xla::S32);
+  EXPECT_THAT(host.result().layout().minor_to_major(), ::testing::ElementsAre(0, 1));
+  EXPECT_THAT(host.parameter_names(), ::testing::ElementsAre("a", "b"));
+  EXPECT_THAT(written->computations(0).program_shape().parameters(0).layout().minor_to_major(),
+              ::testing::ElementsAre(1, 0));
+  ExpectProtoRoundTrips(**parsed);
+}
+
 // async-update/-done: XLA's proto gives them the start's wrapped computation
 // (called_computation_ids, which older XLA requires) and thread; their text
 // names neither.

@@ -1096,6 +1096,11 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
   if (entry != nullptr) {
     proto.set_entry_computation_name(entry->name());
     proto.set_entry_computation_id(comp_ids_.at(entry));
+    // XLA's host_program_shape is the entry computation layout, when the
+    // header gives one (its text stays in hilo_text, as written).
+    if (const std::string* layout = module_.header_attribute("entry_computation_layout"); layout != nullptr) {
+      EntryComputationLayoutToProto(*layout, proto.mutable_host_program_shape());
+    }
   }
   const std::string* scheduled = module_.header_attribute("is_scheduled");
   if (scheduled != nullptr && *scheduled == "true") {

@@ -1057,6 +1057,34 @@ std::optional<std::string> DecodeHeaderAttribute(absl::string_view name, xla::Hl
   return text;
 }
 
+bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProto* program_shape) {
+  // `{(p0, p1, ...)->result}`: the parameters end at the `)` closing the first `(`.
+  if (!absl::ConsumePrefix(&text, "{(") || !absl::ConsumeSuffix(&text, "}")) return false;
+  size_t close = absl::string_view::npos;
+  int depth = 0;
+  for (size_t i = 0; i < text.size() && close == absl::string_view::npos; ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')' && depth-- == 0) close = i;
+  }
+  if (close == absl::string_view::npos) return false;
+  absl::string_view rest = text.substr(close + 1);
+  if (!absl::ConsumePrefix(&rest, "->")) return false;
+  absl::StatusOr<std::vector<Shape>> params = ParseShapeList(text.substr(0, close));
+  absl::StatusOr<std::vector<Shape>> result = ParseShapeList(rest);
+  if (!params.ok() || !result.ok() || result->size() != 1 ||
+      static_cast<int>(params->size()) != program_shape->parameters_size()) {
+    return false;
+  }
+  for (size_t i = 0; i < params->size(); ++i) {
+    xla::ShapeProto* sp = program_shape->mutable_parameters(static_cast<int>(i));
+    sp->Clear();
+    ShapeToProto((*params)[i], sp);
+  }
+  program_shape->mutable_result()->Clear();
+  ShapeToProto(result->front(), program_shape->mutable_result());
+  return true;
+}
+
 const std::vector<std::string>& MappedHeaderAttributes() {
   static const std::vector<std::string>* const kNames =
       new std::vector<std::string>{"input_output_alias", "buffer_donor"};

@@ -44,6 +44,12 @@ absl::Status DecodeTextAttributes(HloOpcode opcode,
 bool EncodeHeaderAttribute(absl::string_view name, absl::string_view value,
                            xla::HloModuleProto* proto);
 std::optional<std::string> DecodeHeaderAttribute(absl::string_view name, xla::HloModuleProto* proto);
+// `entry_computation_layout={(f32[2]{0}, s32[])->f32[2]{0}}` into the
+// parameters and result of `program_shape` (whose parameters, one per entry
+// parameter, are already there): what XLA writes as host_program_shape.
+// False, and `program_shape` unchanged, for a text that does not parse or
+// whose parameter count differs.
+bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProto* program_shape);
 // Their names, in the order XLA's printer writes them.
 const std::vector<std::string>& MappedHeaderAttributes();
 
