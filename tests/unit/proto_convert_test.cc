@@ -457,6 +457,12 @@ TEST(ProtoConvertTest, OpcodeFieldsDecodeAsXlaPrintsThem) {
                                    parameter_replication { replicated_at_leaf_buffers: false replicated_at_leaf_buffers: true } })pb",
                               1, "p"),
               HasSubstr("parameter(0), parameter_replication={false,true}"));
+  // A sharding domain: `{}` is an absent sharding.
+  EXPECT_THAT(text(R"pb(instructions { name: "dm" opcode: "domain" id: 2 operand_ids: 1
+                        shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                        domain_entry_sharding { type: MAXIMAL tile_assignment_dimensions: 1 tile_assignment_devices: 1 } })pb",
+                   "dm"),
+              HasSubstr("), domain={kind=\"sharding\", entry={maximal device=1}, exit={}}"));
   // An iota's dimension is the one entry of `dimensions`.
   EXPECT_EQ(InstructionText(R"pb(instructions { name: "io" opcode: "iota" id: 1 dimensions: 1
                                  shape { element_type: S32 dimensions: 8 dimensions: 4 } })pb",
@@ -504,6 +510,7 @@ ENTRY e {
   st = u64[2] rng-get-and-update-state(), delta=7
   bn = f32[4,4] batch-norm-inference(m, p0, p0, p0, p0), epsilon=1e-05, feature_index=1
   io = s32[8,4] iota(), iota_dimension=1
+  dm = f32[8] domain(p0), domain={kind="sharding", entry={{maximal device=0}, {maximal device=1}}, exit={maximal device=1}}
   lc = f32[4,4]{0,1} custom-call(m, p0), custom_call_target="bar", operand_layout_constraints={f32[4,4]{0,1}, f32[8]{0}}
   tok = token[] after-all()
   of = token[] outfeed(p0, tok), outfeed_shape=f32[8]{0}
@@ -543,6 +550,10 @@ ENTRY e {
   EXPECT_EQ(inst("st").delta(), 7);
   EXPECT_FLOAT_EQ(inst("bn").epsilon(), 1e-5f);
   EXPECT_THAT(inst("io").dimensions(), ::testing::ElementsAre(1));
+  const xla::HloInstructionProto& dm = inst("dm");
+  EXPECT_EQ(dm.domain_entry_sharding().type(), xla::OpSharding::TUPLE);
+  ASSERT_EQ(dm.domain_entry_sharding().tuple_shardings_size(), 2);
+  EXPECT_THAT(dm.domain_exit_sharding().tile_assignment_devices(), ::testing::ElementsAre(1));
   const xla::HloInstructionProto& lc = inst("lc");
   EXPECT_TRUE(lc.constrain_layout());
   ASSERT_EQ(lc.operand_shapes_with_layout_size(), 2);

@@ -475,6 +475,34 @@ std::optional<std::string> RenderShapes(const google::protobuf::RepeatedPtrField
   return absl::StrJoin(parts, ", ");
 }
 
+// `domain={kind="sharding", entry={maximal device=0}, exit={}}` (a sharding
+// domain; `{}` is no sharding) <-> domain_entry_sharding, domain_exit_sharding.
+bool ParseDomain(absl::string_view v, Proto* p) {
+  if (!absl::ConsumePrefix(&v, "{kind=\"sharding\", entry=") || !absl::ConsumeSuffix(&v, "}")) return false;
+  // The entry's text ends at the `, exit=` outside its braces.
+  constexpr absl::string_view kExit = ", exit=";
+  size_t split = absl::string_view::npos;
+  int depth = 0;
+  for (size_t i = 0; i < v.size() && split == absl::string_view::npos; ++i) {
+    if (v[i] == '{') ++depth;
+    if (v[i] == '}') --depth;
+    if (depth == 0 && v.substr(i + 1, kExit.size()) == kExit) split = i + 1;
+  }
+  if (split == absl::string_view::npos) return false;
+  const absl::string_view entry = v.substr(0, split), exit = v.substr(split + kExit.size());
+  p->clear_domain_entry_sharding();
+  p->clear_domain_exit_sharding();
+  return (entry == "{}" || ParseSharding(entry, p->mutable_domain_entry_sharding())) &&
+         (exit == "{}" || ParseSharding(exit, p->mutable_domain_exit_sharding()));
+}
+std::optional<std::string> RenderDomain(const Proto& p) {
+  if (!p.has_domain_entry_sharding() && !p.has_domain_exit_sharding()) return std::nullopt;
+  const std::string entry = p.has_domain_entry_sharding() ? RenderSharding(p.domain_entry_sharding()) : "{}";
+  const std::string exit = p.has_domain_exit_sharding() ? RenderSharding(p.domain_exit_sharding()) : "{}";
+  if (entry.empty() || exit.empty()) return std::nullopt;
+  return absl::StrCat("{kind=\"sharding\", entry=", entry, ", exit=", exit, "}");
+}
+
 // `parameter_replication={false,true}`.
 bool ParseBoolList(absl::string_view s, google::protobuf::RepeatedField<bool>* out) {
   if (s.size() < 2 || s.front() != '{' || s.back() != '}') return false;
@@ -809,6 +837,7 @@ const std::vector<Mapper>& Mappers() {
                *one.Add() = p.outfeed_shape();
                return RenderShapes(one);
              }},
+      Mapper{"domain", [](HloOpcode op) { return op == HloOpcode::kDomain; }, ParseDomain, RenderDomain},
       Mapper{"output_to_operand_aliasing", nullptr, ParseOutputOperandAliasing, RenderOutputOperandAliasing},
       HILO_ENUM_MAPPER("schedule", [](HloOpcode op) { return op == HloOpcode::kCustomCall; },
                        custom_call_schedule(), set_custom_call_schedule, xla::CustomCallSchedule, "",
@@ -872,6 +901,10 @@ void ClearMapped(HloOpcode opcode, Proto* p) {
   if (opcode == HloOpcode::kIota) p->clear_dimensions();  // the others' are read before
   if (opcode == HloOpcode::kCustomCall) p->clear_operand_shapes_with_layout();
   if (opcode == HloOpcode::kOutfeed) p->clear_outfeed_shape();
+  if (opcode == HloOpcode::kDomain) {
+    p->clear_domain_entry_sharding();
+    p->clear_domain_exit_sharding();
+  }
 }
 
 // ---------------------------------------------------------------- sharding
