@@ -3,6 +3,8 @@
 // text; unknown fields carried through; malformed protos rejected.
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -15,6 +17,7 @@ namespace hilo {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A module whose entry computation holds `instructions` (text-proto
 // HloInstructionProto bodies) with the last one as root; computation 1 is
@@ -195,6 +198,23 @@ TEST(ProtoConvertTest, CollectiveFields) {
             "%cp = f32[8,4] collective-permute(f32[8,4]{1,0} %p), channel_id=3, source_target_pairs={{0,1},{1,0}}");
 }
 
+// Writes `module` as a binary and as a text proto and reads both back; each
+// prints as `module` does. Returns the module read from the binary form.
+std::unique_ptr<HloModule> ExpectProtoRoundTrips(const HloModule& module) {
+  std::unique_ptr<HloModule> from_binary;
+  for (ModuleFormat f : {ModuleFormat::kProto, ModuleFormat::kProtoText}) {
+    auto bytes = SerializeModule(module, f);
+    EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+    if (!bytes.ok()) return nullptr;
+    auto back = LoadModule(*bytes, f == ModuleFormat::kProto ? "m.pb" : "m.pbtxt");
+    EXPECT_TRUE(back.ok()) << back.status().message();
+    if (!back.ok()) return nullptr;
+    EXPECT_EQ(PrintHloModule(*back->module), PrintHloModule(module));
+    if (f == ModuleFormat::kProto) from_binary = std::move(back->module);
+  }
+  return from_binary;
+}
+
 TEST(ProtoConvertTest, ChannelIdZeroSurvivesAsWritten) {
   // The text's engaged channel_id=0 has no proto value of its own: hilo's
   // attribute order carries it.
@@ -205,14 +225,9 @@ ENTRY e {
 })";
   auto module = ParseHloModule(text);
   ASSERT_TRUE(module.ok());
-  for (ModuleFormat f : {ModuleFormat::kProto, ModuleFormat::kProtoText}) {
-    auto bytes = SerializeModule(**module, f);
-    ASSERT_TRUE(bytes.ok());
-    auto back = LoadModule(*bytes, f == ModuleFormat::kProto ? "m.pb" : "m.pbtxt");
-    ASSERT_TRUE(back.ok()) << back.status().message();
-    EXPECT_EQ(PrintHloModule(*back->module), PrintHloModule(**module));
-    EXPECT_EQ(back->module->entry_computation()->root_instruction()->channel_id(), std::optional<int64_t>(0));
-  }
+  std::unique_ptr<HloModule> back = ExpectProtoRoundTrips(**module);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->entry_computation()->root_instruction()->channel_id(), std::optional<int64_t>(0));
 }
 
 TEST(ProtoConvertTest, Sharding) {
@@ -394,6 +409,314 @@ TEST(ProtoConvertTest, DeviceAssignmentGivesReplicaAndPartitionCounts) {
   EXPECT_EQ((*module)->replica_count(), std::optional<int64_t>(2));
   EXPECT_EQ((*module)->num_partitions(), std::optional<int64_t>(4));
   EXPECT_THAT(PrintHloModule(**module), HasSubstr("HloModule m, replica_count=2, num_partitions=4"));
+}
+
+// ---------------------------------------------------------------------------
+// Opcode-specific fields, from XLA's messages (hlo.proto / xla_data.proto):
+// each decodes to the attribute XLA's printer writes for it.
+TEST(ProtoConvertTest, OpcodeFieldsDecodeAsXlaPrintsThem) {
+  const std::string param = kParam;
+  auto text = [&](const std::string& inst, const std::string& name) {
+    return InstructionText(param + inst, 2, name);
+  };
+  EXPECT_THAT(text(R"pb(instructions { name: "r" opcode: "rng" id: 2 operand_ids: 1 operand_ids: 1
+                        shape { element_type: F32 dimensions: 8 } distribution: RNG_NORMAL })pb",
+                   "r"),
+              HasSubstr("), distribution=rng_normal"));
+  // rng-bit-generator: its algorithm is printed always, the default too.
+  const std::string bg = R"pb(instructions { name: "g" opcode: "rng-bit-generator" id: 2 operand_ids: 1
+                                shape { element_type: TUPLE tuple_shapes { element_type: U64 dimensions: 2 }
+                                        tuple_shapes { element_type: U32 dimensions: 8 } } )pb";
+  EXPECT_THAT(text(bg + "rng_algorithm: RNG_THREE_FRY }", "g"), HasSubstr("), algorithm=rng_three_fry"));
+  EXPECT_THAT(text(bg + "}", "g"), HasSubstr("), algorithm=rng_default"));
+  EXPECT_THAT(text(R"pb(instructions { name: "f" opcode: "fft" id: 2 operand_ids: 1
+                        shape { element_type: C64 dimensions: 8 dimensions: 3 }
+                        fft_type: RFFT fft_length: 4 })pb",
+                   "f"),
+              HasSubstr("), fft_type=RFFT, fft_length={4}"));
+  EXPECT_THAT(text(R"pb(instructions { name: "t" opcode: "triangular-solve" id: 2 operand_ids: 1 operand_ids: 1
+                        shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                        triangular_solve_options { lower: true transpose_a: NO_TRANSPOSE } })pb",
+                   "t"),
+              HasSubstr("), lower=true, transpose_a=NO_TRANSPOSE"));
+  EXPECT_THAT(text(R"pb(instructions { name: "c" opcode: "cholesky" id: 2 operand_ids: 1
+                        shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                        cholesky_options { lower: true } })pb",
+                   "c"),
+              HasSubstr("), lower=true"));
+  EXPECT_THAT(text(R"pb(instructions { name: "bn" opcode: "batch-norm-inference" id: 2
+                        operand_ids: 1 operand_ids: 1 operand_ids: 1 operand_ids: 1 operand_ids: 1
+                        shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                        epsilon: 0.001 feature_index: 1 })pb",
+                   "bn"),
+              HasSubstr("), epsilon=0.001, feature_index=1"));
+  // A dot's algorithm; XLA writes DEFAULT precisions and prints none.
+  const std::string dot = text(R"pb(instructions { name: "d" opcode: "dot" id: 2 operand_ids: 1 operand_ids: 1
+                                      shape { element_type: F32 dimensions: 8 dimensions: 8 }
+                                      dot_dimension_numbers { lhs_contracting_dimensions: 1 rhs_contracting_dimensions: 1 }
+                                      precision_config { operand_precision: DEFAULT operand_precision: DEFAULT
+                                                         algorithm: ALG_DOT_BF16_BF16_F32 } })pb",
+                               "d");
+  EXPECT_THAT(dot, HasSubstr("rhs_contracting_dims={1}, algorithm=dot_bf16_bf16_f32"));
+  EXPECT_THAT(dot, Not(HasSubstr("operand_precision")));
+  EXPECT_THAT(text(R"pb(instructions { name: "cc" opcode: "custom-call" id: 2 operand_ids: 1 operand_ids: 1
+                        shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                        custom_call_target: "foo" custom_call_api_version: API_VERSION_ORIGINAL
+                        output_operand_aliasing { output_shape_index: 0 operand_index: 1 }
+                        output_operand_aliasing { output_shape_index: 1 operand_index: 0 operand_shape_index: 0 operand_shape_index: 2 }
+                        custom_call_schedule: SCHEDULE_LATEST })pb",
+                   "cc"),
+              HasSubstr("output_to_operand_aliasing={{0}: (1, {}), {1}: (0, {0,2})}, schedule=SCHEDULE_LATEST"));
+  // Layout constraints: operand_shapes_with_layout (and constrain_layout,
+  // which a custom-call's text does not print).
+  const std::string constrained = text(R"pb(instructions { name: "lc" opcode: "custom-call" id: 2 operand_ids: 1
+                                           shape { element_type: F32 dimensions: 8 dimensions: 4 layout { minor_to_major: 0 minor_to_major: 1 } }
+                                           custom_call_target: "foo" custom_call_api_version: API_VERSION_ORIGINAL constrain_layout: true
+                                           operand_shapes_with_layout { element_type: F32 dimensions: 8 dimensions: 4
+                                                                        layout { minor_to_major: 0 minor_to_major: 1 } } })pb",
+                                       "lc");
+  EXPECT_THAT(constrained, HasSubstr("operand_layout_constraints={f32[8,4]{0,1}}"));
+  EXPECT_THAT(constrained, Not(HasSubstr("constrain_layout")));
+  EXPECT_THAT(InstructionText(param + R"pb(instructions { name: "tok" opcode: "after-all" id: 2 shape { element_type: TOKEN } }
+                                           instructions { name: "of" opcode: "outfeed" id: 3 operand_ids: 1 operand_ids: 2
+                                                          shape { element_type: TOKEN }
+                                                          outfeed_shape { element_type: TUPLE tuple_shapes { element_type: U32 dimensions: 3 layout { minor_to_major: 0 } }
+                                                                          tuple_shapes { element_type: PRED } } })pb",
+                              3, "of"),
+              HasSubstr("outfeed_shape=(u32[3]{0}, pred[])"));
+  EXPECT_THAT(InstructionText(R"pb(instructions { name: "p" opcode: "parameter" id: 1
+                                   shape { element_type: TUPLE tuple_shapes { element_type: F32 } tuple_shapes { element_type: S32 } }
+                                   parameter_replication { replicated_at_leaf_buffers: false replicated_at_leaf_buffers: true } })pb",
+                              1, "p"),
+              HasSubstr("parameter(0), parameter_replication={false,true}"));
+  // A sharding domain: `{}` is an absent sharding.
+  EXPECT_THAT(text(R"pb(instructions { name: "dm" opcode: "domain" id: 2 operand_ids: 1
+                        shape { element_type: F32 dimensions: 8 dimensions: 4 }
+                        domain_entry_sharding { type: MAXIMAL tile_assignment_dimensions: 1 tile_assignment_devices: 1 } })pb",
+                   "dm"),
+              HasSubstr("), domain={kind=\"sharding\", entry={maximal device=1}, exit={}}"));
+  // An iota's dimension is the one entry of `dimensions`.
+  EXPECT_EQ(InstructionText(R"pb(instructions { name: "io" opcode: "iota" id: 1 dimensions: 1
+                                 shape { element_type: S32 dimensions: 8 dimensions: 4 } })pb",
+                            1, "io"),
+            "%io = s32[8,4] iota(), iota_dimension=1");
+  EXPECT_THAT(InstructionText(R"pb(instructions { name: "st" opcode: "rng-get-and-update-state" id: 1
+                                   shape { element_type: U64 dimensions: 2 } delta: 4096 })pb",
+                              1, "st"),
+              HasSubstr("rng-get-and-update-state(), delta=4096"));
+  EXPECT_THAT(text(R"pb(instructions { name: "cs" opcode: "copy-start" id: 2 operand_ids: 1
+                        shape { element_type: TUPLE tuple_shapes { element_type: F32 dimensions: 8 dimensions: 4 }
+                                tuple_shapes { element_type: F32 dimensions: 8 dimensions: 4 } tuple_shapes { element_type: U32 } }
+                        cross_program_prefetch_index: 0 })pb",
+                   "cs"),
+              HasSubstr("), cross_program_prefetch_index=0"));
+}
+
+const xla::HloInstructionProto* FindInstruction(const xla::HloModuleProto& proto, absl::string_view name) {
+  for (const xla::HloComputationProto& c : proto.computations()) {
+    for (const xla::HloInstructionProto& i : c.instructions()) {
+      if (i.name() == name) return &i;
+    }
+  }
+  return nullptr;
+}
+
+// The same fields, from text: written into XLA's fields (what XLA reads),
+// not only into hilo's own `hilo_text`.
+TEST(ProtoConvertTest, OpcodeFieldsEncodeToXlaFields) {
+  const char* text = R"(HloModule m
+
+ENTRY e {
+  p0 = f32[8] parameter(0), parameter_replication={true}
+  m = f32[4,4] parameter(1)
+  lo = f32[] parameter(2)
+  r = f32[8] rng(lo, lo), distribution=rng_uniform
+  seed = u64[2] parameter(3)
+  bg = (u64[2], u32[8]) rng-bit-generator(seed), algorithm=rng_philox
+  c = c64[8] convert(p0)
+  f = c64[8] fft(c), fft_type=IFFT, fft_length={8}
+  ch = f32[4,4] cholesky(m), lower=true
+  ts = f32[4,4] triangular-solve(m, m), left_side=true, lower=true, unit_diagonal=true, transpose_a=ADJOINT
+  d = f32[4,4] dot(m, m), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_f32_f32_f32
+  cc = f32[8] custom-call(p0, p0), custom_call_target="foo", output_to_operand_aliasing={{}: (1, {})}, schedule=SCHEDULE_EARLIEST
+  st = u64[2] rng-get-and-update-state(), delta=7
+  bn = f32[4,4] batch-norm-inference(m, p0, p0, p0, p0), epsilon=1e-05, feature_index=1
+  io = s32[8,4] iota(), iota_dimension=1
+  dm = f32[8] domain(p0), domain={kind="sharding", entry={{maximal device=0}, {maximal device=1}}, exit={maximal device=1}}
+  lc = f32[4,4]{0,1} custom-call(m, p0), custom_call_target="bar", operand_layout_constraints={f32[4,4]{0,1}, f32[8]{0}}
+  tok = token[] after-all()
+  of = token[] outfeed(p0, tok), outfeed_shape=f32[8]{0}
+  cs = (f32[8], f32[8], u32[]) copy-start(p0), cross_program_prefetch_index=0
+  ROOT cd = f32[8] copy-done(cs)
+})";
+  auto module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto proto = HloModuleToProto(**module);
+  ASSERT_TRUE(proto.ok()) << proto.status().message();
+  auto inst = [&](absl::string_view name) -> const xla::HloInstructionProto& {
+    const xla::HloInstructionProto* i = FindInstruction(*proto, name);
+    EXPECT_NE(i, nullptr) << name;
+    static const xla::HloInstructionProto empty;
+    if (i == nullptr) return empty;
+    // Nothing of these kept only as hilo's text.
+    EXPECT_EQ(i->hilo_text().attributes_size(), 0) << i->hilo_text().DebugString();
+    return *i;
+  };
+  ASSERT_EQ(inst("p0").parameter_replication().replicated_at_leaf_buffers_size(), 1);
+  EXPECT_TRUE(inst("p0").parameter_replication().replicated_at_leaf_buffers(0));
+  EXPECT_EQ(inst("r").distribution(), xla::RNG_UNIFORM);
+  EXPECT_EQ(inst("bg").rng_algorithm(), xla::RNG_PHILOX);
+  EXPECT_EQ(inst("f").fft_type(), xla::IFFT);
+  EXPECT_THAT(inst("f").fft_length(), ::testing::ElementsAre(8));
+  EXPECT_TRUE(inst("ch").cholesky_options().lower());
+  const xla::TriangularSolveOptions& ts = inst("ts").triangular_solve_options();
+  EXPECT_TRUE(ts.left_side() && ts.lower() && ts.unit_diagonal());
+  EXPECT_EQ(ts.transpose_a(), xla::TriangularSolveOptions::ADJOINT);
+  EXPECT_EQ(inst("d").precision_config().algorithm(), xla::PrecisionConfig::ALG_DOT_F32_F32_F32);
+  const xla::HloInstructionProto& cc = inst("cc");
+  EXPECT_EQ(cc.custom_call_schedule(), xla::SCHEDULE_EARLIEST);
+  ASSERT_EQ(cc.output_operand_aliasing_size(), 1);
+  EXPECT_EQ(cc.output_operand_aliasing(0).output_shape_index_size(), 0);
+  EXPECT_EQ(cc.output_operand_aliasing(0).operand_index(), 1);
+  EXPECT_EQ(cc.output_operand_aliasing(0).operand_shape_index_size(), 0);
+  EXPECT_EQ(inst("st").delta(), 7);
+  EXPECT_FLOAT_EQ(inst("bn").epsilon(), 1e-5f);
+  EXPECT_THAT(inst("io").dimensions(), ::testing::ElementsAre(1));
+  const xla::HloInstructionProto& dm = inst("dm");
+  EXPECT_EQ(dm.domain_entry_sharding().type(), xla::OpSharding::TUPLE);
+  ASSERT_EQ(dm.domain_entry_sharding().tuple_shardings_size(), 2);
+  EXPECT_THAT(dm.domain_exit_sharding().tile_assignment_devices(), ::testing::ElementsAre(1));
+  const xla::HloInstructionProto& lc = inst("lc");
+  EXPECT_TRUE(lc.constrain_layout());
+  ASSERT_EQ(lc.operand_shapes_with_layout_size(), 2);
+  EXPECT_THAT(lc.operand_shapes_with_layout(0).dimensions(), ::testing::ElementsAre(4, 4));
+  EXPECT_THAT(lc.operand_shapes_with_layout(0).layout().minor_to_major(), ::testing::ElementsAre(0, 1));
+  EXPECT_EQ(lc.operand_shapes_with_layout(1).element_type(), xla::F32);
+  EXPECT_THAT(inst("of").outfeed_shape().dimensions(), ::testing::ElementsAre(8));
+  EXPECT_TRUE(inst("cs").has_cross_program_prefetch_index());
+  EXPECT_EQ(inst("cs").cross_program_prefetch_index(), 0);
+  // And back, as written.
+  ExpectProtoRoundTrips(**module);
+}
+
+// The module's input_output_alias (HloInputOutputAliasProto) and
+// buffer_donor (HloBufferDonorProto), both ways.
+TEST(ProtoConvertTest, InputOutputAliasAndBufferDonor) {
+  xla::HloModuleProto proto = ModuleProto(kParam, 1);
+  ASSERT_TRUE(google::protobuf::TextFormat::MergeFromString(R"pb(
+    input_output_alias { entries { output_shape_index: 1 parameter_number: 0 kind: MUST_ALIAS }
+                         entries { output_shape_index: 0 parameter_number: 2 parameter_shape_index: 0
+                                   parameter_shape_index: 3 kind: MAY_ALIAS } }
+    buffer_donor { entries { parameter_number: 1 } entries { parameter_number: 3 parameter_shape_index: 2 } })pb",
+                                                            &proto));
+  auto module = HloModuleFromProto(proto);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EXPECT_THAT(PrintHloModule(**module),
+              HasSubstr("HloModule m, input_output_alias={ {1}: (0, {}, must-alias), {0}: (2, {0,3}, may-alias) }, "
+                        "buffer_donor={ (1, {}), (3, {2}) }\n"));
+  EXPECT_FALSE(proto.has_input_output_alias());  // consumed, not kept opaque
+
+  // From text: XLA's fields, and the text back exactly (a writing other
+  // than XLA's too: it is kept, and the fields are still written).
+  for (const char* header : {"input_output_alias={ {0}: (0, {}, must-alias), {1}: (1, {}, may-alias) }",
+                             "input_output_alias={{0}: (0, {}, must-alias), {1}: (1, {})}"}) {
+    const std::string text = absl::StrCat("HloModule m, ", header, R"(, buffer_donor={ (0, {1}) }
+
+ENTRY e {
+  a = (f32[2], f32[2]) parameter(0)
+  b = f32[2] parameter(1)
+  ROOT t = (f32[2], f32[2]) tuple(b, b)
+})");
+    auto parsed = ParseHloModule(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    auto written = HloModuleToProto(**parsed);
+    ASSERT_TRUE(written.ok());
+    const xla::HloInputOutputAliasProto& alias = written->input_output_alias();
+    ASSERT_EQ(alias.entries_size(), 2) << header;
+    EXPECT_THAT(alias.entries(0).output_shape_index(), ::testing::ElementsAre(0));
+    EXPECT_EQ(alias.entries(0).parameter_number(), 0);
+    EXPECT_EQ(alias.entries(0).kind(), xla::MUST_ALIAS);
+    EXPECT_EQ(alias.entries(1).parameter_number(), 1);
+    EXPECT_EQ(alias.entries(1).kind(), xla::MAY_ALIAS);
+    ASSERT_EQ(written->buffer_donor().entries_size(), 1);
+    EXPECT_EQ(written->buffer_donor().entries(0).parameter_number(), 0);
+    EXPECT_THAT(written->buffer_donor().entries(0).parameter_shape_index(), ::testing::ElementsAre(1));
+    ExpectProtoRoundTrips(**parsed);
+  }
+}
+
+// The header's entry_computation_layout is XLA's host_program_shape (the
+// entry's own program_shape keeps the parameters' shapes).
+TEST(ProtoConvertTest, EntryComputationLayoutIsTheHostProgramShape) {
+  auto parsed = ParseHloModule(R"(HloModule m, entry_computation_layout={(f32[2,3]{0,1}, /*index=1*/(s32[], f32[4]{0}))->f32[2,3]{0,1}}
+
+ENTRY e {
+  a = f32[2,3]{1,0} parameter(0)
+  b = (s32[], f32[4]{0}) parameter(1)
+  ROOT c = f32[2,3]{1,0} copy(a)
+})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  auto written = HloModuleToProto(**parsed);
+  ASSERT_TRUE(written.ok());
+  const xla::ProgramShapeProto& host = written->host_program_shape();
+  ASSERT_EQ(host.parameters_size(), 2);
+  EXPECT_THAT(host.parameters(0).layout().minor_to_major(), ::testing::ElementsAre(0, 1));
+  ASSERT_EQ(host.parameters(1).tuple_shapes_size(), 2);
+  EXPECT_EQ(host.parameters(1).tuple_shapes(0).element_type(), xla::S32);
+  EXPECT_THAT(host.result().layout().minor_to_major(), ::testing::ElementsAre(0, 1));
+  EXPECT_THAT(host.parameter_names(), ::testing::ElementsAre("a", "b"));
+  EXPECT_THAT(written->computations(0).program_shape().parameters(0).layout().minor_to_major(),
+              ::testing::ElementsAre(1, 0));
+  ExpectProtoRoundTrips(**parsed);
+}
+
+// async-update/-done: XLA's proto gives them the start's wrapped computation
+// (called_computation_ids, which older XLA requires) and thread; their text
+// names neither.
+TEST(ProtoConvertTest, AsyncUpdateAndDoneCarryTheirStartsComputation) {
+  xla::HloModuleProto proto;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    name: "a"
+    computations { name: "wrapped" id: 1 root_id: 2 execution_thread: "t"
+      instructions { name: "wp" opcode: "parameter" shape { element_type: F32 dimensions: 4 } id: 1 }
+      instructions { name: "wc" opcode: "copy" shape { element_type: F32 dimensions: 4 } id: 2 operand_ids: 1 } }
+    computations { name: "main" id: 2 root_id: 6
+      instructions { name: "p" opcode: "parameter" shape { element_type: F32 dimensions: 4 } id: 3 }
+      instructions { name: "s" opcode: "async-start" id: 4 operand_ids: 3 called_computation_ids: 1
+                     async_execution_thread: "t"
+                     shape { element_type: TUPLE tuple_shapes { element_type: TUPLE tuple_shapes { element_type: F32 dimensions: 4 } }
+                             tuple_shapes { element_type: F32 dimensions: 4 } tuple_shapes { element_type: S32 } } }
+      instructions { name: "u" opcode: "async-update" id: 5 operand_ids: 4 called_computation_ids: 1
+                     async_execution_thread: "t"
+                     shape { element_type: TUPLE tuple_shapes { element_type: TUPLE tuple_shapes { element_type: F32 dimensions: 4 } }
+                             tuple_shapes { element_type: F32 dimensions: 4 } tuple_shapes { element_type: S32 } } }
+      instructions { name: "d" opcode: "async-done" id: 6 operand_ids: 5 called_computation_ids: 1
+                     async_execution_thread: "t" shape { element_type: F32 dimensions: 4 } } }
+    entry_computation_id: 2)pb",
+                                                           &proto));
+  auto module = HloModuleFromProto(proto);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const std::string printed = PrintHloModule(**module);
+  // (hilo's canonical attribute order: called computations first.)
+  EXPECT_THAT(printed, HasSubstr("async-start(f32[4] %p), calls=%wrapped, async_execution_thread=\"t\"\n"));
+  EXPECT_THAT(printed, HasSubstr("async-update(((f32[4]), f32[4], s32[]) %s)\n"));
+  EXPECT_THAT(printed, HasSubstr("async-done(((f32[4]), f32[4], s32[]) %u)\n"));
+
+  // From text: the update and the done are written with the start's.
+  auto parsed = ParseHloModule(printed);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  auto written = HloModuleToProto(**parsed);
+  ASSERT_TRUE(written.ok());
+  const xla::HloInstructionProto* s = FindInstruction(*written, "s");
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->called_computation_ids_size(), 1);
+  for (absl::string_view name : {"u", "d"}) {
+    const xla::HloInstructionProto* i = FindInstruction(*written, name);
+    ASSERT_NE(i, nullptr);
+    EXPECT_THAT(i->called_computation_ids(), ::testing::ElementsAre(s->called_computation_ids(0))) << name;
+    EXPECT_EQ(i->async_execution_thread(), "t") << name;
+  }
+  ExpectProtoRoundTrips(**parsed);
 }
 
 TEST(ProtoConvertTest, MalformedProtos) {

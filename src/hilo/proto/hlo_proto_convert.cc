@@ -682,6 +682,38 @@ bool SameCalled(const std::vector<CalledComputationAttribute>& a,
   return true;
 }
 
+// ------------------------------------------------------------------ async
+
+bool IsAsyncFollower(HloOpcode op) { return op == HloOpcode::kAsyncUpdate || op == HloOpcode::kAsyncDone; }
+
+using AsyncStarts = absl::flat_hash_map<const HloInstruction*, const HloInstruction*>;
+
+// The async-start an async-update/-done continues (through the operand-0
+// chain of async-updates), or nullptr. Memoized in `memo`, so every chain is
+// walked once; a cycle finds no start.
+const HloInstruction* AsyncChainStart(const HloInstruction* inst, AsyncStarts* memo) {
+  std::vector<const HloInstruction*> path;
+  const HloInstruction* start = nullptr;
+  for (const HloInstruction* at = inst;;) {
+    if (auto it = memo->find(at); it != memo->end()) {
+      start = it->second;
+      break;
+    }
+    memo->emplace(at, nullptr);  // in progress
+    path.push_back(at);
+    if (at->operand_count() == 0) break;
+    const HloInstruction* op = at->operand(0);
+    if (op->opcode() == HloOpcode::kAsyncStart) {
+      start = op;
+      break;
+    }
+    if (op->opcode() != HloOpcode::kAsyncUpdate) break;
+    at = op;
+  }
+  for (const HloInstruction* p : path) (*memo)[p] = start;
+  return start;
+}
+
 // -------------------------------------------------------------- encoding
 
 class Encoder {
@@ -712,6 +744,7 @@ class Encoder {
   absl::flat_hash_map<std::string, int32_t> name_index_;
   std::vector<std::string> names_;
   uint32_t instruction_flags_ = 0;
+  AsyncStarts async_starts_;
 };
 
 absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p) {
@@ -894,6 +927,21 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       h->set_braced(c.braced);
     }
   }
+  // async-update / async-done: their text names no computation, XLA's proto
+  // carries the async-start's wrapped computation and execution thread
+  // (older XLA requires the computation; newer checks both against the
+  // start's). Reading drops them again when they are the start's.
+  if (IsAsyncFollower(inst.opcode()) && called.empty()) {
+    if (const HloInstruction* start = AsyncChainStart(&inst, &async_starts_); start != nullptr) {
+      for (const HloComputation* comp : start->called_computations()) {
+        auto it = comp_ids_.find(comp);
+        if (it != comp_ids_.end()) p->add_called_computation_ids(it->second);
+      }
+      for (const RawAttribute& raw : start->raw_attributes()) {
+        if (raw.name == "async_execution_thread") EncodeTextAttribute(start->opcode(), raw.name, raw.value, p);
+      }
+    }
+  }
   // Raw attributes: mapped to XLA's field where one gives the text back.
   for (const RawAttribute& raw : inst.raw_attributes()) {
     if (!EncodeTextAttribute(inst.opcode(), raw.name, raw.value, p)) {
@@ -1066,6 +1114,11 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
   if (entry != nullptr) {
     proto.set_entry_computation_name(entry->name());
     proto.set_entry_computation_id(comp_ids_.at(entry));
+    // XLA's host_program_shape is the entry computation layout, when the
+    // header gives one (its text stays in hilo_text, as written).
+    if (const std::string* layout = module_.header_attribute("entry_computation_layout"); layout != nullptr) {
+      EntryComputationLayoutToProto(*layout, proto.mutable_host_program_shape());
+    }
   }
   const std::string* scheduled = module_.header_attribute("is_scheduled");
   if (scheduled != nullptr && *scheduled == "true") {
@@ -1080,6 +1133,8 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
   text->set_instruction_flags(instruction_flags_);
   text->set_has_header(module_.has_header());
   for (const HeaderAttribute& h : module_.header_attributes()) {
+    // XLA's field when it gives the text back; the text too otherwise.
+    if (EncodeHeaderAttribute(h.name, h.value, &proto)) continue;
     xla::HiloAttribute* a = text->add_header_attributes();
     a->set_name(h.name);
     a->set_value(h.value);
@@ -1116,6 +1171,7 @@ class Decoder {
   absl::flat_hash_set<absl::string_view> names_;
   absl::flat_hash_map<std::string, SharedShape> shapes_;
   std::string shape_key_;
+  AsyncStarts async_starts_;
 };
 
 absl::StatusOr<SharedShape> Decoder::InternShape(const xla::ShapeProto& sp) {
@@ -1175,12 +1231,16 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
   }
   ip.clear_parameter_number();
   ip.clear_tuple_index();
-  if (ip.dimensions_size() > 0 || listed("dimensions") ||
-      (!hilo_written_ && (opcode == HloOpcode::kBroadcast || opcode == HloOpcode::kTranspose ||
-                          opcode == HloOpcode::kReduce || opcode == HloOpcode::kReverse))) {
+  // An iota's `dimensions` field is its `iota_dimension=` (mapped with the
+  // text attributes below).
+  const bool iota_dimension = opcode == HloOpcode::kIota && !listed("dimensions");
+  if (!iota_dimension &&
+      (ip.dimensions_size() > 0 || listed("dimensions") ||
+       (!hilo_written_ && (opcode == HloOpcode::kBroadcast || opcode == HloOpcode::kTranspose ||
+                           opcode == HloOpcode::kReduce || opcode == HloOpcode::kReverse)))) {
     inst->set_dimensions(std::vector<int64_t>(ip.dimensions().begin(), ip.dimensions().end()));
+    ip.clear_dimensions();
   }
-  ip.clear_dimensions();
   if (ip.has_dot_dimension_numbers()) {
     const xla::DotDimensionNumbers& d = ip.dot_dimension_numbers();
     DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
@@ -1246,7 +1306,10 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
     inst->set_use_global_device_ids(ip.use_global_device_ids());
   }
   ip.clear_use_global_device_ids();
-  if (ip.constrain_layout() || listed("constrain_layout")) {
+  // A custom-call's constrain_layout goes with its operand_shapes_with_layout
+  // (`operand_layout_constraints=`, below); XLA's printer writes none.
+  const bool constrained_call = opcode == HloOpcode::kCustomCall && ip.operand_shapes_with_layout_size() > 0;
+  if ((ip.constrain_layout() && !constrained_call) || listed("constrain_layout")) {
     inst->set_constrain_layout(ip.constrain_layout());
   }
   ip.clear_constrain_layout();
@@ -1315,6 +1378,8 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
     }
     ip.clear_literal();
   }
+  // XLA writes an async-update/-done's thread (its start's) and prints none.
+  if (!hilo_written_ && IsAsyncFollower(opcode)) ip.clear_async_execution_thread();
   // Attributes kept as text, and those XLA's fields give.
   std::vector<RawAttribute> raws;
   for (auto& [name, value] : texts) raws.push_back({name, std::move(value)});
@@ -1432,6 +1497,7 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     ip.clear_control_predecessor_ids();
     ip.clear_id();
   }
+  std::vector<std::pair<HloInstruction*, HloComputation*>> async_followers;
   for (int i : order) {
     xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
     HloInstruction* inst = insts[i];
@@ -1447,6 +1513,11 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     }
     ip.clear_called_computation_ids();
     const xla::HiloInstructionText& t = ip.hilo_text();
+    // An async-update/-done's computation is its start's (checked below).
+    if (t.called_size() == 0 && IsAsyncFollower(inst->opcode()) && called.size() == 1) {
+      async_followers.emplace_back(inst, called[0]);
+      called.clear();
+    }
     if (t.called_size() > 0) {
       size_t at = 0;
       for (const xla::HiloCalledAttribute& c : t.called()) {
@@ -1467,6 +1538,14 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     }
     if (absl::Status s = DecodeAttributes(ip, inst); !s.ok()) return s;
     if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(ip.SerializeAsString());
+  }
+  for (auto& [inst, comp] : async_followers) {
+    const HloInstruction* start = AsyncChainStart(inst, &async_starts_);
+    if (start == nullptr || start->called_computations() != std::vector<HloComputation*>{comp}) {
+      // Not known to be the start's (a chain through a loop's tuple, say):
+      // kept, as older XLA printed it.
+      inst->mutable_called_computation_attributes()->push_back({"calls", {comp}, false});
+    }
   }
   if (n > 0) {
     const int r = find(cp.root_id());
@@ -1499,7 +1578,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     for (const xla::HiloAttribute& a : text.header_attributes()) {
       module_->mutable_header_attributes()->push_back({a.name(), a.value()});
     }
-    for (const std::string& n : text.header_order()) module_->mutable_header_order()->push_back(n);
+    for (const std::string& n : text.header_order()) {
+      module_->mutable_header_order()->push_back(n);
+      if (module_->header_attribute(n) != nullptr) continue;
+      if (std::optional<std::string> v = DecodeHeaderAttribute(n, &proto_); v.has_value()) {
+        module_->mutable_header_attributes()->push_back({n, *std::move(v)});
+      }
+    }
     if (text.has_replica_count()) module_->set_replica_count(text.replica_count());
     if (text.has_num_partitions()) module_->set_num_partitions(text.num_partitions());
     module_->mutable_text_info()->stack_frames = text.stack_frames();
@@ -1538,6 +1623,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
       module_->mutable_header_attributes()->insert(module_->mutable_header_attributes()->begin(),
                                                    {"is_scheduled", "true"});
       module_->mutable_header_order()->insert(module_->mutable_header_order()->begin(), "is_scheduled");
+    }
+    // input_output_alias, buffer_donor: after is_scheduled, as XLA prints them.
+    auto at = module_->mutable_header_order()->begin() + (proto_.has_schedule() ? 1 : 0);
+    for (const std::string& name : MappedHeaderAttributes()) {
+      if (std::optional<std::string> v = DecodeHeaderAttribute(name, &proto_); v.has_value()) {
+        module_->mutable_header_attributes()->push_back({name, *std::move(v)});
+        at = module_->mutable_header_order()->insert(at, name) + 1;
+      }
     }
   }
   // Computations: validated in the proto's order (callees first), added in

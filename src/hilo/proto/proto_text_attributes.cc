@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "hilo/proto/hlo_proto_convert.h"
+#include "hilo/text/parser.h"
 
 namespace hilo {
 namespace {
@@ -82,6 +84,13 @@ struct Mapper {
 bool IsGather(HloOpcode op) { return op == HloOpcode::kGather; }
 bool IsScatter(HloOpcode op) { return op == HloOpcode::kScatter; }
 bool IsConvolution(HloOpcode op) { return op == HloOpcode::kConvolution; }
+bool IsRngBitGenerator(HloOpcode op) { return op == HloOpcode::kRngBitGenerator; }
+bool IsFft(HloOpcode op) { return op == HloOpcode::kFft; }
+bool IsTriangularSolve(HloOpcode op) { return op == HloOpcode::kTriangularSolve; }
+bool IsBatchNorm(HloOpcode op) {
+  return op == HloOpcode::kBatchNormGrad || op == HloOpcode::kBatchNormInference ||
+         op == HloOpcode::kBatchNormTraining;
+}
 
 // Window: `{size=3x3 stride=2x2 pad=0_1x0_1 lhs_dilate=2x1 rhs_dilate=1x2 rhs_reversal=0x1}`.
 std::optional<std::string> RenderWindow(const xla::Window& w) {
@@ -311,6 +320,226 @@ bool ParsePrecision(absl::string_view s, xla::PrecisionConfig* pc) {
   return true;
 }
 
+// ------------------------------------------------------- small text cursor
+
+// Reads the brace-and-paren forms of aliasing attributes (`{0}: (1, {})`);
+// spaces before each token are skipped, so writings other than XLA's still
+// set the fields (the caller compares the rendering with the text).
+struct Cursor {
+  absl::string_view s;
+  size_t i = 0;
+  void Spaces() {
+    while (i < s.size() && s[i] == ' ') ++i;
+  }
+  bool Eat(absl::string_view token) {
+    Spaces();
+    if (s.substr(i, token.size()) != token) return false;
+    i += token.size();
+    return true;
+  }
+  bool Int(int64_t* v) {
+    Spaces();
+    const size_t start = i;
+    if (i < s.size() && s[i] == '-') ++i;
+    while (i < s.size() && absl::ascii_isdigit(s[i])) ++i;
+    std::optional<int64_t> n = ParseInt(s.substr(start, i - start));
+    if (!n.has_value()) return false;
+    *v = *n;
+    return true;
+  }
+  // A shape index `{0,1}` (or `{}`) into `out`.
+  bool Index(google::protobuf::RepeatedField<int64_t>* out) {
+    if (!Eat("{")) return false;
+    out->Clear();
+    if (Eat("}")) return true;
+    do {
+      int64_t v;
+      if (!Int(&v)) return false;
+      out->Add(v);
+    } while (Eat(","));
+    return Eat("}");
+  }
+  bool AtEnd() {
+    Spaces();
+    return i == s.size();
+  }
+};
+
+// `{ item, item }`: items separated by `,` inside outer braces (with or
+// without the spaces XLA's module printer puts inside them), each read by
+// `item`.
+template <typename Item>
+bool ParseBracedItems(absl::string_view text, Item item) {
+  Cursor c{text};
+  if (!c.Eat("{")) return false;
+  if (c.Eat("}")) return c.AtEnd();
+  do {
+    if (!item(c)) return false;
+  } while (c.Eat(","));
+  return c.Eat("}") && c.AtEnd();
+}
+
+// `output_to_operand_aliasing={{0}: (1, {}), {1}: (0, {0})}`.
+bool ParseOutputOperandAliasing(absl::string_view v, Proto* p) {
+  p->clear_output_operand_aliasing();
+  return ParseBracedItems(v, [&](Cursor& c) {
+    xla::OutputOperandAliasing* a = p->add_output_operand_aliasing();
+    int64_t operand;
+    if (!c.Index(a->mutable_output_shape_index()) || !c.Eat(":") || !c.Eat("(") || !c.Int(&operand) ||
+        !c.Eat(",") || !c.Index(a->mutable_operand_shape_index()) || !c.Eat(")")) {
+      return false;
+    }
+    a->set_operand_index(operand);
+    return true;
+  });
+}
+std::optional<std::string> RenderOutputOperandAliasing(const Proto& p) {
+  if (p.output_operand_aliasing_size() == 0) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const xla::OutputOperandAliasing& a : p.output_operand_aliasing()) {
+    parts.push_back(absl::StrCat(IntList(a.output_shape_index()), ": (", a.operand_index(), ", ",
+                                 IntList(a.operand_shape_index()), ")"));
+  }
+  return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
+}
+
+// `input_output_alias={ {0}: (0, {}, may-alias), {1}: (2, {1}, must-alias) }`
+// (XLA's HloInputOutputAliasConfig::ToShortString inside `{ ` ` }`; a
+// missing kind is may-alias, as XLA's parser reads it).
+bool ParseInputOutputAlias(absl::string_view v, xla::HloInputOutputAliasProto* proto) {
+  proto->Clear();
+  return ParseBracedItems(v, [&](Cursor& c) {
+    auto* e = proto->add_entries();
+    int64_t param;
+    if (!c.Index(e->mutable_output_shape_index()) || !c.Eat(":") || !c.Eat("(") || !c.Int(&param) ||
+        !c.Eat(",") || !c.Index(e->mutable_parameter_shape_index())) {
+      return false;
+    }
+    e->set_parameter_number(param);
+    e->set_kind(xla::MAY_ALIAS);
+    if (c.Eat(",")) {
+      if (c.Eat("must-alias")) e->set_kind(xla::MUST_ALIAS);
+      else if (!c.Eat("may-alias")) return false;
+    }
+    return c.Eat(")");
+  });
+}
+std::string RenderInputOutputAlias(const xla::HloInputOutputAliasProto& proto) {
+  std::vector<std::string> parts;
+  for (const auto& e : proto.entries()) {
+    parts.push_back(absl::StrCat(IntList(e.output_shape_index()), ": (", e.parameter_number(), ", ",
+                                 IntList(e.parameter_shape_index()), ", ",
+                                 e.kind() == xla::MUST_ALIAS ? "must-alias" : "may-alias", ")"));
+  }
+  return absl::StrCat("{ ", absl::StrJoin(parts, ", "), " }");
+}
+
+// `buffer_donor={ (0, {}), (1, {0}) }` (XLA's HloBufferDonorConfig::ToShortString).
+bool ParseBufferDonor(absl::string_view v, xla::HloBufferDonorProto* proto) {
+  proto->Clear();
+  return ParseBracedItems(v, [&](Cursor& c) {
+    auto* e = proto->add_entries();
+    int64_t param;
+    if (!c.Eat("(") || !c.Int(&param) || !c.Eat(",") || !c.Index(e->mutable_parameter_shape_index()) ||
+        !c.Eat(")")) {
+      return false;
+    }
+    e->set_parameter_number(param);
+    return true;
+  });
+}
+std::string RenderBufferDonor(const xla::HloBufferDonorProto& proto) {
+  std::vector<std::string> parts;
+  for (const auto& e : proto.entries()) {
+    parts.push_back(absl::StrCat("(", e.parameter_number(), ", ", IntList(e.parameter_shape_index()), ")"));
+  }
+  return absl::StrCat("{ ", absl::StrJoin(parts, ", "), " }");
+}
+
+// Shapes with layouts: `{f32[2,3]{1,0}, s32[]}` (operand_layout_constraints)
+// or one shape (outfeed_shape), as the text format writes shapes.
+bool ParseShapesInto(absl::string_view text, google::protobuf::RepeatedPtrField<xla::ShapeProto>* out) {
+  absl::StatusOr<std::vector<Shape>> shapes = ParseShapeList(text);
+  if (!shapes.ok()) return false;
+  out->Clear();
+  for (const Shape& shape : *shapes) ShapeToProto(shape, out->Add());
+  return true;
+}
+std::optional<std::string> RenderShapes(const google::protobuf::RepeatedPtrField<xla::ShapeProto>& protos) {
+  std::vector<std::string> parts;
+  for (const xla::ShapeProto& sp : protos) {
+    absl::StatusOr<Shape> shape = ShapeFromProto(sp);
+    if (!shape.ok()) return std::nullopt;
+    parts.push_back(shape->ToString());
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// `domain={kind="sharding", entry={maximal device=0}, exit={}}` (a sharding
+// domain; `{}` is no sharding) <-> domain_entry_sharding, domain_exit_sharding.
+bool ParseDomain(absl::string_view v, Proto* p) {
+  if (!absl::ConsumePrefix(&v, "{kind=\"sharding\", entry=") || !absl::ConsumeSuffix(&v, "}")) return false;
+  // The entry's text ends at the `, exit=` outside its braces.
+  constexpr absl::string_view kExit = ", exit=";
+  size_t split = absl::string_view::npos;
+  int depth = 0;
+  for (size_t i = 0; i < v.size() && split == absl::string_view::npos; ++i) {
+    if (v[i] == '{') ++depth;
+    if (v[i] == '}') --depth;
+    if (depth == 0 && v.substr(i + 1, kExit.size()) == kExit) split = i + 1;
+  }
+  if (split == absl::string_view::npos) return false;
+  const absl::string_view entry = v.substr(0, split), exit = v.substr(split + kExit.size());
+  p->clear_domain_entry_sharding();
+  p->clear_domain_exit_sharding();
+  return (entry == "{}" || ParseSharding(entry, p->mutable_domain_entry_sharding())) &&
+         (exit == "{}" || ParseSharding(exit, p->mutable_domain_exit_sharding()));
+}
+std::optional<std::string> RenderDomain(const Proto& p) {
+  if (!p.has_domain_entry_sharding() && !p.has_domain_exit_sharding()) return std::nullopt;
+  const std::string entry = p.has_domain_entry_sharding() ? RenderSharding(p.domain_entry_sharding()) : "{}";
+  const std::string exit = p.has_domain_exit_sharding() ? RenderSharding(p.domain_exit_sharding()) : "{}";
+  if (entry.empty() || exit.empty()) return std::nullopt;
+  return absl::StrCat("{kind=\"sharding\", entry=", entry, ", exit=", exit, "}");
+}
+
+// `parameter_replication={false,true}`.
+bool ParseBoolList(absl::string_view s, google::protobuf::RepeatedField<bool>* out) {
+  if (s.size() < 2 || s.front() != '{' || s.back() != '}') return false;
+  s = s.substr(1, s.size() - 2);
+  out->Clear();
+  if (s.empty()) return true;
+  for (absl::string_view b : absl::StrSplit(s, ',')) {
+    if (b != "true" && b != "false") return false;
+    out->Add(b == "true");
+  }
+  return true;
+}
+std::string BoolList(const google::protobuf::RepeatedField<bool>& list) {
+  std::vector<const char*> parts;
+  for (bool b : list) parts.push_back(b ? "true" : "false");
+  return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
+}
+
+// An enum value as XLA prints it: its proto name without `prefix`,
+// lower-cased when `lower` (`RNG_UNIFORM` -> `rng_uniform`,
+// `ALG_DOT_BF16_BF16_F32` -> `dot_bf16_bf16_f32`, `FFT` as is).
+std::optional<std::string> EnumText(const google::protobuf::EnumDescriptor* d, int value,
+                                    absl::string_view prefix, bool lower) {
+  const google::protobuf::EnumValueDescriptor* v = d->FindValueByNumber(value);
+  if (v == nullptr || !absl::StartsWith(v->name(), prefix)) return std::nullopt;
+  std::string name = v->name().substr(prefix.size());
+  return lower ? absl::AsciiStrToLower(name) : name;
+}
+bool ParseEnumText(const google::protobuf::EnumDescriptor* d, absl::string_view text,
+                   absl::string_view prefix, bool lower, int* value) {
+  const std::string name = absl::StrCat(prefix, lower ? absl::AsciiStrToUpper(text) : std::string(text));
+  const google::protobuf::EnumValueDescriptor* v = d->FindValueByName(name);
+  if (v == nullptr) return false;
+  *value = v->number();
+  return true;
+}
+
 // Boolean, integer, string and integer-list fields.
 #define HILO_BOOL_MAPPER(attr, field)                                              \
   Mapper {                                                                         \
@@ -372,6 +601,40 @@ bool ParsePrecision(absl::string_view s, xla::PrecisionConfig* pc) {
         [](const Proto& p) -> std::optional<std::string> {                         \
           if (!(p.has) || (!(always) && p.getter.empty())) return std::nullopt;    \
           return IntList(p.getter);                                                \
+        }                                                                          \
+  }
+
+// An enum field (`getter`, set by `setter`, of enum type `type`), printed
+// by XLA as its name without `prefix`, lower-cased when `lower`; written
+// for every instruction of its opcodes when `always`, else when not 0.
+#define HILO_ENUM_MAPPER(attr, applies, getter, setter, type, prefix, lower, always) \
+  Mapper {                                                                         \
+    attr, applies,                                                                 \
+        [](absl::string_view v, Proto* p) {                                        \
+          int n;                                                                   \
+          if (!ParseEnumText(google::protobuf::GetEnumDescriptor<type>(), v, prefix, lower, &n)) \
+            return false;                                                          \
+          p->setter(static_cast<type>(n));                                         \
+          return true;                                                             \
+        },                                                                         \
+        [](const Proto& p) -> std::optional<std::string> {                         \
+          if (!(always) && static_cast<int>(p.getter) == 0) return std::nullopt;   \
+          return EnumText(google::protobuf::GetEnumDescriptor<type>(),             \
+                          static_cast<int>(p.getter), prefix, lower);              \
+        }                                                                          \
+  }
+// A boolean field of an options message, printed (`=true`) only when true.
+#define HILO_OPTION_BOOL_MAPPER(attr, applies, getter, setter)                     \
+  Mapper {                                                                         \
+    attr, applies,                                                                 \
+        [](absl::string_view v, Proto* p) {                                        \
+          if (v != "true" && v != "false") return false;                           \
+          p->setter(v == "true");                                                  \
+          return true;                                                             \
+        },                                                                         \
+        [](const Proto& p) -> std::optional<std::string> {                         \
+          if (!p.getter) return std::nullopt;                                      \
+          return std::string("true");                                              \
         }                                                                          \
   }
 
@@ -468,6 +731,15 @@ const std::vector<Mapper>& Mappers() {
       HILO_STRING_MAPPER("kind", fusion_kind, false),
       HILO_INT_MAPPER("exponent_bits", exponent_bits, nullptr, 0),
       HILO_INT_MAPPER("mantissa_bits", mantissa_bits, nullptr, 0),
+      // batch-norm-*: XLA prints epsilon, then feature_index.
+      Mapper{"epsilon", IsBatchNorm,
+             [](absl::string_view v, Proto* p) {
+               float f;
+               if (!absl::SimpleAtof(v, &f)) return false;
+               p->set_epsilon(f);
+               return true;
+             },
+             [](const Proto& p) -> std::optional<std::string> { return absl::StrCat(p.epsilon()); }},
       HILO_INT_MAPPER("feature_index", feature_index, nullptr, 0),
       HILO_INT_MAPPER("k", k, nullptr, 0),
       HILO_BOOL_MAPPER("largest", largest),
@@ -478,17 +750,113 @@ const std::vector<Mapper>& Mappers() {
       HILO_STRING_MAPPER("infeed_config", infeed_config, true),
       HILO_STRING_MAPPER("outfeed_config", outfeed_config, true),
       HILO_BOOL_MAPPER("is_composite", is_composite),
+      // Opcode-specific fields XLA's printers write after the common ones.
+      // iota: XLA keeps its dimension as the one entry of `dimensions`.
+      Mapper{"iota_dimension", [](HloOpcode op) { return op == HloOpcode::kIota; },
+             [](absl::string_view v, Proto* p) {
+               std::optional<int64_t> n = ParseInt(v);
+               if (!n.has_value()) return false;
+               p->clear_dimensions();
+               p->add_dimensions(*n);
+               return true;
+             },
+             [](const Proto& p) -> std::optional<std::string> {
+               if (p.dimensions_size() != 1) return std::nullopt;
+               return absl::StrCat(p.dimensions(0));
+             }},
+      HILO_ENUM_MAPPER("distribution", [](HloOpcode op) { return op == HloOpcode::kRng; },
+                       distribution(), set_distribution, xla::RandomDistribution, "", true, true),
+      HILO_ENUM_MAPPER("algorithm", IsRngBitGenerator, rng_algorithm(), set_rng_algorithm,
+                       xla::RandomAlgorithm, "", true, true),
+      HILO_ENUM_MAPPER("algorithm", [](HloOpcode op) { return !IsRngBitGenerator(op); },
+                       precision_config().algorithm(), mutable_precision_config()->set_algorithm,
+                       xla::PrecisionConfig::Algorithm, "ALG_", true, false),
+      HILO_ENUM_MAPPER("fft_type", IsFft, fft_type(), set_fft_type, xla::FftType, "", false, true),
+      HILO_LIST_MAPPER("fft_length", IsFft, fft_length_size() >= 0, fft_length(), mutable_fft_length(),
+                       true),
+      HILO_OPTION_BOOL_MAPPER("left_side", IsTriangularSolve, triangular_solve_options().left_side(),
+                              mutable_triangular_solve_options()->set_left_side),
+      HILO_OPTION_BOOL_MAPPER("lower", IsTriangularSolve, triangular_solve_options().lower(),
+                              mutable_triangular_solve_options()->set_lower),
+      HILO_OPTION_BOOL_MAPPER("unit_diagonal", IsTriangularSolve,
+                              triangular_solve_options().unit_diagonal(),
+                              mutable_triangular_solve_options()->set_unit_diagonal),
+      HILO_ENUM_MAPPER("transpose_a", IsTriangularSolve, triangular_solve_options().transpose_a(),
+                       mutable_triangular_solve_options()->set_transpose_a,
+                       xla::TriangularSolveOptions::Transpose, "", false, true),
+      HILO_OPTION_BOOL_MAPPER("lower", [](HloOpcode op) { return op == HloOpcode::kCholesky; },
+                              cholesky_options().lower(), mutable_cholesky_options()->set_lower),
+      HILO_INT_MAPPER("delta", delta, [](HloOpcode op) { return op == HloOpcode::kRngGetAndUpdateState; },
+                      0),
+      Mapper{"parameter_replication", [](HloOpcode op) { return op == HloOpcode::kParameter; },
+             [](absl::string_view v, Proto* p) {
+               return ParseBoolList(v, p->mutable_parameter_replication()->mutable_replicated_at_leaf_buffers());
+             },
+             [](const Proto& p) -> std::optional<std::string> {
+               if (p.parameter_replication().replicated_at_leaf_buffers_size() == 0) return std::nullopt;
+               return BoolList(p.parameter_replication().replicated_at_leaf_buffers());
+             }},
+      Mapper{"cross_program_prefetch_index", [](HloOpcode op) { return op == HloOpcode::kCopyStart; },
+             [](absl::string_view v, Proto* p) {
+               std::optional<int64_t> n = ParseInt(v);
+               if (!n.has_value() || *n < INT32_MIN || *n > INT32_MAX) return false;
+               p->set_cross_program_prefetch_index(static_cast<int32_t>(*n));
+               return true;
+             },
+             [](const Proto& p) -> std::optional<std::string> {
+               if (!p.has_cross_program_prefetch_index()) return std::nullopt;
+               return absl::StrCat(p.cross_program_prefetch_index());
+             }},
+      // A custom-call's layout constraints (XLA also sets constrain_layout,
+      // which its printer does not write for a custom-call).
+      Mapper{"operand_layout_constraints", [](HloOpcode op) { return op == HloOpcode::kCustomCall; },
+             [](absl::string_view v, Proto* p) {
+               if (v.size() < 2 || v.front() != '{' || v.back() != '}') return false;
+               if (!ParseShapesInto(v.substr(1, v.size() - 2), p->mutable_operand_shapes_with_layout())) {
+                 return false;
+               }
+               p->set_constrain_layout(true);
+               return true;
+             },
+             [](const Proto& p) -> std::optional<std::string> {
+               if (p.operand_shapes_with_layout_size() == 0) return std::nullopt;
+               std::optional<std::string> shapes = RenderShapes(p.operand_shapes_with_layout());
+               if (!shapes.has_value()) return std::nullopt;
+               return absl::StrCat("{", *shapes, "}");
+             }},
+      Mapper{"outfeed_shape", [](HloOpcode op) { return op == HloOpcode::kOutfeed; },
+             [](absl::string_view v, Proto* p) {
+               google::protobuf::RepeatedPtrField<xla::ShapeProto> one;
+               if (!ParseShapesInto(v, &one) || one.size() != 1) return false;
+               *p->mutable_outfeed_shape() = one.Get(0);
+               return true;
+             },
+             [](const Proto& p) -> std::optional<std::string> {
+               if (!p.has_outfeed_shape()) return std::nullopt;
+               google::protobuf::RepeatedPtrField<xla::ShapeProto> one;
+               *one.Add() = p.outfeed_shape();
+               return RenderShapes(one);
+             }},
+      Mapper{"domain", [](HloOpcode op) { return op == HloOpcode::kDomain; }, ParseDomain, RenderDomain},
+      Mapper{"output_to_operand_aliasing", nullptr, ParseOutputOperandAliasing, RenderOutputOperandAliasing},
+      HILO_ENUM_MAPPER("schedule", [](HloOpcode op) { return op == HloOpcode::kCustomCall; },
+                       custom_call_schedule(), set_custom_call_schedule, xla::CustomCallSchedule, "",
+                       false, false),
       Mapper{"operand_precision", nullptr,
              [](absl::string_view v, Proto* p) { return ParsePrecision(v, p->mutable_precision_config()); },
              [](const Proto& p) -> std::optional<std::string> {
-               if (!p.has_precision_config()) return std::nullopt;
+               // XLA writes DEFAULT for every operand of every dot and prints
+               // the attribute only when one is not DEFAULT.
+               bool all_default = true;
+               for (int v : p.precision_config().operand_precision()) all_default &= v == 0;
+               if (all_default) return std::nullopt;
                return RenderPrecision(p.precision_config());
              }},
   };
   return *kMappers;
 }
 
-void ClearMapped(Proto* p) {
+void ClearMapped(HloOpcode opcode, Proto* p) {
   p->clear_comparison_direction();
   p->clear_comparison_type();
   p->clear_fusion_kind();
@@ -517,6 +885,26 @@ void ClearMapped(Proto* p) {
   p->clear_convolution_dimension_numbers();
   p->clear_padding_config();
   p->clear_precision_config();
+  p->clear_distribution();
+  p->clear_rng_algorithm();
+  p->clear_fft_type();
+  p->clear_fft_length();
+  p->clear_triangular_solve_options();
+  p->clear_cholesky_options();
+  p->clear_epsilon();
+  p->clear_delta();
+  p->clear_parameter_replication();
+  p->clear_cross_program_prefetch_index();
+  p->clear_output_operand_aliasing();
+  p->clear_custom_call_schedule();
+  // Fields other opcodes may carry unmapped (kept opaque for them).
+  if (opcode == HloOpcode::kIota) p->clear_dimensions();  // the others' are read before
+  if (opcode == HloOpcode::kCustomCall) p->clear_operand_shapes_with_layout();
+  if (opcode == HloOpcode::kOutfeed) p->clear_outfeed_shape();
+  if (opcode == HloOpcode::kDomain) {
+    p->clear_domain_entry_sharding();
+    p->clear_domain_exit_sharding();
+  }
 }
 
 // ---------------------------------------------------------------- sharding
@@ -671,8 +1059,69 @@ absl::Status DecodeTextAttributes(HloOpcode opcode,
     std::optional<std::string> text = m.decode(*proto);
     if (text.has_value() && wanted(m.name)) raws->push_back({m.name, *std::move(text)});
   }
-  ClearMapped(proto);
+  ClearMapped(opcode, proto);
   return absl::OkStatus();
+}
+
+bool EncodeHeaderAttribute(absl::string_view name, absl::string_view value,
+                           xla::HloModuleProto* proto) {
+  if (name == "input_output_alias") {
+    const bool parsed = ParseInputOutputAlias(value, proto->mutable_input_output_alias());
+    if (!parsed) proto->clear_input_output_alias();
+    return parsed && RenderInputOutputAlias(proto->input_output_alias()) == value;
+  }
+  if (name == "buffer_donor") {
+    const bool parsed = ParseBufferDonor(value, proto->mutable_buffer_donor());
+    if (!parsed) proto->clear_buffer_donor();
+    return parsed && RenderBufferDonor(proto->buffer_donor()) == value;
+  }
+  return false;
+}
+
+std::optional<std::string> DecodeHeaderAttribute(absl::string_view name, xla::HloModuleProto* proto) {
+  std::optional<std::string> text;
+  if (name == "input_output_alias" && proto->input_output_alias().entries_size() > 0) {
+    text = RenderInputOutputAlias(proto->input_output_alias());
+    proto->clear_input_output_alias();
+  } else if (name == "buffer_donor" && proto->buffer_donor().entries_size() > 0) {
+    text = RenderBufferDonor(proto->buffer_donor());
+    proto->clear_buffer_donor();
+  }
+  return text;
+}
+
+bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProto* program_shape) {
+  // `{(p0, p1, ...)->result}`: the parameters end at the `)` closing the first `(`.
+  if (!absl::ConsumePrefix(&text, "{(") || !absl::ConsumeSuffix(&text, "}")) return false;
+  size_t close = absl::string_view::npos;
+  int depth = 0;
+  for (size_t i = 0; i < text.size() && close == absl::string_view::npos; ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')' && depth-- == 0) close = i;
+  }
+  if (close == absl::string_view::npos) return false;
+  absl::string_view rest = text.substr(close + 1);
+  if (!absl::ConsumePrefix(&rest, "->")) return false;
+  absl::StatusOr<std::vector<Shape>> params = ParseShapeList(text.substr(0, close));
+  absl::StatusOr<std::vector<Shape>> result = ParseShapeList(rest);
+  if (!params.ok() || !result.ok() || result->size() != 1 ||
+      static_cast<int>(params->size()) != program_shape->parameters_size()) {
+    return false;
+  }
+  for (size_t i = 0; i < params->size(); ++i) {
+    xla::ShapeProto* sp = program_shape->mutable_parameters(static_cast<int>(i));
+    sp->Clear();
+    ShapeToProto((*params)[i], sp);
+  }
+  program_shape->mutable_result()->Clear();
+  ShapeToProto(result->front(), program_shape->mutable_result());
+  return true;
+}
+
+const std::vector<std::string>& MappedHeaderAttributes() {
+  static const std::vector<std::string>* const kNames =
+      new std::vector<std::string>{"input_output_alias", "buffer_donor"};
+  return *kNames;
 }
 
 bool ParseSharding(absl::string_view text, xla::OpSharding* sharding) {

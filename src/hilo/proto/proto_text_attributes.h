@@ -10,6 +10,7 @@
 #ifndef HILO_PROTO_PROTO_TEXT_ATTRIBUTES_H_
 #define HILO_PROTO_PROTO_TEXT_ATTRIBUTES_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,24 @@ bool EncodeTextAttribute(HloOpcode opcode, absl::string_view name, absl::string_
 absl::Status DecodeTextAttributes(HloOpcode opcode,
                                   absl::FunctionRef<bool(absl::string_view)> wanted,
                                   xla::HloInstructionProto* proto, std::vector<RawAttribute>* raws);
+
+// The module's header attributes with an XLA field: `input_output_alias=`
+// <-> HloModuleProto.input_output_alias, `buffer_donor=` <-> buffer_donor.
+// EncodeHeaderAttribute sets the field from the text (when it parses) and is
+// true when DecodeHeaderAttribute gives `value` back exactly; it is false for
+// any other name. DecodeHeaderAttribute gives the text XLA's printer writes
+// for a set field and clears it, or nullopt when the field is unset.
+bool EncodeHeaderAttribute(absl::string_view name, absl::string_view value,
+                           xla::HloModuleProto* proto);
+std::optional<std::string> DecodeHeaderAttribute(absl::string_view name, xla::HloModuleProto* proto);
+// `entry_computation_layout={(f32[2]{0}, s32[])->f32[2]{0}}` into the
+// parameters and result of `program_shape` (whose parameters, one per entry
+// parameter, are already there): what XLA writes as host_program_shape.
+// False, and `program_shape` unchanged, for a text that does not parse or
+// whose parameter count differs.
+bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProto* program_shape);
+// Their names, in the order XLA's printer writes them.
+const std::vector<std::string>& MappedHeaderAttributes();
 
 // `{replicated}`, `{maximal device=1}`, `{manual}`, `{devices=[2,1]0,1}`,
 // `{devices=[4]<=[4]}`, `... last_tile_dim_replicate`, `{{...}, {...}}`.

@@ -169,6 +169,7 @@ class Parser {
       : text_(text), filename_(filename), done_before_(done_before) {}
 
   absl::StatusOr<std::unique_ptr<HloModule>> Run();
+  absl::StatusOr<std::vector<Shape>> RunShapeList();
 
  private:
   // --- Errors ---------------------------------------------------------------
@@ -2856,6 +2857,32 @@ bool Parser::ParseFrontendAttributes(absl::string_view v, size_t base, FrontendA
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<Shape>> Parser::RunShapeList() {
+  const InputCheck check = CheckInput(text_);
+  if (check.problem != nullptr) {
+    Fail(check.problem_offset, check.problem);
+    return error_;
+  }
+  std::vector<Shape> shapes;
+  if (!SkipSpace()) return error_;
+  while (!AtEnd()) {
+    shapes.emplace_back();
+    if (!ParseShape(&shapes.back(), 0) || !SkipSpace()) return error_;
+    if (AtEnd()) break;
+    if (Cur() != ',') {
+      Fail(pos_, "expected ',' between shapes");
+      return error_;
+    }
+    ++pos_;
+  }
+  return shapes;
+}
+
+absl::StatusOr<std::vector<Shape>> ParseShapeList(absl::string_view text) {
+  Parser parser(text, "<shapes>");
+  return parser.RunShapeList();
+}
 
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text,
                                                           absl::string_view filename) {

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -32,6 +33,11 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(
     absl::string_view text, absl::string_view filename,
     const std::function<void(size_t)>& done_before);
+
+// `s1, s2, ...`: shapes written as the text format writes them (an empty
+// text is no shape), for attributes whose value holds shapes
+// (`operand_layout_constraints=`, `outfeed_shape=`).
+absl::StatusOr<std::vector<Shape>> ParseShapeList(absl::string_view text);
 
 }  // namespace hilo
 
