@@ -1,5 +1,7 @@
 #include "hilo/proto/wire_split.h"
 
+#include <cstdint>
+
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 
@@ -54,7 +56,24 @@ bool SplitField(absl::string_view bytes, int field, std::vector<absl::string_vie
   });
 }
 
-std::optional<int64_t> ScanVarintField(absl::string_view bytes, int field) {
+namespace {
+
+// A varint of at most `max_bytes` bytes at `*p` (before `end`); false when
+// it is longer or cut off.
+bool ReadRawVarint(const uint8_t** p, const uint8_t* end, int max_bytes, uint64_t* value) {
+  uint64_t v = 0;
+  for (int i = 0; i < max_bytes && *p < end; ++i) {
+    const uint8_t b = *(*p)++;
+    v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if (b < 0x80) {
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<int64_t> ScanVarintFieldSlowly(absl::string_view bytes, int field) {
   const uint32_t wanted = WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_VARINT);
   uint64_t value = 0;
   const bool ok = WalkFields(bytes, [&](uint32_t tag, CodedInputStream& in) {
@@ -62,6 +81,48 @@ std::optional<int64_t> ScanVarintField(absl::string_view bytes, int field) {
     return WireFormatLite::SkipField(&in, tag);
   });
   if (!ok) return std::nullopt;
+  return static_cast<int64_t>(value);
+}
+
+}  // namespace
+
+std::optional<int64_t> ScanVarintField(absl::string_view bytes, int field) {
+  // The common wire types by hand (this runs once per instruction of a
+  // computation whose instruction order is recorded); anything unusual (a
+  // group, field number 0, an overlong or cut-off field) is left to
+  // CodedInputStream, which gives the exact answer.
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* const end = p + bytes.size();
+  uint64_t value = 0;
+  while (p < end) {
+    uint64_t tag = 0;
+    if (!ReadRawVarint(&p, end, 5, &tag) || tag > UINT32_MAX || (tag >> 3) == 0) {
+      return ScanVarintFieldSlowly(bytes, field);
+    }
+    uint64_t v = 0;
+    switch (tag & 7) {
+      case WireFormatLite::WIRETYPE_VARINT:
+        if (!ReadRawVarint(&p, end, 10, &v)) return ScanVarintFieldSlowly(bytes, field);
+        if ((tag >> 3) == static_cast<uint64_t>(field)) value = v;
+        break;
+      case WireFormatLite::WIRETYPE_FIXED64:
+        if (end - p < 8) return ScanVarintFieldSlowly(bytes, field);
+        p += 8;
+        break;
+      case WireFormatLite::WIRETYPE_LENGTH_DELIMITED:
+        if (!ReadRawVarint(&p, end, 5, &v) || v > static_cast<uint64_t>(end - p)) {
+          return ScanVarintFieldSlowly(bytes, field);
+        }
+        p += v;
+        break;
+      case WireFormatLite::WIRETYPE_FIXED32:
+        if (end - p < 4) return ScanVarintFieldSlowly(bytes, field);
+        p += 4;
+        break;
+      default:
+        return ScanVarintFieldSlowly(bytes, field);
+    }
+  }
   return static_cast<int64_t>(value);
 }
 
