@@ -5,6 +5,7 @@
 # same load, HILO_BENCH_REPS times (default 7):
 #   hilo-opt M.hlo -o /dev/null    (parse + verify + print)
 #   hilo-opt M.pb  -o /dev/null    (decode + verify + encode)
+#   the same with HILO_PROTO_WHOLE_MESSAGE=1 (the reader before streaming)
 # under /usr/bin/time -v. Prints the minimum wall and CPU time and the largest
 # peak RSS of each, their ratios, and the load average before and after.
 # Environment: HILO_BENCH_BUILD_DIR (default build), HILO_BENCH_REPS,
@@ -30,8 +31,8 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "sizes: text $(stat -c %s "$WORK/m.hlo") bytes, binary proto $(stat -c %s "$WORK/m.pb") bytes"
 
 declare -A wall cpu rss
-run() {  # run NAME FILE
-  /usr/bin/time -v "$OPT" "$2" -o /dev/null 2>"$WORK/t.txt" >/dev/null
+run() {  # run NAME FILE [ENV=VALUE]
+  env ${3:-} /usr/bin/time -v "$OPT" "$2" -o /dev/null 2>"$WORK/t.txt" >/dev/null
   local w c r
   w=$(grep 'Elapsed (wall clock)' "$WORK/t.txt" | awk '{print $NF}' | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
   c=$(awk '/User time/ {u=$NF} /System time/ {s=$NF} END {print u + s}' "$WORK/t.txt")
@@ -43,12 +44,15 @@ run() {  # run NAME FILE
 for ((i = 0; i < REPS; i++)); do
   run text "$WORK/m.hlo"
   run proto "$WORK/m.pb"
+  run whole "$WORK/m.pb" HILO_PROTO_WHOLE_MESSAGE=1
 done
 printf '%-6s %10s %10s %14s\n' form "wall s" "cpu s" "peak RSS KiB"
-for f in text proto; do
+for f in text proto whole; do
   printf '%-6s %10s %10s %14s\n' "$f" "${wall[$f]}" "${cpu[$f]}" "${rss[$f]}"
 done
 awk -v tw="${wall[text]}" -v pw="${wall[proto]}" -v tc="${cpu[text]}" -v pc="${cpu[proto]}" \
     -v tr="${rss[text]}" -v pr="${rss[proto]}" \
-    'BEGIN {printf "proto / text: wall %.2fx, cpu %.2fx, peak RSS %.2fx\n", pw / tw, pc / tc, pr / tr}'
+    -v wc="${cpu[whole]}" -v wr="${rss[whole]}" \
+    'BEGIN {printf "proto / text: wall %.2fx, cpu %.2fx, peak RSS %.2fx\n", pw / tw, pc / tc, pr / tr;
+           printf "whole-message reader / text: cpu %.2fx, peak RSS %.2fx\n", wc / tc, wr / tr}'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

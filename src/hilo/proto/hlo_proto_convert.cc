@@ -18,7 +18,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "google/protobuf/stubs/logging.h"
 #include "hilo/proto/proto_text_attributes.h"
+#include "hilo/proto/wire_split.h"
 #include "hilo/text/literal_text.h"
 #include "hilo/text/printer.h"
 #include "hilo/text/text_flags.h"
@@ -716,6 +718,51 @@ const HloInstruction* AsyncChainStart(const HloInstruction* inst, AsyncStarts* m
 
 // -------------------------------------------------------------- encoding
 
+// Instruction -> its id in the proto being written, in a table indexed by
+// the instruction's unique id (a hash map's lookups were 8% of writing a
+// large module), with the hash map's interface (find / end / at / []). An
+// instruction whose unique id is not its own (none: built outside a
+// module; or taken) goes to a hash map.
+class InstructionIds {
+ public:
+  struct Entry {
+    const HloInstruction* first = nullptr;
+    int64_t second = 0;
+  };
+  const Entry* find(const HloInstruction* inst) const {
+    const uint64_t u = static_cast<uint64_t>(inst->unique_id());
+    if (u < table_.size() && table_[u].first == inst) return &table_[u];
+    auto it = others_.find(inst);
+    return it == others_.end() ? end() : &it->second;
+  }
+  const Entry* end() const { return nullptr; }
+  // -1 for an instruction that has none.
+  int64_t at(const HloInstruction* inst) const {
+    const Entry* e = find(inst);
+    return e == end() ? -1 : e->second;
+  }
+  int64_t& operator[](const HloInstruction* inst) {
+    const int64_t u = inst->unique_id();
+    if (u >= 0 && u < (int64_t{1} << 32)) {
+      if (static_cast<uint64_t>(u) >= table_.size()) {
+        table_.resize(std::max<uint64_t>(static_cast<uint64_t>(u) + 1, 2 * table_.size()));
+      }
+      Entry& e = table_[u];
+      if (e.first == nullptr || e.first == inst) {
+        e.first = inst;
+        return e.second;
+      }
+    }
+    Entry& e = others_[inst];
+    e.first = inst;
+    return e.second;
+  }
+
+ private:
+  std::vector<Entry> table_;
+  absl::flat_hash_map<const HloInstruction*, Entry> others_;
+};
+
 class Encoder {
  public:
   explicit Encoder(const HloModule& module) : module_(module) {}
@@ -739,7 +786,7 @@ class Encoder {
                                  std::string* streamed_instructions);
 
   const HloModule& module_;
-  absl::flat_hash_map<const HloInstruction*, int64_t> inst_ids_;
+  InstructionIds inst_ids_;
   absl::flat_hash_map<const HloComputation*, int64_t> comp_ids_;
   absl::flat_hash_map<std::string, int32_t> name_index_;
   std::vector<std::string> names_;
@@ -1103,13 +1150,20 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
       continue;
     }
     // The instructions' bytes first, then the computation's other fields
-    // (the wire format takes fields in any order).
+    // (the wire format takes fields in any order), written in place after
+    // room for the field's header, which is moved up to them once their
+    // length is known (no second copy of a large computation).
     xla::HloComputationProto cp;
-    std::string body;
-    if (absl::Status s = EncodeComputation(*c, &cp, &body); !s.ok()) return s;
+    constexpr size_t kRoom = 11;  // a tag byte and a 10-byte varint
+    const size_t start = streamed->size();
+    streamed->append(kRoom, '\0');
+    if (absl::Status s = EncodeComputation(*c, &cp, streamed); !s.ok()) return s;
     if (c == entry) *proto.mutable_host_program_shape() = cp.program_shape();
-    body += cp.SerializeAsString();
-    AppendLengthDelimitedField(3, body, streamed);
+    streamed->append(cp.SerializeAsString());
+    std::string header;
+    AppendFieldHeader(3, streamed->size() - start - kRoom, &header);
+    std::memcpy(streamed->data() + start + kRoom - header.size(), header.data(), header.size());
+    streamed->erase(start, kRoom - header.size());
   }
   if (entry != nullptr) {
     proto.set_entry_computation_name(entry->name());
@@ -1152,17 +1206,119 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
 
 // -------------------------------------------------------------- decoding
 
+// One computation to decode: its fields, and its instructions either in
+// them (a whole message parsed) or as their bytes, slices of the input, each
+// parsed into one reused message when its instruction is built (streaming;
+// HloModuleFromBytes).
+struct ComputationInput {
+  xla::HloComputationProto* fields = nullptr;
+  std::vector<absl::string_view> instruction_bytes;
+};
+
+// The status of bytes that do not parse as the message they should be
+// (protobuf's parser would refuse the file): LoadModule then tries the
+// next message type, as it does when a whole message does not parse.
+absl::Status Malformed(absl::string_view what) { return absl::DataLossError(what); }
+
+// One computation's instruction ids -> their index in the proto. Dense ids
+// (hilo's; XLA's, consecutive within a computation even with its id in the
+// high bits) are found in a table, others in a hash map; XLA's local ids
+// (the low 32 bits) are found too when no two instructions share them.
+class InstructionIndex {
+ public:
+  // The first id used twice, if any.
+  std::optional<int64_t> Build(const std::vector<int64_t>& ids) {
+    ids_ = &ids;
+    if (ids.empty()) return std::nullopt;
+    const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
+    const uint64_t span = static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo);
+    if (span < 2 * ids.size() + 64) {
+      base_ = *lo;
+      dense_.assign(span + 1, -1);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        int& slot = dense_[static_cast<uint64_t>(ids[i]) - static_cast<uint64_t>(base_)];
+        if (slot >= 0) return ids[i];
+        slot = static_cast<int>(i);
+      }
+      return std::nullopt;
+    }
+    sparse_.reserve(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!sparse_.emplace(ids[i], static_cast<int>(i)).second) return ids[i];
+    }
+    return std::nullopt;
+  }
+  // The index of the instruction with id `id`, or -1.
+  int Find(int64_t id) {
+    if (!dense_.empty()) {
+      const uint64_t at = static_cast<uint64_t>(id) - static_cast<uint64_t>(base_);
+      if (at < dense_.size() && dense_[at] >= 0) return dense_[at];
+    } else if (auto it = sparse_.find(id); it != sparse_.end()) {
+      return it->second;
+    }
+    if (id < 0 || id > 0xffffffff) return -1;
+    if (!local_built_) {  // only once an id is not found exactly
+      local_built_ = true;
+      for (size_t i = 0; i < ids_->size(); ++i) {
+        const int64_t local = (*ids_)[i] & 0xffffffff;
+        if (!by_local_.emplace(local, static_cast<int>(i)).second) local_clash_.insert(local);
+      }
+    }
+    if (local_clash_.contains(id)) return -1;
+    auto it = by_local_.find(id);
+    return it == by_local_.end() ? -1 : it->second;
+  }
+
+ private:
+  const std::vector<int64_t>* ids_ = nullptr;
+  int64_t base_ = 0;
+  std::vector<int> dense_;
+  absl::flat_hash_map<int64_t, int> sparse_;
+  bool local_built_ = false;
+  absl::flat_hash_map<int64_t, int> by_local_;
+  absl::flat_hash_set<int64_t> local_clash_;
+};
+
 class Decoder {
  public:
-  explicit Decoder(xla::HloModuleProto& proto) : proto_(proto) {}
+  // Decodes the whole message `proto`.
+  explicit Decoder(xla::HloModuleProto& proto) : proto_(proto) {
+    owned_inputs_.resize(proto.computations_size());
+    for (int i = 0; i < proto.computations_size(); ++i) owned_inputs_[i].fields = proto.mutable_computations(i);
+  }
+  // Streaming: `fields` are the module's fields without its computations,
+  // which are `computations`; instructions are parsed with
+  // `instruction_budget` nested messages allowed below them.
+  Decoder(xla::HloModuleProto& fields, std::vector<ComputationInput>& computations, int instruction_budget)
+      : proto_(fields), inputs_(&computations), streamed_(true), instruction_budget_(instruction_budget) {}
   absl::StatusOr<std::unique_ptr<HloModule>> Run();
 
  private:
-  absl::Status DecodeComputation(xla::HloComputationProto& cp, HloComputation* comp);
+  absl::Status DecodeComputation(ComputationInput& input, HloComputation* comp);
   absl::Status DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst);
   absl::StatusOr<SharedShape> InternShape(const xla::ShapeProto& sp);
+  // Instruction `i` of `input` (its bytes parsed into scratch_ when streaming).
+  absl::StatusOr<xla::HloInstructionProto*> Instruction(ComputationInput& input, int i, absl::string_view where);
+  absl::StatusOr<int64_t> InstructionId(ComputationInput& input, int i, absl::string_view where);
+  // Collectives with equal explicit replica groups share one copy of them,
+  // as the text parser's do (82,000 collectives of the generated 300k
+  // module hold 8 groups each: 50 MB unshared).
+  void ShareReplicaGroups(HloInstruction* inst) {
+    const std::optional<ReplicaGroups>& rg = inst->replica_groups();
+    if (!rg.has_value() || rg->form() != ReplicaGroups::Form::kExplicit || rg->empty()) return;
+    auto [it, added] = replica_groups_.try_emplace(rg->explicit_groups(), *rg);
+    if (!added) inst->set_replica_groups(it->second);
+  }
+  int InstructionCount(const ComputationInput& input) const {
+    return streamed_ ? static_cast<int>(input.instruction_bytes.size()) : input.fields->instructions_size();
+  }
 
   xla::HloModuleProto& proto_;
+  std::vector<ComputationInput> owned_inputs_;
+  std::vector<ComputationInput>* inputs_ = &owned_inputs_;
+  bool streamed_ = false;
+  int instruction_budget_ = 0;
+  xla::HloInstructionProto scratch_;
   std::unique_ptr<HloModule> module_;
   bool hilo_written_ = false;
   uint32_t instruction_flags_ = kXlaStyle;
@@ -1172,26 +1328,38 @@ class Decoder {
   absl::flat_hash_map<std::string, SharedShape> shapes_;
   std::string shape_key_;
   AsyncStarts async_starts_;
+  absl::flat_hash_map<std::vector<std::vector<int64_t>>, ReplicaGroups> replica_groups_;
 };
 
 absl::StatusOr<SharedShape> Decoder::InternShape(const xla::ShapeProto& sp) {
   // Equal shapes share one SharedShape, keyed by their encoding; the common
-  // array shape (no tuple, a layout of minor_to_major only) by its numbers.
+  // array shape (no tuple, a layout of minor_to_major only) by its numbers,
+  // as raw bytes after a 0 byte (which no serialized shape starts with).
   shape_key_.clear();
+  static const google::protobuf::Reflection* const shape_reflection = xla::ShapeProto::GetReflection();
+  static const google::protobuf::Reflection* const layout_reflection = xla::LayoutProto::GetReflection();
   const xla::LayoutProto& l = sp.layout();
   const bool plain_layout =
       !sp.has_layout() ||
       (l.tiles_size() == 0 && l.tail_padding_alignment_in_elements() == 0 &&
        l.element_size_in_bits() == 0 && l.memory_space() == 0 &&
        l.dynamic_shape_metadata_prefix_bytes() == 0 && !l.has_hilo_tail() &&
-       l.GetReflection()->GetUnknownFields(l).empty());
-  if (sp.tuple_shapes_size() == 0 && plain_layout && sp.GetReflection()->GetUnknownFields(sp).empty()) {
-    absl::StrAppend(&shape_key_, "a", static_cast<int>(sp.element_type()));
-    for (int64_t d : sp.dimensions()) absl::StrAppend(&shape_key_, ",", d);
-    for (bool d : sp.is_dynamic_dimension()) shape_key_.push_back(d ? 'd' : 's');
+       layout_reflection->GetUnknownFields(l).empty());
+  if (sp.tuple_shapes_size() == 0 && plain_layout && shape_reflection->GetUnknownFields(sp).empty()) {
+    auto append = [this](const void* data, size_t size) {
+      if (size > 0) shape_key_.append(static_cast<const char*>(data), size);
+    };
+    auto append_count = [&](int count) { append(&count, sizeof(count)); };
+    shape_key_.push_back('\0');
+    const int type = static_cast<int>(sp.element_type());
+    append(&type, sizeof(type));
+    append_count(sp.dimensions_size());
+    append(sp.dimensions().data(), sizeof(int64_t) * sp.dimensions_size());
+    append_count(sp.is_dynamic_dimension_size());
+    append(sp.is_dynamic_dimension().data(), sizeof(bool) * sp.is_dynamic_dimension_size());
     if (sp.has_layout()) {
-      shape_key_.push_back('{');
-      for (int64_t d : l.minor_to_major()) absl::StrAppend(&shape_key_, ",", d);
+      append_count(l.minor_to_major_size());
+      append(l.minor_to_major().data(), sizeof(int64_t) * l.minor_to_major_size());
     }
   } else if (!sp.SerializeToString(&shape_key_)) {
     return absl::InvalidArgumentError("bad shape");
@@ -1400,7 +1568,29 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
   return absl::OkStatus();
 }
 
-absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputation* comp) {
+absl::StatusOr<xla::HloInstructionProto*> Decoder::Instruction(ComputationInput& input, int i,
+                                                               absl::string_view where) {
+  if (!streamed_) return input.fields->mutable_instructions(i);
+  if (!ParseAtDepth(input.instruction_bytes[i], instruction_budget_, &scratch_)) {
+    return Malformed(absl::StrCat(where, ": instruction ", i + 1, " of ", input.instruction_bytes.size(),
+                                  " does not parse as an xla.HloInstructionProto"));
+  }
+  return &scratch_;
+}
+
+absl::StatusOr<int64_t> Decoder::InstructionId(ComputationInput& input, int i, absl::string_view where) {
+  if (!streamed_) return input.fields->instructions(i).id();
+  constexpr int kIdField = xla::HloInstructionProto::kIdFieldNumber;
+  std::optional<int64_t> id = ScanVarintField(input.instruction_bytes[i], kIdField);
+  if (!id.has_value()) {
+    return Malformed(absl::StrCat(where, ": instruction ", i + 1, " of ", input.instruction_bytes.size(),
+                                  " does not parse as an xla.HloInstructionProto"));
+  }
+  return *id;
+}
+
+absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation* comp) {
+  xla::HloComputationProto& cp = *input.fields;
   const std::string where = absl::StrCat("computation ", comp->name());
   xla::HiloComputationText text = std::move(*cp.mutable_hilo_text());
   cp.clear_hilo_text();
@@ -1411,35 +1601,30 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
   if (!cp.execution_thread().empty()) comp->set_execution_thread(cp.execution_thread());
   cp.clear_execution_thread();
 
-  const int n = cp.instructions_size();
-  // Ids: exact, and (for XLA's 64-bit ids) by their low 32 bits.
-  absl::flat_hash_map<int64_t, int> by_id;
-  absl::flat_hash_map<int64_t, int> by_local;
-  absl::flat_hash_set<int64_t> local_clash;
-  by_id.reserve(n);
-  for (int i = 0; i < n; ++i) {
-    const int64_t id = cp.instructions(i).id();
-    if (!by_id.emplace(id, i).second) {
-      return Invalid(where, absl::StrCat("instruction id ", id, " is used twice"));
-    }
-    const int64_t local = id & 0xffffffff;
-    if (!by_local.emplace(local, i).second) local_clash.insert(local);
-  }
-  auto find = [&](int64_t id) -> int {
-    if (auto it = by_id.find(id); it != by_id.end()) return it->second;
-    if (id >= 0 && id <= 0xffffffff && !local_clash.contains(id)) {
-      if (auto it = by_local.find(id); it != by_local.end()) return it->second;
-    }
-    return -1;
-  };
-  // The order instructions are added in: the text's, else a schedule's, else the proto's.
+  // Each instruction is read once (when streaming, its message is reused
+  // for the next): built, its attributes decoded; what refers to other
+  // instructions (operands, control predecessors) is kept as ids and
+  // resolved once all exist.
+  const int n = InstructionCount(input);
+  std::vector<int64_t> ids(n, 0);
+  InstructionIndex index;
+  auto used_twice = [&](int64_t id) { return Invalid(where, absl::StrCat("instruction id ", id, " is used twice")); };
+  // The order instructions are added in: the text's (by id: every id is
+  // read first), else the proto's.
   std::vector<int> order;
   order.reserve(n);
-  if (text.instruction_order_size() > 0) {
+  const bool ids_first = text.instruction_order_size() > 0;
+  if (ids_first) {
+    for (int i = 0; i < n; ++i) {
+      absl::StatusOr<int64_t> id = InstructionId(input, i, where);
+      if (!id.ok()) return id.status();
+      ids[i] = *id;
+    }
+    if (std::optional<int64_t> dup = index.Build(ids); dup.has_value()) return used_twice(*dup);
     if (text.instruction_order_size() != n) return Invalid(where, "instruction order is incomplete");
     std::vector<bool> seen(n, false);
     for (int64_t id : text.instruction_order()) {
-      const int i = find(id);
+      const int i = index.Find(id);
       if (i < 0 || seen[i]) return Invalid(where, "instruction order is not a permutation");
       seen[i] = true;
       order.push_back(i);
@@ -1448,8 +1633,30 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     for (int i = 0; i < n; ++i) order.push_back(i);
   }
   std::vector<HloInstruction*> insts(n, nullptr);
+  // Operand ids of the instructions in `order`, one after the other.
+  std::vector<int64_t> operand_ids;
+  std::vector<size_t> operands_end;
+  operands_end.reserve(n);
+  // (instruction index, control predecessor id), in `order`.
+  std::vector<std::pair<int, int64_t>> predecessor_ids;
+  // Called computations, named once the operands are there (a conditional's
+  // default names depend on its first operand's type).
+  struct Calls {
+    HloInstruction* inst;
+    std::vector<HloComputation*> called;
+    std::vector<xla::HiloCalledAttribute> names;
+  };
+  std::vector<Calls> calls;
   for (int i : order) {
-    xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
+    absl::StatusOr<xla::HloInstructionProto*> parsed = Instruction(input, i, where);
+    if (!parsed.ok()) return parsed.status();
+    xla::HloInstructionProto& ip = **parsed;
+    if (!ids_first) {
+      ids[i] = ip.id();
+    } else if (ip.id() != ids[i]) {
+      return absl::InternalError(absl::StrCat(where, ": instruction ", i + 1, "'s id was read as ", ids[i],
+                                              ", parsed as ", ip.id()));
+    }
     auto iwhere = [&] { return absl::StrCat(where, ", instruction ", ip.name(), " (id ", ip.id(), ")"); };
     if (ip.name().empty()) return Invalid(iwhere(), "instruction without a name");
     std::optional<HloOpcode> opcode = StringToHloOpcode(ip.opcode());
@@ -1476,31 +1683,12 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     }
     comp->AddInstruction(std::move(owned));
     insts[i] = inst;
-  }
-  for (int i : order) {
-    xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
-    HloInstruction* inst = insts[i];
-    inst->ReserveOperands(ip.operand_ids_size());
-    for (int64_t id : ip.operand_ids()) {
-      const int j = find(id);
-      if (j < 0) return Invalid(WhereOf(inst), absl::StrCat("operand id ", id, " names no instruction"));
-      inst->AppendOperand(insts[j]);
-    }
-    for (int64_t id : ip.control_predecessor_ids()) {
-      const int j = find(id);
-      if (j < 0) {
-        return Invalid(WhereOf(inst), absl::StrCat("control predecessor id ", id, " names no instruction"));
-      }
-      insts[j]->AddControlDependencyTo(inst);
-    }
+    operand_ids.insert(operand_ids.end(), ip.operand_ids().begin(), ip.operand_ids().end());
+    operands_end.push_back(operand_ids.size());
+    for (int64_t id : ip.control_predecessor_ids()) predecessor_ids.emplace_back(i, id);
     ip.clear_operand_ids();
     ip.clear_control_predecessor_ids();
     ip.clear_id();
-  }
-  std::vector<std::pair<HloInstruction*, HloComputation*>> async_followers;
-  for (int i : order) {
-    xla::HloInstructionProto& ip = *cp.mutable_instructions(i);
-    HloInstruction* inst = insts[i];
     // Called computations: must be defined (earlier in the proto).
     std::vector<HloComputation*> called;
     for (int64_t id : ip.called_computation_ids()) {
@@ -1513,31 +1701,60 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     }
     ip.clear_called_computation_ids();
     const xla::HiloInstructionText& t = ip.hilo_text();
-    // An async-update/-done's computation is its start's (checked below).
-    if (t.called_size() == 0 && IsAsyncFollower(inst->opcode()) && called.size() == 1) {
-      async_followers.emplace_back(inst, called[0]);
-      called.clear();
-    }
-    if (t.called_size() > 0) {
-      size_t at = 0;
-      for (const xla::HiloCalledAttribute& c : t.called()) {
-        if (c.count() < 0 || at + static_cast<size_t>(c.count()) > called.size()) {
-          return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
-        }
-        std::vector<HloComputation*> comps(called.begin() + at, called.begin() + at + c.count());
-        at += c.count();
-        inst->mutable_called_computation_attributes()->push_back({c.name(), std::move(comps), c.braced()});
-      }
-      if (at != called.size()) {
-        return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
-      }
-    } else if (!called.empty()) {
-      for (CalledComputationAttribute& c : DefaultCalledAttributes(*inst, called)) {
-        inst->mutable_called_computation_attributes()->push_back(std::move(c));
-      }
+    if (!called.empty() || t.called_size() > 0) {
+      calls.push_back({inst, std::move(called), {t.called().begin(), t.called().end()}});
     }
     if (absl::Status s = DecodeAttributes(ip, inst); !s.ok()) return s;
+    ShareReplicaGroups(inst);
     if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(ip.SerializeAsString());
+  }
+  if (!ids_first) {
+    if (std::optional<int64_t> dup = index.Build(ids); dup.has_value()) return used_twice(*dup);
+  }
+  size_t at_operand = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    HloInstruction* inst = insts[order[k]];
+    inst->ReserveOperands(static_cast<int64_t>(operands_end[k] - at_operand));
+    for (; at_operand < operands_end[k]; ++at_operand) {
+      const int64_t id = operand_ids[at_operand];
+      const int j = index.Find(id);
+      if (j < 0) return Invalid(WhereOf(inst), absl::StrCat("operand id ", id, " names no instruction"));
+      inst->AppendOperand(insts[j]);
+    }
+  }
+  for (const auto& [i, id] : predecessor_ids) {
+    const int j = index.Find(id);
+    if (j < 0) {
+      return Invalid(WhereOf(insts[i]), absl::StrCat("control predecessor id ", id, " names no instruction"));
+    }
+    insts[j]->AddControlDependencyTo(insts[i]);
+  }
+  // An async-update/-done's computation is its start's (checked below).
+  std::vector<std::pair<HloInstruction*, HloComputation*>> async_followers;
+  for (Calls& c : calls) {
+    HloInstruction* inst = c.inst;
+    if (c.names.empty() && IsAsyncFollower(inst->opcode()) && c.called.size() == 1) {
+      async_followers.emplace_back(inst, c.called[0]);
+      continue;
+    }
+    if (!c.names.empty()) {
+      size_t at = 0;
+      for (const xla::HiloCalledAttribute& name : c.names) {
+        if (name.count() < 0 || at + static_cast<size_t>(name.count()) > c.called.size()) {
+          return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+        }
+        std::vector<HloComputation*> comps(c.called.begin() + at, c.called.begin() + at + name.count());
+        at += name.count();
+        inst->mutable_called_computation_attributes()->push_back({name.name(), std::move(comps), name.braced()});
+      }
+      if (at != c.called.size()) {
+        return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+      }
+    } else {
+      for (CalledComputationAttribute& attr : DefaultCalledAttributes(*inst, c.called)) {
+        inst->mutable_called_computation_attributes()->push_back(std::move(attr));
+      }
+    }
   }
   for (auto& [inst, comp] : async_followers) {
     const HloInstruction* start = AsyncChainStart(inst, &async_starts_);
@@ -1548,7 +1765,7 @@ absl::Status Decoder::DecodeComputation(xla::HloComputationProto& cp, HloComputa
     }
   }
   if (n > 0) {
-    const int r = find(cp.root_id());
+    const int r = index.Find(cp.root_id());
     if (r < 0) return Invalid(where, absl::StrCat("root id ", cp.root_id(), " names no instruction"));
     comp->set_root_instruction(insts[r]);
   } else {
@@ -1635,11 +1852,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
   }
   // Computations: validated in the proto's order (callees first), added in
   // the text's order when it is recorded.
-  const int nc = proto_.computations_size();
+  std::vector<ComputationInput>& inputs = *inputs_;
+  const int nc = static_cast<int>(inputs.size());
+  auto computation = [&](int i) -> xla::HloComputationProto& { return *inputs[i].fields; };
   absl::flat_hash_map<int64_t, int> index_by_id;
   for (int i = 0; i < nc; ++i) {
-    if (!index_by_id.emplace(proto_.computations(i).id(), i).second) {
-      return Invalid("module", absl::StrCat("computation id ", proto_.computations(i).id(), " is used twice"));
+    if (!index_by_id.emplace(computation(i).id(), i).second) {
+      return Invalid("module", absl::StrCat("computation id ", computation(i).id(), " is used twice"));
     }
   }
   std::vector<int> add_order;
@@ -1665,7 +1884,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     entry = it->second;
   } else if (!proto_.entry_computation_name().empty()) {
     for (int i = 0; i < nc; ++i) {
-      if (proto_.computations(i).name() == proto_.entry_computation_name()) entry = i;
+      if (computation(i).name() == proto_.entry_computation_name()) entry = i;
     }
     if (entry < 0) return Invalid("module", "entry_computation_name names no computation");
   } else if (nc > 0) {
@@ -1675,17 +1894,20 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
   std::vector<HloComputation*> comps(nc, nullptr);
   absl::flat_hash_set<std::string> comp_names;
   for (int i : add_order) {
-    const std::string& name = proto_.computations(i).name();
+    const std::string& name = computation(i).name();
     if (name.empty()) return Invalid("module", "computation without a name");
     if (!comp_names.insert(name).second) {
       return Invalid("module", absl::StrCat("computation name ", name, " is used twice"));
     }
     comps[i] = module_->AddComputation(std::make_unique<HloComputation>(name), i == entry);
   }
+  size_t instruction_count = 0;
+  for (const ComputationInput& input : inputs) instruction_count += static_cast<size_t>(InstructionCount(input));
+  names_.reserve(instruction_count);
   module_->BeginBulkLoad();
   for (int i = 0; i < nc; ++i) {
-    xla::HloComputationProto& cp = *proto_.mutable_computations(i);
-    if (absl::Status s = DecodeComputation(cp, comps[i]); !s.ok()) {
+    xla::HloComputationProto& cp = computation(i);
+    if (absl::Status s = DecodeComputation(inputs[i], comps[i]); !s.ok()) {
       module_->EndBulkLoad();
       return s;
     }
@@ -1792,6 +2014,46 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
   return Decoder(proto).Run();
 }
 
+absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget) {
+  google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
+  constexpr int kComputationsField = xla::HloModuleProto::kComputationsFieldNumber;
+  constexpr int kInstructionsField = xla::HloComputationProto::kInstructionsFieldNumber;
+  const absl::Status not_a_module = Malformed("the bytes do not parse as an xla.HloModuleProto");
+  // The module's fields but its computations, and each computation's but
+  // its instructions, are parsed by protobuf (small messages, and so every
+  // field hilo does not model is kept as it would be in a whole message);
+  // the instructions stay bytes until they are built.
+  std::vector<absl::string_view> computation_bytes;
+  std::string rest;
+  if (!SplitField(bytes, kComputationsField, &computation_bytes, &rest)) return not_a_module;
+  if (computation_bytes.empty()) return absl::NotFoundError("the HloModuleProto has no computations");
+  xla::HloModuleProto fields;
+  if (!ParseAtDepth(rest, recursion_budget, &fields)) return not_a_module;
+  std::vector<xla::HloComputationProto> computation_fields(computation_bytes.size());
+  std::vector<ComputationInput> computations(computation_bytes.size());
+  for (size_t i = 0; i < computation_bytes.size(); ++i) {
+    rest.clear();
+    if (!SplitField(computation_bytes[i], kInstructionsField, &computations[i].instruction_bytes, &rest) ||
+        !ParseAtDepth(rest, recursion_budget - 1, &computation_fields[i])) {
+      return not_a_module;
+    }
+    computations[i].fields = &computation_fields[i];
+  }
+  const int instruction_budget = recursion_budget - 2;
+  absl::StatusOr<std::unique_ptr<HloModule>> module = Decoder(fields, computations, instruction_budget).Run();
+  if (!module.ok() && module.status().code() != absl::StatusCode::kDataLoss) {
+    // Protobuf's parser reads a whole message before hilo converts any of
+    // it: bytes that do not parse are no module, whatever else is wrong.
+    xla::HloInstructionProto scratch;
+    for (const ComputationInput& c : computations) {
+      for (absl::string_view b : c.instruction_bytes) {
+        if (!ParseAtDepth(b, instruction_budget, &scratch)) return not_a_module;
+      }
+    }
+  }
+  return module;
+}
+
 absl::StatusOr<xla::HloModuleProto> HloModuleToProto(const HloModule& module) {
   xla::HloModuleProto proto;
   if (absl::Status s = Encoder(module).Run(proto); !s.ok()) return s;
@@ -1803,11 +2065,19 @@ absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* prot
 }
 
 absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
+  // The name first (LoadModule tells an HloModuleProto by its first field),
+  // then the computations, then the module's other fields. Room for every
+  // instruction is reserved at once: a string that grows by doubling holds
+  // two copies while it moves (only the bytes written are memory in use).
+  std::string bytes;
+  int64_t instructions = 0;
+  for (const HloComputation* c : module.computations()) instructions += c->instruction_count();
+  bytes.reserve(static_cast<size_t>(instructions) * 256 + (size_t{1} << 20));
+  if (!module.name().empty()) AppendLengthDelimitedField(1, module.name(), &bytes);
   xla::HloModuleProto rest;
-  std::string computations;
-  if (absl::Status s = Encoder(module).Run(rest, &computations); !s.ok()) return s;
-  std::string bytes = rest.SerializeAsString();
-  bytes += computations;
+  if (absl::Status s = Encoder(module).Run(rest, &bytes); !s.ok()) return s;
+  if (rest.name() == module.name()) rest.clear_name();
+  bytes += rest.SerializeAsString();
   return bytes;
 }
 

@@ -31,6 +31,19 @@ namespace hilo {
 // is left is what hilo keeps opaque).
 absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProto& proto);
 
+// The binary HloModuleProto `bytes`, read without building the whole
+// message: its computations and their instructions are found as slices of
+// `bytes`, each instruction parsed into one reused message and built, the
+// rest (module and computation fields, unknown fields) parsed by protobuf
+// as it would be in the whole message. `recursion_budget` is what
+// protobuf's parser allows below the module at its depth in the file
+// (DefaultProtoRecursionBudget() minus the envelopes around it), so that
+// exactly the files protobuf parses are read. Errors: DataLoss when `bytes`
+// do not parse as an HloModuleProto, NotFound when it has no computations,
+// InvalidArgument (as HloModuleFromProto) for a message that parses but is
+// no valid module.
+absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget);
+
 absl::StatusOr<xla::HloModuleProto> HloModuleToProto(const HloModule& module);
 // Into an empty `proto`, which may live on an arena (faster for large modules).
 absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* proto);

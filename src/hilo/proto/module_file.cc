@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "hilo/proto/hlo_proto_convert.h"
+#include "hilo/proto/wire_split.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
 
@@ -152,13 +154,6 @@ std::string FirstUndeclaredField(const google::protobuf::Message& root) {
   return "";
 }
 
-// Parses binary `bytes` as `Message`; false (quietly) when they are not one.
-template <typename Message>
-bool ParseBinary(absl::string_view bytes, Message* message) {
-  google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
-  return message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-}
-
 // How many messages deep the first field-1 chain goes before a printable
 // byte: 1 for an HloModuleProto (field 1 is its name), 2 for an HloProto, 3
 // for an HloSnapshot; 0 when the bytes do not start that way.
@@ -184,7 +179,101 @@ absl::StatusOr<LoadedModule> Convert(xla::HloModuleProto& proto, absl::string_vi
   return loaded;
 }
 
-bool HasModule(const xla::HloModuleProto& m) { return m.computations_size() > 0; }
+absl::string_view MessageName(ProtoMessage message) {
+  switch (message) {
+    case ProtoMessage::kHloModuleProto: return "HloModuleProto";
+    case ProtoMessage::kHloProto: return "HloProto";
+    case ProtoMessage::kHloSnapshot: return "HloSnapshot";
+  }
+  return "";
+}
+
+// HILO_PROTO_WHOLE_MESSAGE=1: binary modules are parsed into a whole
+// HloModuleProto before they are converted (the reader before streaming;
+// its cost is in docs/performance.md, "Proto formats").
+bool ReadWholeMessages() {
+  static const bool whole = [] {
+    const char* v = std::getenv("HILO_PROTO_WHOLE_MESSAGE");
+    return v != nullptr && absl::string_view(v) == "1";
+  }();
+  return whole;
+}
+
+// The module of binary `bytes` read as `message`: the envelopes' fields are
+// parsed by protobuf, the module is streamed (HloModuleFromBytes). Errors
+// as HloModuleFromBytes: DataLoss / NotFound when the bytes are not that
+// message holding a module (the caller tries another), else the module's
+// error, prefixed with the file name.
+absl::StatusOr<LoadedModule> ReadBinaryAs(ProtoMessage message, absl::string_view bytes,
+                                          absl::string_view filename) {
+  google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
+  const int budget = DefaultProtoRecursionBudget();
+  const absl::Status not_it = absl::DataLossError("the bytes do not parse as this message");
+  LoadedModule loaded;
+  loaded.format = ModuleFormat::kProto;
+  loaded.message = message;
+  absl::string_view module_bytes = bytes;
+  int depth = 0;  // of the module in the file
+  std::string module_storage, hlo_storage, rest;
+  std::vector<absl::string_view> payloads;
+  xla::HloProto hlo_fields;  // an HloProto but its module
+  xla::HloSnapshot snapshot_fields;  // an HloSnapshot but its module
+  // Field 1 of `outer` (joined when repeated, as protobuf merges it), and
+  // the other fields parsed into `fields`.
+  auto split = [&](absl::string_view outer, int outer_budget, google::protobuf::MessageLite* fields,
+                   std::string* storage, absl::string_view* inner) {
+    payloads.clear();
+    rest.clear();
+    if (!SplitField(outer, 1, &payloads, &rest) || !ParseAtDepth(rest, outer_budget, fields)) return false;
+    *inner = JoinPayloads(payloads, storage);
+    return true;
+  };
+  switch (message) {
+    case ProtoMessage::kHloModuleProto:
+      break;
+    case ProtoMessage::kHloProto:
+      if (!split(bytes, budget, &hlo_fields, &module_storage, &module_bytes)) return not_it;
+      depth = 1;
+      break;
+    case ProtoMessage::kHloSnapshot: {
+      absl::string_view hlo;
+      if (!split(bytes, budget, &snapshot_fields, &hlo_storage, &hlo)) return not_it;
+      const bool has_hlo = !payloads.empty();
+      if (!split(hlo, budget - 1, &hlo_fields, &module_storage, &module_bytes)) return not_it;
+      if (has_hlo) *snapshot_fields.mutable_hlo() = std::move(hlo_fields);
+      depth = 2;
+      break;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<HloModule>> module;
+  if (ReadWholeMessages()) {
+    google::protobuf::Arena arena;
+    auto* m = google::protobuf::Arena::CreateMessage<xla::HloModuleProto>(&arena);
+    if (!ParseAtDepth(module_bytes, budget - depth, m) || m->computations_size() == 0) return not_it;
+    module = HloModuleFromProto(*m);
+  } else {
+    module = HloModuleFromBytes(module_bytes, budget - depth);
+  }
+  if (!module.ok()) {
+    const absl::StatusCode code = module.status().code();
+    if (code == absl::StatusCode::kDataLoss || code == absl::StatusCode::kNotFound) return module.status();
+    return Bad(filename, module.status().message());
+  }
+  loaded.module = *std::move(module);
+  switch (message) {
+    case ProtoMessage::kHloModuleProto:
+      break;
+    case ProtoMessage::kHloProto:
+      loaded.envelope = hlo_fields.SerializeAsString();
+      break;
+    case ProtoMessage::kHloSnapshot:
+      loaded.arguments.assign(snapshot_fields.arguments().begin(), snapshot_fields.arguments().end());
+      if (snapshot_fields.has_result()) loaded.result = snapshot_fields.result();
+      loaded.envelope = snapshot_fields.SerializeAsString();
+      break;
+  }
+  return loaded;
+}
 
 }  // namespace
 
@@ -295,43 +384,20 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
   } else if (absl::EndsWith(filename, ".hlo.pb") || nesting == 2) {
     order = {ProtoMessage::kHloProto, ProtoMessage::kHloModuleProto, ProtoMessage::kHloSnapshot};
   }
+  std::string note;  // why the first message type whose bytes got as far as an instruction failed
   for (ProtoMessage candidate : order) {
-    loaded.message = candidate;
-    // One arena per attempt: a large module's many small messages cost a
-    // pointer bump each, and go at once.
-    google::protobuf::Arena arena;
-    switch (candidate) {
-      case ProtoMessage::kHloSnapshot: {
-        auto* snap = google::protobuf::Arena::CreateMessage<xla::HloSnapshot>(&arena);
-        if (!ParseBinary(bytes, snap) || !HasModule(snap->hlo().hlo_module())) break;
-        loaded.arguments.assign(snap->arguments().begin(), snap->arguments().end());
-        if (snap->has_result()) loaded.result = snap->result();
-        absl::StatusOr<LoadedModule> out =
-            Convert(*snap->mutable_hlo()->mutable_hlo_module(), filename, std::move(loaded));
-        if (!out.ok()) return out;
-        snap->mutable_hlo()->clear_hlo_module();
-        out->envelope = snap->SerializeAsString();
-        return out;
-      }
-      case ProtoMessage::kHloProto: {
-        auto* hp = google::protobuf::Arena::CreateMessage<xla::HloProto>(&arena);
-        if (!ParseBinary(bytes, hp) || !HasModule(hp->hlo_module())) break;
-        absl::StatusOr<LoadedModule> out = Convert(*hp->mutable_hlo_module(), filename, std::move(loaded));
-        if (!out.ok()) return out;
-        hp->clear_hlo_module();
-        out->envelope = hp->SerializeAsString();
-        return out;
-      }
-      case ProtoMessage::kHloModuleProto: {
-        auto* m = google::protobuf::Arena::CreateMessage<xla::HloModuleProto>(&arena);
-        if (!ParseBinary(bytes, m) || !HasModule(*m)) break;
-        return Convert(*m, filename, std::move(loaded));
-      }
+    absl::StatusOr<LoadedModule> out = ReadBinaryAs(candidate, bytes, filename);
+    if (out.ok()) return out;
+    const absl::StatusCode code = out.status().code();
+    if (code != absl::StatusCode::kDataLoss && code != absl::StatusCode::kNotFound) return out.status();
+    if (note.empty() && absl::StrContains(out.status().message(), ": instruction ")) {
+      note = absl::StrCat("\nnote: read as an ", MessageName(candidate), ": ", out.status().message());
     }
   }
   return Bad(filename,
-             "not a binary xla.HloModuleProto, HloProto or HloSnapshot holding a module "
-             "(truncated, corrupt, or another message?)");
+             absl::StrCat("not a binary xla.HloModuleProto, HloProto or HloSnapshot holding a module "
+                          "(truncated, corrupt, or another message?)",
+                          note));
 }
 
 absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleFormat format,

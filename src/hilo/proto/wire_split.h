@@ -1,0 +1,51 @@
+// Protobuf's binary wire format, walked without building messages: how the
+// streaming reader (HloModuleFromBytes, docs/proto-format.md "Reading")
+// finds a module's computations and a computation's instructions as slices
+// of the input, and keeps every other field's bytes for protobuf's own
+// parser. A message's fields may come in any order and a field may repeat;
+// parsing the concatenation of a message's fields is parsing the message, so
+// "the selected field's payloads + the other fields' bytes" loses nothing.
+#ifndef HILO_PROTO_WIRE_SPLIT_H_
+#define HILO_PROTO_WIRE_SPLIT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message_lite.h"
+
+namespace hilo {
+
+// What protobuf's parser allows a top-level message (100 nested messages
+// below it); a message nested k deep in the file has this minus k left.
+int DefaultProtoRecursionBudget();
+
+// Splits the message `bytes` into the payloads of length-delimited field
+// `field` (views into `bytes`, in order) and the bytes of all other fields
+// (tags included, in order) appended to `*rest`. An occurrence of `field`
+// with another wire type is "other" (protobuf's parser keeps it as an
+// unknown field). False when `bytes` are not a well-formed message (a
+// truncated field, a bad tag or wire type, an unbalanced group): then
+// protobuf's parser would refuse them too.
+bool SplitField(absl::string_view bytes, int field, std::vector<absl::string_view>* payloads,
+                std::string* rest);
+
+// The last value of varint field `field` at the top level of the message
+// `bytes` (as protobuf's parser sees a singular field), 0 when absent;
+// nullopt when `bytes` are not well-formed.
+std::optional<int64_t> ScanVarintField(absl::string_view bytes, int field);
+
+// Parses `bytes` into `message` (cleared first) as protobuf's ParseFromArray
+// does, but with `recursion_budget` nested messages allowed below it (the
+// budget it has at its depth in the whole file). False when they do not parse.
+bool ParseAtDepth(absl::string_view bytes, int recursion_budget, google::protobuf::MessageLite* message);
+
+// The payloads as one message (a field repeated is merged: its payloads
+// concatenated). A single payload is returned as is, without a copy.
+absl::string_view JoinPayloads(const std::vector<absl::string_view>& payloads, std::string* storage);
+
+}  // namespace hilo
+
+#endif  // HILO_PROTO_WIRE_SPLIT_H_
