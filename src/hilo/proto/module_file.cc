@@ -136,7 +136,10 @@ std::string FirstUndeclaredField(const google::protobuf::Message& root) {
     const google::protobuf::Reflection& reflection = *m.GetReflection();
     const google::protobuf::UnknownFieldSet& unknown = reflection.GetUnknownFields(m);
     if (!unknown.empty()) {
-      return absl::StrCat("field ", unknown.field(0).number(), " of ", m.GetDescriptor()->full_name());
+      const int number = unknown.field(0).number();
+      const bool declared = m.GetDescriptor()->FindFieldByNumber(number) != nullptr;
+      return absl::StrCat("field ", number, " of ", m.GetDescriptor()->full_name(),
+                          declared ? " in a wire type its declaration does not have" : "");
     }
     fields.clear();
     reflection.ListFields(m, &fields);

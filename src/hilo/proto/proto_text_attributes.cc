@@ -568,6 +568,20 @@ bool ParseEnumText(const google::protobuf::EnumDescriptor* d, absl::string_view 
           return absl::StrCat(p.field());                                          \
         }                                                                          \
   }
+#define HILO_INDEX_VECTOR_DIM_MAPPER(applies, dnums)                               \
+  Mapper {                                                                         \
+    "index_vector_dim", applies,                                                   \
+        [](absl::string_view v, Proto* p) {                                        \
+          std::optional<int64_t> n = ParseInt(v);                                  \
+          if (!n.has_value()) return false;                                        \
+          p->mutable_##dnums()->set_index_vector_dim(*n);                          \
+          return true;                                                             \
+        },                                                                         \
+        [](const Proto& p) -> std::optional<std::string> {                         \
+          if (!p.has_##dnums()) return std::nullopt;                               \
+          return absl::StrCat(p.dnums().index_vector_dim());                       \
+        }                                                                          \
+  }
 #define HILO_STRING_MAPPER(attr, field, quoted)                                    \
   Mapper {                                                                         \
     attr, nullptr,                                                                 \
@@ -701,27 +715,10 @@ const std::vector<Mapper>& Mappers() {
                        scatter_dimension_numbers().scatter_indices_batching_dims(),
                        mutable_scatter_dimension_numbers()->mutable_scatter_indices_batching_dims(),
                        false),
-      Mapper{"index_vector_dim", [](HloOpcode op) { return IsGather(op) || IsScatter(op); },
-             [](absl::string_view v, Proto* p) {
-               std::optional<int64_t> n = ParseInt(v);
-               if (!n.has_value()) return false;
-               // Which message: the one an earlier gather/scatter attribute started.
-               if (p->has_scatter_dimension_numbers()) {
-                 p->mutable_scatter_dimension_numbers()->set_index_vector_dim(*n);
-               } else {
-                 p->mutable_gather_dimension_numbers()->set_index_vector_dim(*n);
-               }
-               return true;
-             },
-             [](const Proto& p) -> std::optional<std::string> {
-               if (p.has_scatter_dimension_numbers()) {
-                 return absl::StrCat(p.scatter_dimension_numbers().index_vector_dim());
-               }
-               if (p.has_gather_dimension_numbers()) {
-                 return absl::StrCat(p.gather_dimension_numbers().index_vector_dim());
-               }
-               return std::nullopt;
-             }},
+      // One per message, chosen by opcode: the attribute may come before
+      // any other dimension-numbers attribute in the text.
+      HILO_INDEX_VECTOR_DIM_MAPPER(IsGather, gather_dimension_numbers),
+      HILO_INDEX_VECTOR_DIM_MAPPER(IsScatter, scatter_dimension_numbers),
       HILO_LIST_MAPPER("slice_sizes", IsGather, gather_slice_sizes_size() > 0, gather_slice_sizes(),
                        mutable_gather_slice_sizes(), false),
       HILO_BOOL_MAPPER("indices_are_sorted", indices_are_sorted),
