@@ -41,6 +41,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/file_io.h"
+#include "common/malloc_tunables.h"
 #include "common/tool_cli.h"
 #include "pass_messages.h"
 #include "hilo/analysis/hlo_verifier.h"
@@ -868,6 +869,7 @@ int Main(int argc, char** argv) {
     options.explain_only = *std::move(only);
   }
   if (absl::Status status = CheckOutputs(options); !status.ok()) return tool::Fail(kTool, status);
+  tool::ReexecWithMallocTunables(argv, options.input);  // before anything large is allocated
 
   Driver driver(options, registry, std::move(pass_names));
   return driver.Run();

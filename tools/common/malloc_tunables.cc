@@ -1,0 +1,46 @@
+#include "malloc_tunables.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace hilo::tool {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+}  // namespace
+
+bool WantsMallocTunables(const std::string& input_path) {
+#ifdef __GLIBC__
+  if (kSanitized || std::getenv("GLIBC_TUNABLES") != nullptr) return false;
+  const char* use = std::getenv("HILO_MALLOC_TUNABLES");
+  if (use != nullptr && std::strcmp(use, "0") == 0) return false;
+  struct stat st;
+  return stat(input_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= kLargeInputBytes;
+#else
+  (void)input_path;
+  return false;
+#endif
+}
+
+void ReexecWithMallocTunables(char** argv, const std::string& input_path) {
+  if (!WantsMallocTunables(input_path)) return;
+  if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=16777216", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  unsetenv("GLIBC_TUNABLES");  // the exec failed: run as we are
+}
+
+}  // namespace hilo::tool

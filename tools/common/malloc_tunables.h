@@ -1,0 +1,35 @@
+// Gives a tool's process glibc's malloc settings for large modules, through
+// glibc's public tunables (GLIBC_TUNABLES, read only when a process starts):
+// the process re-executes itself once with them set. Parsing a module
+// allocates many small objects the IR's arena does not hold; in 4 KiB pages
+// each first touch is a page fault (~13 us on this project's VM), so the
+// heap is put in transparent huge pages (`glibc.malloc.hugetlb=1`, glibc >=
+// 2.35; older glibc ignores it) and grown 16 MiB at a time
+// (`glibc.malloc.top_pad`). Measured gain and switch: docs/performance.md
+// ("eighth session: memory and the heap"). Nothing here reads glibc's
+// private heap layout.
+#ifndef HILO_TOOLS_COMMON_MALLOC_TUNABLES_H_
+#define HILO_TOOLS_COMMON_MALLOC_TUNABLES_H_
+
+#include <string>
+
+namespace hilo::tool {
+
+// Re-executes the running program (/proc/self/exe) with `argv` and
+// GLIBC_TUNABLES set when `input_path` is a file of at least
+// kLargeInputBytes (below that the second start-up, ~2.5 ms, costs more than
+// the settings gain), unless GLIBC_TUNABLES is already set (the user's
+// choice, or this process after its re-execution), HILO_MALLOC_TUNABLES=0,
+// the build is not for glibc, or a sanitizer replaces malloc. Returns only
+// when it does not re-execute (also when the exec fails). Call it before the
+// process has done anything it should not do twice.
+inline constexpr long long kLargeInputBytes = 16ll << 20;
+void ReexecWithMallocTunables(char** argv, const std::string& input_path);
+
+// Whether ReexecWithMallocTunables would re-execute for `input_path` (all of
+// its conditions but the exec itself).
+bool WantsMallocTunables(const std::string& input_path);
+
+}  // namespace hilo::tool
+
+#endif  // HILO_TOOLS_COMMON_MALLOC_TUNABLES_H_
