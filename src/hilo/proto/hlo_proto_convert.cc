@@ -989,9 +989,13 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       }
     }
   }
-  // Raw attributes: mapped to XLA's field where one gives the text back.
+  // Raw attributes: mapped to XLA's field where one gives the text back. An
+  // iota that also has `dimensions=` keeps `iota_dimension=` as text: both
+  // would be XLA's one `dimensions` field.
+  const bool iota_with_dimensions = inst.opcode() == HloOpcode::kIota && inst.dimensions().has_value();
   for (const RawAttribute& raw : inst.raw_attributes()) {
-    if (!EncodeTextAttribute(inst.opcode(), raw.name, raw.value, p)) {
+    const bool shared_field = iota_with_dimensions && raw.name == "iota_dimension";
+    if (shared_field || !EncodeTextAttribute(inst.opcode(), raw.name, raw.value, p)) {
       xla::HiloAttribute* a = text.add_attributes();
       a->set_name(raw.name);
       a->set_value(raw.value);
