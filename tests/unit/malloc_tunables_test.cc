@@ -14,11 +14,7 @@
 namespace hilo::tool {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = kMallocReplacedBySanitizer;
 
 // A sparse file of `bytes` (no disk space used).
 std::string SparseFile(const std::string& name, long long bytes) {

@@ -7,25 +7,10 @@
 #include <cstring>
 
 namespace hilo::tool {
-namespace {
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-}  // namespace
 
 bool WantsMallocTunables(const std::string& input_path) {
 #ifdef __GLIBC__
-  if (kSanitized || std::getenv("GLIBC_TUNABLES") != nullptr) return false;
+  if (kMallocReplacedBySanitizer || std::getenv("GLIBC_TUNABLES") != nullptr) return false;
   const char* use = std::getenv("HILO_MALLOC_TUNABLES");
   if (use != nullptr && std::strcmp(use, "0") == 0) return false;
   struct stat st;

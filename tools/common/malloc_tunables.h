@@ -24,6 +24,19 @@ namespace hilo::tool {
 // when it does not re-execute (also when the exec fails). Call it before the
 // process has done anything it should not do twice.
 inline constexpr long long kLargeInputBytes = 16ll << 20;
+
+// True when a sanitizer replaces malloc (the tunables then do nothing).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kMallocReplacedBySanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kMallocReplacedBySanitizer = true;
+#else
+inline constexpr bool kMallocReplacedBySanitizer = false;
+#endif
+#else
+inline constexpr bool kMallocReplacedBySanitizer = false;
+#endif
 void ReexecWithMallocTunables(char** argv, const std::string& input_path);
 
 // Whether ReexecWithMallocTunables would re-execute for `input_path` (all of
