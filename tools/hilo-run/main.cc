@@ -136,8 +136,7 @@ int Main(int argc, char** argv) {
         std::vector<std::string> values;
         for (int64_t k = 0; k < array->size(); ++k) {
           hilo::eval::Array one(array->type(), {});
-          if (array->is_float()) one.f()[0] = array->f()[k];
-          else one.i()[0] = array->i()[k];
+          one.CopyElement(0, *array, k);
           std::string s = one.ToString();
           values.push_back(s.substr(s.find(' ') + 1));
         }

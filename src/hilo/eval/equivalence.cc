@@ -33,8 +33,13 @@ absl::Status CompareLeaf(const Array& b, const Array& a, int64_t device, OutputC
   if (a.type() != b.type() || a.dims() != b.dims()) {
     return absl::InternalError(absl::StrCat(c->output, ": shapes differ at run time"));
   }
-  for (int64_t k = 0; k < b.size(); ++k) {
-    const double x = b.GetDouble(k), y = a.GetDouble(k);
+  // A complex element is two parts, each compared as a float (index 2k + 1:
+  // the imaginary part of element k).
+  const int64_t parts = b.is_complex() ? 2 : 1;
+  for (int64_t p = 0; p < b.size() * parts; ++p) {
+    const int64_t k = p / parts;
+    const bool imag = p % parts == 1;
+    const double x = imag ? b.im()[k] : b.GetDouble(k), y = imag ? a.im()[k] : a.GetDouble(k);
     double abs_err, rel_err;
     bool ok;
     if (!b.is_float()) {

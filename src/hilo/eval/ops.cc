@@ -137,11 +137,7 @@ Array GatherStrided(const Array& src, std::vector<int64_t> out_dims, int64_t bas
   std::vector<int64_t> index(rank, 0);
   int64_t offset = base;
   for (int64_t k = 0; k < n; ++k) {
-    if (src.is_float()) {
-      out.f()[k] = src.f()[offset];
-    } else {
-      out.i()[k] = src.i()[offset];
-    }
+    out.CopyElement(k, src, offset);
     for (int64_t d = rank - 1; d >= 0; --d) {
       offset += strides[d];
       if (++index[d] < out.dims()[d]) break;
@@ -377,6 +373,7 @@ absl::StatusOr<Array> Elementwise(const HloInstruction& instr, absl::Span<const 
     }
   }
   const int64_t n = out.size();
+  if (IsComplexArray(*ops[0])) return ComplexElementwise(instr, ops);
   if (ops.size() == 1) {
     const Array& a = ops[0]->array();
     if (a.is_float()) {
@@ -430,6 +427,7 @@ absl::StatusOr<Array> Compare(const HloInstruction& instr, const Array& a, const
   if (a.dims() != b.dims() || a.type() != b.type()) return Error(instr, "operand shapes differ");
   const int direction = ComparisonDirection(*dir);
   if (direction < 0) return Error(instr, absl::StrCat("unknown direction ", *dir));
+  if (a.is_complex()) return ComplexCompare(instr, a, b, direction);
   Array out(PrimitiveType::PRED, a.dims());
   const int64_t n = a.size();
   // One loop per kind (the kind is fixed per array).
@@ -452,7 +450,9 @@ absl::StatusOr<Array> Convert(const HloInstruction& instr, const Array& a) {
   EVAL_RETURN_IF_ERROR(CheckSupportedElementType(t));
   Array out(t, a.dims());
   const int64_t n = a.size();
-  if (!a.is_float() && !out.is_float()) {
+  if (a.is_complex() || out.is_complex()) {
+    for (int64_t k = 0; k < n; ++k) ComplexConvertElement(a, k, &out);
+  } else if (!a.is_float() && !out.is_float()) {
     for (int64_t k = 0; k < n; ++k) {
       const int64_t v = a.i()[k];
       // Unsigned sources are read unsigned (u32 4294967295 -> s64 4294967295).
@@ -587,8 +587,7 @@ absl::StatusOr<Array> DynamicUpdateSlice(const HloInstruction& instr,
   int64_t offset = 0;
   for (int64_t d = 0; d < rank; ++d) offset += (*starts)[d] * strides[d];
   for (int64_t k = 0; k < u.size(); ++k) {
-    if (a.is_float()) out.f()[offset] = u.f()[k];
-    else out.i()[offset] = u.i()[k];
+    out.CopyElement(offset, u, k);
     for (int64_t d = rank - 1; d >= 0; --d) {
       offset += strides[d];
       if (++index[d] < u.dims()[d]) break;
@@ -614,8 +613,7 @@ absl::StatusOr<Array> Pad(const HloInstruction& instr, const Array& a, const Arr
     out_dims.push_back(size);
   }
   Array out(a.type(), out_dims);
-  if (out.is_float()) std::fill(out.f().begin(), out.f().end(), pad_value.f()[0]);
-  else std::fill(out.i().begin(), out.i().end(), pad_value.i()[0]);
+  out.FillWith(pad_value);
   const std::vector<int64_t> out_strides = RowMajorStrides(out_dims);
   const int64_t rank = a.rank();
   std::vector<int64_t> index(rank, 0);
@@ -631,8 +629,7 @@ absl::StatusOr<Array> Pad(const HloInstruction& instr, const Array& a, const Arr
       offset += pos * out_strides[d];
     }
     if (inside) {
-      if (a.is_float()) out.f()[offset] = a.f()[k];
-      else out.i()[offset] = a.i()[k];
+      out.CopyElement(offset, a, k);
     }
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++index[d] < a.dims()[d]) break;
@@ -670,7 +667,8 @@ absl::StatusOr<Value> Constant(const HloInstruction& instr) {
     if (pos + a.size() > elements->size()) return Error(instr, "literal has too few elements");
     for (int64_t k = 0; k < a.size(); ++k, ++pos) {
       const LiteralElement& e = (*elements)[pos];
-      if (a.is_float()) a.SetDouble(k, e.real);
+      if (a.is_complex()) a.SetComplex(k, e.real, e.imag);
+      else if (a.is_float()) a.SetDouble(k, e.real);
       else a.SetInt(k, e.s);
     }
   }
@@ -687,8 +685,7 @@ absl::StatusOr<Array> Select(const HloInstruction& instr, const Array& p, const 
   Array out(t.type(), t.dims());
   for (int64_t k = 0; k < out.size(); ++k) {
     const bool c = p.i()[scalar_pred ? 0 : k] != 0;
-    if (out.is_float()) out.f()[k] = c ? t.f()[k] : f.f()[k];
-    else out.i()[k] = c ? t.i()[k] : f.i()[k];
+    out.CopyElement(k, c ? t : f, k);
   }
   return out;
 }
@@ -750,8 +747,7 @@ absl::StatusOr<Value> Reduce(const HloInstruction& instr, absl::Span<const Value
     const Array& init = ops[n + v]->array();
     if (init.size() != 1) return Error(instr, "init value is not a scalar");
     Array out(init.type(), out_dims);
-    if (out.is_float()) std::fill(out.f().begin(), out.f().end(), init.f()[0]);
-    else std::fill(out.i().begin(), out.i().end(), init.i()[0]);
+    out.FillWith(init);
     if (ops[v]->array().type() != init.type()) return Error(instr, "operand and init types differ");
     outs.push_back(std::move(out));
     xs.push_back(&ops[v]->array());
@@ -812,6 +808,7 @@ absl::Status Reducer::Combine(absl::Span<Array* const> acc, int64_t acc_index,
     Array& a = *acc[0];
     const Array& b = *x[0];
     if (a.type() != b.type()) return absl::InvalidArgumentError("reduction types differ");
+    if (a.is_complex()) return CombineComplex(*binary_, &a, acc_index, b, x_index);
     if (a.is_float()) {
       auto r = FloatBinary(*binary_, a.f()[acc_index], b.f()[x_index]);
       if (!r.ok()) return r.status();
@@ -841,8 +838,7 @@ absl::Status Reducer::Combine(absl::Span<Array* const> acc, int64_t acc_index,
       return absl::InvalidArgumentError(
           absl::StrCat("reducer ", computation_->name(), " returned a value of the wrong type"));
     }
-    if (acc[v]->is_float()) acc[v]->f()[acc_index] = leaves[v]->f()[0];
-    else acc[v]->i()[acc_index] = leaves[v]->i()[0];
+    acc[v]->CopyElement(acc_index, *leaves[v], 0);
   }
   return absl::OkStatus();
 }
@@ -938,6 +934,13 @@ absl::StatusOr<Array> DotGeneral(const Array& lhs, const Array& rhs,
   const int64_t B = product(lhs_batch, lhs), M = product(lfree, lhs), N = product(rfree, rhs),
                 K = product(lhs_contracting, lhs);
   Array out(out_type, out_dims);
+  if (out.is_complex()) {
+    ComplexProduct(lc, rc, B, M, N, K, &out);
+    return out;
+  }
+  if (lhs.is_complex() || rhs.is_complex()) {
+    return absl::InvalidArgumentError("dot: complex operands need a complex result");
+  }
   if (lhs.is_float()) {
     // Eigen's blocked matrix product, per batch: C = A * B^T with A [M, K]
     // and B [N, K] row-major. f64 in double; every narrower type in float,
@@ -1007,6 +1010,9 @@ absl::StatusOr<Array> ConcatenateArrays(absl::Span<const Array* const> parts, in
       const int64_t src = row * chunk;
       if (out.is_float()) {
         std::copy(p->f().begin() + src, p->f().begin() + src + chunk, out.f().begin() + out_pos);
+        if (out.is_complex()) {
+          std::copy(p->im().begin() + src, p->im().begin() + src + chunk, out.im().begin() + out_pos);
+        }
       } else {
         std::copy(p->i().begin() + src, p->i().begin() + src + chunk, out.i().begin() + out_pos);
       }
@@ -1037,8 +1043,12 @@ absl::StatusOr<Array> ReshapeArray(const Array& array, std::vector<int64_t> dims
                                                    absl::StrJoin(dims, ","), "]"));
   }
   Array out(array.type(), std::move(dims));
-  if (array.is_float()) out.f() = array.f();
-  else out.i() = array.i();
+  if (array.is_float()) {
+    out.f() = array.f();
+    out.im() = array.im();
+  } else {
+    out.i() = array.i();
+  }
   return out;
 }
 
@@ -1181,8 +1191,7 @@ absl::StatusOr<Array> Gather(const HloInstruction& instr, const Array& operand, 
       if (start[d] >= operand.dims()[d]) return Error(instr, "slice out of the operand's bounds");
       src += start[d] * op_strides[d];
     }
-    if (operand.is_float()) out.f()[k] = operand.f()[src];
-    else out.i()[k] = operand.i()[src];
+    out.CopyElement(k, operand, src);
   }
   return out;
 }
@@ -1299,6 +1308,7 @@ uint64_t ElementBits(const Array& a, int64_t k) {
       return bits;
     }
     default:
+      if (HasSmallFloatEncoding(a.type())) return SmallFloatBits(a.type(), a.f()[k]);
       return UnsignedBits(a.type(), a.i()[k]);
   }
 }
@@ -1329,7 +1339,11 @@ void SetFromBits(Array* out, int64_t k, uint64_t bits) {
       break;
     }
     default:
-      out->SetInt(k, static_cast<int64_t>(bits));
+      if (HasSmallFloatEncoding(out->type())) {
+        out->f()[k] = SmallFloatFromBits(out->type(), bits);
+      } else {
+        out->SetInt(k, static_cast<int64_t>(bits));
+      }
   }
 }
 
@@ -1342,10 +1356,12 @@ void SetFromBits(Array* out, int64_t k, uint64_t bits) {
 absl::StatusOr<Array> BitcastConvert(const HloInstruction& instr, const Array& a) {
   const PrimitiveType to = instr.shape().element_type();
   const int from_bits = BitWidth(a.type()), to_bits = BitWidth(to);
-  // Float encodings known here: f64, f32, bf16, f16 (not the fp8 types).
+  // Float encodings known here: f64, f32, bf16, f16, the fp8 types,
+  // f4e2m1fn and f8e8m0fnu (not complex).
   auto encodable = [](PrimitiveType t) {
-    return !IsFloatingPointType(t) || t == PrimitiveType::F64 || t == PrimitiveType::F32 ||
-           t == PrimitiveType::BF16 || t == PrimitiveType::F16;
+    return !IsComplexType(t) && (!IsFloatingPointType(t) || t == PrimitiveType::F64 ||
+                                 t == PrimitiveType::F32 || t == PrimitiveType::BF16 ||
+                                 t == PrimitiveType::F16 || HasSmallFloatEncoding(t));
   };
   if (to == PrimitiveType::PRED || a.type() == PrimitiveType::PRED || from_bits <= 0 || to_bits <= 0 ||
       from_bits > 64 || to_bits > 64 || !encodable(to) || !encodable(a.type())) {
@@ -1481,6 +1497,38 @@ absl::StatusOr<Array> BatchNormInference(const HloInstruction& instr, const Arra
   return out;
 }
 
+// Complex values reach only the instructions that implement them: data
+// movement (Array::CopyElement copies both parts), the elementwise ops of
+// complex.cc, compare, convert, dot, reduce / scatter with add or multiply,
+// complex, real, imag. Anything else on a complex operand or result is an
+// error naming the opcode, never a result computed on the real parts alone.
+static absl::Status CheckComplexSupported(const HloInstruction& instr, absl::Span<const Value* const> ops) {
+  bool complex = instr.shape().IsArray() && IsComplexType(instr.shape().element_type());
+  for (const Value* v : ops) complex = complex || IsComplexArray(*v);
+  if (!complex) return absl::OkStatus();
+  switch (instr.opcode()) {
+    case HloOpcode::kBroadcast: case HloOpcode::kReshape: case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose: case HloOpcode::kReverse: case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice: case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kConcatenate:
+    case HloOpcode::kPad: case HloOpcode::kGather: case HloOpcode::kScatter: case HloOpcode::kSelect:
+    case HloOpcode::kCopy: case HloOpcode::kTuple: case HloOpcode::kGetTupleElement:
+    case HloOpcode::kAddDependency: case HloOpcode::kOptimizationBarrier: case HloOpcode::kConstant:
+    case HloOpcode::kConvert: case HloOpcode::kComplex: case HloOpcode::kReal: case HloOpcode::kImag:
+    case HloOpcode::kCompare: case HloOpcode::kDot: case HloOpcode::kReduce:
+    // Elementwise: complex.cc names the unsupported ones (e.g. maximum).
+    case HloOpcode::kAdd: case HloOpcode::kSubtract: case HloOpcode::kMultiply: case HloOpcode::kDivide:
+    case HloOpcode::kPower: case HloOpcode::kNegate: case HloOpcode::kAbs: case HloOpcode::kExp:
+    case HloOpcode::kExpm1: case HloOpcode::kLog: case HloOpcode::kLog1p: case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt: case HloOpcode::kSin: case HloOpcode::kCos: case HloOpcode::kTan:
+    case HloOpcode::kTanh: case HloOpcode::kSign:
+      return absl::OkStatus();
+    default:
+      return absl::UnimplementedError(absl::StrCat("the interpreter does not support ",
+                                                   HloOpcodeString(instr.opcode()),
+                                                   " on complex values (instruction %", instr.name(), ")"));
+  }
+}
+
 absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
                                                absl::Span<const Value* const> ops,
                                                const DeviceIds& ids, const ApplyFn& apply) {
@@ -1508,6 +1556,7 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
       return Error(instr, st.message());
     }
   }
+  EVAL_RETURN_IF_ERROR(CheckComplexSupported(instr, ops));
   if (IsElementwiseBinary(op) || IsElementwiseUnary(op) || op == HloOpcode::kIsFinite) {
     EVAL_RETURN_IF_ERROR(need_arrays(ops.size()));
     return array_result(Elementwise(instr, ops));
@@ -1616,6 +1665,13 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kGather:
       EVAL_RETURN_IF_ERROR(need_arrays(2));
       return array_result(Gather(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kComplex:
+      EVAL_RETURN_IF_ERROR(need_arrays(2));
+      return array_result(ComplexFromParts(instr, ops[0]->array(), ops[1]->array()));
+    case HloOpcode::kReal:
+    case HloOpcode::kImag:
+      EVAL_RETURN_IF_ERROR(need_arrays(1));
+      return array_result(ComplexPart(instr, ops[0]->array()));
     case HloOpcode::kBitcastConvert:
       EVAL_RETURN_IF_ERROR(need_arrays(1));
       return array_result(BitcastConvert(instr, ops[0]->array()));

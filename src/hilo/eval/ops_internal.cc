@@ -161,8 +161,7 @@ Value ArraysToValue(std::vector<Array> arrays, bool tuple) {
 
 Value ScalarAt(const Array& a, int64_t k) {
   Array s(a.type(), {});
-  if (a.is_float()) s.f()[0] = a.f()[k];
-  else s.i()[0] = a.i()[k];
+  s.CopyElement(0, a, k);
   return Value::FromArray(std::move(s));
 }
 

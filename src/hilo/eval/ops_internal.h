@@ -174,6 +174,22 @@ absl::StatusOr<Array> Map(const HloInstruction& instr, absl::Span<const Value* c
                           const ApplyFn& apply);
 absl::StatusOr<Value> TopK(const HloInstruction& instr, const Array& operand, const ApplyFn& apply);
 
+// Complex types (complex.cc).
+bool IsComplexArray(const Value& v);
+// An elementwise op on complex operands (abs gives the component type).
+absl::StatusOr<Array> ComplexElementwise(const HloInstruction& instr, absl::Span<const Value* const> ops);
+// complex(re, im); real(x) / imag(x) (of a real x: x / 0).
+absl::StatusOr<Array> ComplexFromParts(const HloInstruction& instr, const Array& re, const Array& im);
+absl::StatusOr<Array> ComplexPart(const HloInstruction& instr, const Array& x);
+// compare EQ (direction 0) or NE (1) of two complex arrays.
+absl::StatusOr<Array> ComplexCompare(const HloInstruction& instr, const Array& a, const Array& b, int direction);
+// out[k] = convert(a[k]) where a or out is complex (complex -> real: the real part).
+void ComplexConvertElement(const Array& a, int64_t k, Array* out);
+// acc[i] = acc[i] op x[j] for a complex reducer's add or multiply.
+absl::Status CombineComplex(HloOpcode op, Array* acc, int64_t acc_index, const Array& x, int64_t x_index);
+// The complex dot of canonical [B, M, K] x [B, N, K] operands (either may be real).
+void ComplexProduct(const Array& lc, const Array& rc, int64_t B, int64_t M, int64_t N, int64_t K, Array* out);
+
 }  // namespace eval
 }  // namespace hilo
 

@@ -32,10 +32,12 @@ class Hasher {
     Add(static_cast<uint64_t>(a.type()));
     for (int64_t d : a.dims()) Add(static_cast<uint64_t>(d));
     if (a.is_float()) {
-      for (double x : a.f()) {
-        uint64_t bits;
-        std::memcpy(&bits, &x, sizeof(bits));
-        Add(bits);
+      for (const std::vector<double>* part : {&a.f(), &a.im()}) {  // im() is empty unless complex
+        for (double x : *part) {
+          uint64_t bits;
+          std::memcpy(&bits, &x, sizeof(bits));
+          Add(bits);
+        }
       }
     } else {
       for (int64_t x : a.i()) Add(static_cast<uint64_t>(x));

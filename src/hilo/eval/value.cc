@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -40,6 +41,10 @@ bool IsSupportedElementType(PrimitiveType type) {
     case PrimitiveType::F8E4M3FNUZ:
     case PrimitiveType::F8E4M3:
     case PrimitiveType::F8E3M4:
+    case PrimitiveType::F4E2M1FN:
+    case PrimitiveType::F8E8M0FNU:
+    case PrimitiveType::C64:
+    case PrimitiveType::C128:
       return true;
     default:
       return false;
@@ -104,13 +109,36 @@ double RoundToSmallFloat(const SmallFloat& fmt, double value) {
   return std::signbit(value) ? -r : r;
 }
 
+// f8e8m0fnu (OCP MX's E8M0 scale: 2^(bits - 127), bits 0..254, 0xFF NaN; no
+// sign, zero or infinity), as ml_dtypes converts from f32: round to nearest
+// even on the f32 bits at the exponent (so 1.5 * 2^e goes to the even
+// biased exponent); zero, negatives, infinities, NaN and values that round
+// past 2^127 are NaN. Below 2^-127 (f32 subnormals) the same bit rounding
+// gives 2^-127 or 2^-126.
+double RoundToE8M0(float f) {
+  if (!(f > 0) || std::isinf(f)) return std::numeric_limits<double>::quiet_NaN();
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  const uint32_t rounded = (bits + 0x3fffffu + ((bits >> 23) & 1u)) >> 23;
+  if (rounded > 0xfe) return std::numeric_limits<double>::quiet_NaN();
+  return std::ldexp(1.0, static_cast<int>(rounded) - 127);
+}
+
 }  // namespace
+
+PrimitiveType ComplexComponentType(PrimitiveType type) {
+  if (type == PrimitiveType::C64) return PrimitiveType::F32;
+  if (type == PrimitiveType::C128) return PrimitiveType::F64;
+  return type;
+}
 
 double RoundToFloatType(PrimitiveType type, double value) {
   switch (type) {
     case PrimitiveType::F64:
+    case PrimitiveType::C128:
       return value;
     case PrimitiveType::F32:
+    case PrimitiveType::C64:
       return static_cast<double>(static_cast<float>(value));
     case PrimitiveType::BF16:
       return static_cast<double>(RoundFloatToBf16(static_cast<float>(value)));
@@ -127,8 +155,18 @@ double RoundToFloatType(PrimitiveType type, double value) {
   static constexpr SmallFloat kE4M3FNUZ{3, -7, 240, false, false};
   static constexpr SmallFloat kE4M3{3, -6, 240, true, true};
   static constexpr SmallFloat kE3M4{4, -2, 15.5, true, true};
+  // f4e2m1fn: no infinity and no NaN. ml_dtypes maps overflow and infinities
+  // to +-6 (its "infinity" is the largest value) and NaN to its "quiet NaN"
+  // 0b1000, i.e. -0 (+0 for a NaN with the sign bit set).
+  static constexpr SmallFloat kE2M1{1, 0, 6, true, true};
   const double f = static_cast<float>(value);
   switch (type) {
+    case PrimitiveType::F4E2M1FN: {
+      if (std::isnan(f)) return std::signbit(f) ? 0.0 : -0.0;
+      const double r = RoundToSmallFloat(kE2M1, f);
+      return std::isinf(r) ? std::copysign(6.0, r) : r;
+    }
+    case PrimitiveType::F8E8M0FNU: return RoundToE8M0(static_cast<float>(f));
     case PrimitiveType::F8E5M2: return RoundToSmallFloat(kE5M2, f);
     case PrimitiveType::F8E4M3FN: return RoundToSmallFloat(kE4M3FN, f);
     case PrimitiveType::F8E4M3B11FNUZ: return RoundToSmallFloat(kE4M3B11FNUZ, f);
@@ -138,6 +176,98 @@ double RoundToFloatType(PrimitiveType type, double value) {
     case PrimitiveType::F8E3M4: return RoundToSmallFloat(kE3M4, f);
     default: return value;
   }
+}
+
+namespace {
+
+// The bit encoding of a float type of at most 8 bits, from its definition
+// (ml_dtypes' README and the OCP FP8 / MX specifications).
+struct SmallEncoding {
+  enum class Nan { kIeee, kFn, kFnuz, kNone, kE8M0 };
+  int exponent_bits = 0;
+  int mantissa_bits = 0;
+  int bias = 0;
+  bool has_sign = true;
+  Nan nan = Nan::kIeee;
+  uint8_t canonical_nan = 0;  // the code a NaN is written as (ml_dtypes' quiet NaN)
+};
+
+std::optional<SmallEncoding> SmallEncodingOf(PrimitiveType type) {
+  using N = SmallEncoding::Nan;
+  switch (type) {
+    case PrimitiveType::F8E5M2: return SmallEncoding{5, 2, 15, true, N::kIeee, 0x7e};
+    case PrimitiveType::F8E4M3: return SmallEncoding{4, 3, 7, true, N::kIeee, 0x7c};
+    case PrimitiveType::F8E3M4: return SmallEncoding{3, 4, 3, true, N::kIeee, 0x78};
+    case PrimitiveType::F8E4M3FN: return SmallEncoding{4, 3, 7, true, N::kFn, 0x7f};
+    case PrimitiveType::F8E4M3FNUZ: return SmallEncoding{4, 3, 8, true, N::kFnuz, 0x80};
+    case PrimitiveType::F8E5M2FNUZ: return SmallEncoding{5, 2, 16, true, N::kFnuz, 0x80};
+    case PrimitiveType::F8E4M3B11FNUZ: return SmallEncoding{4, 3, 11, true, N::kFnuz, 0x80};
+    case PrimitiveType::F4E2M1FN: return SmallEncoding{2, 1, 1, true, N::kNone, 0};
+    case PrimitiveType::F8E8M0FNU: return SmallEncoding{8, 0, 127, false, N::kE8M0, 0xff};
+    default: return std::nullopt;
+  }
+}
+
+double DecodeSmall(const SmallEncoding& e, uint64_t bits) {
+  const int width = e.exponent_bits + e.mantissa_bits + (e.has_sign ? 1 : 0);
+  bits &= (uint64_t{1} << width) - 1;
+  const bool negative = e.has_sign && (bits >> (width - 1)) != 0;
+  const int max_exponent = (1 << e.exponent_bits) - 1;
+  const int exponent = static_cast<int>((bits >> e.mantissa_bits) & max_exponent);
+  const int mantissa = static_cast<int>(bits & ((uint64_t{1} << e.mantissa_bits) - 1));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  switch (e.nan) {
+    case SmallEncoding::Nan::kIeee:
+      if (exponent == max_exponent) {
+        if (mantissa != 0) return nan;
+        return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      }
+      break;
+    case SmallEncoding::Nan::kFn:
+      if (exponent == max_exponent && mantissa == (1 << e.mantissa_bits) - 1) return nan;
+      break;
+    case SmallEncoding::Nan::kFnuz:
+      if (bits == 0x80) return nan;
+      break;
+    case SmallEncoding::Nan::kE8M0:
+      if (bits == 0xff) return nan;
+      return std::ldexp(1.0, exponent - e.bias);  // no subnormals, no zero
+    case SmallEncoding::Nan::kNone:
+      break;
+  }
+  const double magnitude =
+      exponent == 0 ? std::ldexp(mantissa, 1 - e.bias - e.mantissa_bits)
+                    : std::ldexp((1 << e.mantissa_bits) + mantissa, exponent - e.bias - e.mantissa_bits);
+  return negative ? -magnitude : magnitude;
+}
+
+}  // namespace
+
+bool HasSmallFloatEncoding(PrimitiveType type) { return SmallEncodingOf(type).has_value(); }
+
+double SmallFloatFromBits(PrimitiveType type, uint64_t bits) {
+  auto e = SmallEncodingOf(type);
+  return e.has_value() ? DecodeSmall(*e, bits) : std::numeric_limits<double>::quiet_NaN();
+}
+
+uint64_t SmallFloatBits(PrimitiveType type, double value) {
+  auto e = SmallEncodingOf(type);
+  if (!e.has_value()) return 0;
+  if (std::isnan(value)) {
+    // The canonical NaN, with the value's sign where the format has signed NaNs.
+    const bool signed_nan = e->nan == SmallEncoding::Nan::kIeee || e->nan == SmallEncoding::Nan::kFn;
+    return e->canonical_nan | (signed_nan && std::signbit(value) ? 0x80 : 0);
+  }
+  // Every stored value is one of the format's (at most 256) values: look it
+  // up, zeros by sign.
+  const int width = e->exponent_bits + e->mantissa_bits + (e->has_sign ? 1 : 0);
+  for (uint64_t bits = 0; bits < (uint64_t{1} << width); ++bits) {
+    const double d = DecodeSmall(*e, bits);
+    if (d == value && std::signbit(d) == std::signbit(value)) return bits;
+  }
+  // Not a value of the type (not produced by the interpreter): round first.
+  const double rounded = RoundToFloatType(type, value);
+  return rounded == value ? 0 : SmallFloatBits(type, rounded);
 }
 
 int64_t WrapToIntType(PrimitiveType type, int64_t value) {
@@ -188,26 +318,29 @@ void ResetPeakArrayElements() { peak_elements.store(LiveArrayElements(), std::me
 Array::Array(PrimitiveType type, std::vector<int64_t> dims) : type_(type), dims_(std::move(dims)) {
   size_ = 1;
   for (int64_t d : dims_) size_ *= d;
-  is_float_ = IsFloatingPointType(type);
+  is_complex_ = IsComplexType(type);
+  is_float_ = IsFloatingPointType(type) || is_complex_;
   if (is_float_) {
     f_.assign(size_, 0.0);
+    if (is_complex_) im_.assign(size_, 0.0);
   } else {
     i_.assign(size_, 0);
   }
-  counted_ = size_;
+  counted_ = is_complex_ ? 2 * size_ : size_;
   CountElements(counted_);
 }
 
 Array::Array(const Array& other)
     : type_(other.type_), dims_(other.dims_), size_(other.size_), is_float_(other.is_float_),
-      f_(other.f_), i_(other.i_), counted_(other.counted_) {
+      is_complex_(other.is_complex_), f_(other.f_), im_(other.im_), i_(other.i_),
+      counted_(other.counted_) {
   CountElements(counted_);
 }
 
 Array::Array(Array&& other) noexcept
     : type_(other.type_), dims_(std::move(other.dims_)), size_(other.size_),
-      is_float_(other.is_float_), f_(std::move(other.f_)), i_(std::move(other.i_)),
-      counted_(other.counted_) {
+      is_float_(other.is_float_), is_complex_(other.is_complex_), f_(std::move(other.f_)),
+      im_(std::move(other.im_)), i_(std::move(other.i_)), counted_(other.counted_) {
   other.counted_ = 0;
   other.size_ = 0;
 }
@@ -224,7 +357,9 @@ Array& Array::operator=(Array&& other) noexcept {
     dims_ = std::move(other.dims_);
     size_ = other.size_;
     is_float_ = other.is_float_;
+    is_complex_ = other.is_complex_;
     f_ = std::move(other.f_);
+    im_ = std::move(other.im_);
     i_ = std::move(other.i_);
     counted_ = other.counted_;
     other.counted_ = 0;
@@ -292,6 +427,20 @@ void Array::SetDouble(int64_t index, double value) {
   }
 }
 
+void Array::SetComplex(int64_t index, double re, double im) {
+  f_[index] = RoundToFloatType(type_, re);
+  if (is_complex_) im_[index] = RoundToFloatType(type_, im);
+}
+
+void Array::FillWith(const Array& scalar) {
+  if (is_float_) {
+    std::fill(f_.begin(), f_.end(), scalar.f_[0]);
+    if (is_complex_) std::fill(im_.begin(), im_.end(), scalar.im_[0]);
+  } else {
+    std::fill(i_.begin(), i_.end(), scalar.i_[0]);
+  }
+}
+
 void Array::SetInt(int64_t index, int64_t value) {
   if (is_float_) {
     f_[index] = RoundToFloatType(type_, static_cast<double>(value));
@@ -303,12 +452,14 @@ void Array::SetInt(int64_t index, int64_t value) {
 bool Array::IdenticalTo(const Array& other) const {
   if (type_ != other.type_ || dims_ != other.dims_) return false;
   if (!is_float_) return i_ == other.i_;
-  for (int64_t k = 0; k < size_; ++k) {
-    const double a = f_[k], b = other.f_[k];
-    if (std::isnan(a) && std::isnan(b)) continue;
-    if (a != b) return false;
-  }
-  return true;
+  auto same = [](const std::vector<double>& x, const std::vector<double>& y) {
+    for (size_t k = 0; k < x.size(); ++k) {
+      if (std::isnan(x[k]) && std::isnan(y[k])) continue;
+      if (x[k] != y[k]) return false;
+    }
+    return true;
+  };
+  return same(f_, other.f_) && same(im_, other.im_);
 }
 
 std::string Array::ShapeString() const {
@@ -339,19 +490,25 @@ std::string FormatFloat(PrimitiveType type, double v) {
 
 }  // namespace
 
+void Array::AppendElement(int64_t k, std::string* out) const {
+  if (is_complex_) {
+    absl::StrAppend(out, "(", FormatFloat(type_, f_[k]), ", ", FormatFloat(type_, im_[k]), ")");
+  } else if (is_float_) {
+    *out += FormatFloat(type_, f_[k]);
+  } else if (type_ == PrimitiveType::PRED) {
+    *out += i_[k] ? "true" : "false";
+  } else if (type_ == PrimitiveType::U64) {
+    absl::StrAppend(out, static_cast<uint64_t>(i_[k]));
+  } else {
+    absl::StrAppend(out, i_[k]);
+  }
+}
+
 std::string Array::ToString() const {
   std::string out = ShapeString();
   out += " ";
   if (dims_.empty()) {
-    if (is_float_) {
-      out += FormatFloat(type_, f_[0]);
-    } else if (type_ == PrimitiveType::PRED) {
-      out += i_[0] ? "true" : "false";
-    } else if (type_ == PrimitiveType::U64) {
-      absl::StrAppend(&out, static_cast<uint64_t>(i_[0]));
-    } else {
-      absl::StrAppend(&out, i_[0]);
-    }
+    AppendElement(0, &out);
     return out;
   }
   if (size_ == 0) {
@@ -366,15 +523,7 @@ std::string Array::ToString() const {
     for (int64_t d = rank - 1; d >= 0 && index[d] == 0; --d) ++opens;
     if (k > 0) out += ", ";
     out.append(opens, '{');
-    if (is_float_) {
-      out += FormatFloat(type_, f_[k]);
-    } else if (type_ == PrimitiveType::PRED) {
-      out += i_[k] ? "true" : "false";
-    } else if (type_ == PrimitiveType::U64) {
-      absl::StrAppend(&out, static_cast<uint64_t>(i_[k]));
-    } else {
-      absl::StrAppend(&out, i_[k]);
-    }
+    AppendElement(k, &out);
     int64_t closes = 0;
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++index[d] < dims_[d]) break;
@@ -563,7 +712,13 @@ void FillPseudoRandom(uint64_t state, Array* a) {
   SplitMix64(&state);
   for (int64_t k = 0; k < a->size(); ++k) {
     const uint64_t r = SplitMix64(&state);
-    if (a->is_float()) {
+    if (a->is_complex()) {  // both parts uniform in [-1, 1)
+      const double re = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);
+      const double im = static_cast<double>(SplitMix64(&state) >> 11) * (1.0 / 9007199254740992.0);
+      a->SetComplex(k, 2.0 * re - 1.0, 2.0 * im - 1.0);
+    } else if (a->type() == PrimitiveType::F8E8M0FNU) {  // no zero or negatives: 2^[-8, 7]
+      a->SetDouble(k, std::ldexp(1.0, static_cast<int>(r % 16) - 8));
+    } else if (a->is_float()) {
       const double u = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);
       a->SetDouble(k, 2.0 * u - 1.0);
     } else if (a->type() == PrimitiveType::PRED) {

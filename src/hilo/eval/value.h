@@ -24,7 +24,8 @@ namespace hilo {
 namespace eval {
 
 // True for the element types the interpreter computes with: pred, s2, s4,
-// s8, s16, s32, s64, u2, u4, u8, u16, u32, u64, f16, bf16, f32, f64.
+// s8, s16, s32, s64, u2, u4, u8, u16, u32, u64, f16, bf16, f32, f64, the
+// fp8 types, f4e2m1fn, f8e8m0fnu, c64 and c128.
 bool IsSupportedElementType(PrimitiveType type);
 absl::Status CheckSupportedElementType(PrimitiveType type);
 
@@ -32,6 +33,13 @@ absl::Status CheckSupportedElementType(PrimitiveType type);
 // (f64 unchanged; f32 by cast; bf16 and f16 via f32 then to nearest even,
 // which is what XLA's evaluator does when it computes them in f32).
 double RoundToFloatType(PrimitiveType type, double value);
+// The bit encodings of the float types of at most 8 bits (the fp8 types,
+// f4e2m1fn, f8e8m0fnu), from their definitions: value of a code, and code of
+// a value of the type (a NaN: the format's canonical NaN, ml_dtypes' quiet
+// NaN, signed where the format's NaNs are; a -0 in a format without one: +0).
+bool HasSmallFloatEncoding(PrimitiveType type);
+double SmallFloatFromBits(PrimitiveType type, uint64_t bits);
+uint64_t SmallFloatBits(PrimitiveType type, double value);
 // Wraps an integer to an integer element type (two's complement), or makes
 // pred 0/1.
 int64_t WrapToIntType(PrimitiveType type, int64_t value);
@@ -52,7 +60,10 @@ class Array {
   const std::vector<int64_t>& dims() const { return dims_; }
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
   int64_t size() const { return size_; }
+  // Floating-point and complex types (complex: real parts in f(),
+  // imaginary parts in im()).
   bool is_float() const { return is_float_; }
+  bool is_complex() const { return is_complex_; }
   bool is_unsigned() const;
 
   // Storage: f() for floating-point types, i() otherwise.
@@ -60,18 +71,38 @@ class Array {
   const std::vector<double>& f() const { return f_; }
   std::vector<int64_t>& i() { return i_; }
   const std::vector<int64_t>& i() const { return i_; }
+  // Imaginary parts of a complex array (empty otherwise).
+  std::vector<double>& im() { return im_; }
+  const std::vector<double>& im() const { return im_; }
 
-  // Element `index` as a double (u64 read unsigned).
+  // out[dst] = src[from] (same element type): every part of the element.
+  void CopyElement(int64_t dst, const Array& src, int64_t from) {
+    if (is_float_) {
+      f_[dst] = src.f_[from];
+      if (is_complex_) im_[dst] = src.im_[from];
+    } else {
+      i_[dst] = src.i_[from];
+    }
+  }
+  // Every element = element 0 of `scalar` (same element type).
+  void FillWith(const Array& scalar);
+  // Stores a complex element, each part rounded to the component type.
+  void SetComplex(int64_t index, double re, double im);
+
+  // Element `index` as a double (u64 read unsigned; complex: the real part).
   double GetDouble(int64_t index) const;
   // Element as an int64 (floats truncated toward zero, saturating; NaN -> 0).
   int64_t GetInt(int64_t index) const;
-  // Stores with rounding / wrapping to the element type.
+  // Stores with rounding / wrapping to the element type (complex: the real
+  // part; the imaginary part is left as it is).
   void SetDouble(int64_t index, double value);
   void SetInt(int64_t index, int64_t value);
 
   // Same type, same dimensions, same stored values (NaNs compare equal).
   bool IdenticalTo(const Array& other) const;
 
+  // Element k as literal text (`1.5`, `true`, `(1, 2)` for complex).
+  void AppendElement(int64_t k, std::string* out) const;
   // `f32[2,2] {{1, 2}, {3, 4}}` (XLA-like literal text).
   std::string ToString() const;
   // The shape as text, e.g. `f32[2,2]`.
@@ -82,12 +113,19 @@ class Array {
   std::vector<int64_t> dims_;
   int64_t size_ = 0;
   bool is_float_ = true;
+  bool is_complex_ = false;
   std::vector<double> f_;
+  std::vector<double> im_;
   std::vector<int64_t> i_;
   int64_t counted_ = 0;  // elements added to the live count by this array
 };
 
-// Elements held by all live Arrays of the process (8 bytes each), and the
+// The real type of a complex type's parts (c64 -> f32, c128 -> f64); the
+// type itself otherwise.
+PrimitiveType ComplexComponentType(PrimitiveType type);
+
+// Elements held by all live Arrays of the process (8 bytes each; a complex
+// element counts twice), and the
 // largest that count has been since the last ResetPeakArrayElements: the
 // interpreter's memory, bounded by InterpreterOptions::max_memory_bytes and
 // reported by the equivalence check.
