@@ -22,6 +22,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing_util::Flat;
 using testing_util::kAdd;
+using testing_util::Parse;
 using testing_util::RunText;
 
 // Inputs text giving parameter `param` of device d the values values(d).
@@ -33,11 +34,14 @@ std::string PerDevice(int devices, int param, std::function<std::vector<double>(
   return out;
 }
 
+// Every device's flattened output.
+using PerDeviceValues = std::vector<std::vector<double>>;
+
 // Runs and returns every device's flattened output.
-std::vector<std::vector<double>> RunAll(const std::string& text, const std::string& inputs) {
+PerDeviceValues RunAll(const std::string& text, const std::string& inputs) {
   auto r = RunText(text, inputs);
   EXPECT_TRUE(r.ok()) << r.status();
-  std::vector<std::vector<double>> out;
+  PerDeviceValues out;
   if (!r.ok()) return out;
   for (const Value& v : r->outputs) out.push_back(Flat(v));
   return out;
@@ -65,10 +69,7 @@ ENTRY e {
   auto out = RunAll(hlo, Scalar1(4));
   ASSERT_EQ(out.size(), 4u);
   // a: groups {0,1},{2,3}; b: groups {0,2},{1,3}.
-  EXPECT_THAT(out[0], ElementsAre(0, 1, 0, 2));
-  EXPECT_THAT(out[1], ElementsAre(0, 1, 1, 3));
-  EXPECT_THAT(out[2], ElementsAre(2, 3, 0, 2));
-  EXPECT_THAT(out[3], ElementsAre(2, 3, 1, 3));
+  EXPECT_EQ(out, (PerDeviceValues{{0, 1, 0, 2}, {0, 1, 1, 3}, {2, 3, 0, 2}, {2, 3, 1, 3}}));
 }
 
 TEST(EvalCollectives, AllGatherOnInnerDimensionAndExplicitGroupOrder) {
@@ -80,8 +81,61 @@ ENTRY e {
 })";
   auto out = RunAll(hlo, PerDevice(2, 0, [](int d) { return std::vector<double>{10.0 * d, 10.0 * d + 1}; }));
   // Group order {1,0}: device 1's column first.
-  EXPECT_THAT(out[0], ElementsAre(10, 0, 11, 1));
-  EXPECT_THAT(out[1], ElementsAre(10, 0, 11, 1));
+  EXPECT_EQ(out, (PerDeviceValues{{10, 0, 11, 1}, {10, 0, 11, 1}}));
+}
+
+// Devices run on several threads between collectives: the same outputs,
+// bit for bit, and the same counts as on one thread; an error names the
+// lowest failing device either way.
+TEST(EvalCollectives, ThreadsDoNotChangeResults) {
+  const std::string hlo = absl::StrCat("HloModule m, replica_count=8\n", kAdd, R"(
+ENTRY e {
+  p = f32[16,16] parameter(0)
+  d = f32[16,16] dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[16,16] tanh(d)
+  r = f32[16,16] all-reduce(t), replica_groups={{0,1,2,3},{4,5,6,7}}, to_apply=add
+  e = f32[16,16] exponential(r)
+  ROOT g = f32[16,128] all-gather(e), dimensions={1}, replica_groups={}
+})");
+  auto m = Parse(hlo);
+  ASSERT_NE(m, nullptr);
+  std::vector<RunResult> runs;
+  for (int threads : {1, 2, 5}) {
+    InterpreterOptions options;
+    options.threads = threads;
+    auto r = RunModule(*m, options);
+    ASSERT_TRUE(r.ok()) << r.status();
+    runs.push_back(*std::move(r));
+  }
+  for (size_t k = 1; k < runs.size(); ++k) {
+    ASSERT_EQ(runs[k].outputs.size(), 8u);
+    for (int d = 0; d < 8; ++d) EXPECT_TRUE(runs[k].outputs[d].array().IdenticalTo(runs[0].outputs[d].array())) << d;
+    EXPECT_EQ(runs[k].instructions_executed, runs[0].instructions_executed);
+    EXPECT_EQ(runs[k].work, runs[0].work);
+  }
+  // Every device fails (a loop past max_while_iterations): the error is
+  // device 0's, whichever thread failed first.
+  auto bad = Parse(R"(
+HloModule m, replica_count=8
+cond {
+  s = s32[] parameter(0)
+  ROOT t = pred[] constant(true)
+}
+body {
+  ROOT s = s32[] parameter(0)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  ROOT w = s32[] while(z), condition=cond, body=body
+})");
+  ASSERT_NE(bad, nullptr);
+  for (int threads : {1, 4}) {
+    InterpreterOptions options;
+    options.threads = threads;
+    options.max_while_iterations = 100;
+    auto r = RunModule(*bad, options);
+    testing_util::ExpectError(r.status(), {"device 0 ", "%w"});
+  }
 }
 
 TEST(EvalCollectives, AllReduceEmptyGroupsMeansEveryone) {
@@ -109,10 +163,7 @@ ENTRY e {
   ASSERT_EQ(out.size(), 4u);
   // cross-replica: {0,2} and {1,3}; replica-and-partition {{0,1}}: all four;
   // {{0},{1}}: each replica's partitions {0,1}, {2,3}; flattened: {0,3}, {1,2}.
-  EXPECT_THAT(out[0], ElementsAre(2, 6, 1, 3));
-  EXPECT_THAT(out[1], ElementsAre(4, 6, 1, 3));
-  EXPECT_THAT(out[2], ElementsAre(2, 6, 5, 3));
-  EXPECT_THAT(out[3], ElementsAre(4, 6, 5, 3));
+  EXPECT_EQ(out, (PerDeviceValues{{2, 6, 1, 3}, {4, 6, 1, 3}, {2, 6, 5, 3}, {4, 6, 5, 3}}));
 }
 
 TEST(EvalCollectives, ChannelIdOnAllToAllMeansCrossPartition) {
@@ -124,10 +175,7 @@ ENTRY e {
 })";
   auto out = RunAll(hlo, PerDevice(4, 0, [](int d) { return std::vector<double>{10.0 * d, 10.0 * d + 1}; }));
   // Partitions of the same replica exchange: {0,1} and {2,3}.
-  EXPECT_THAT(out[0], ElementsAre(0, 10));
-  EXPECT_THAT(out[1], ElementsAre(1, 11));
-  EXPECT_THAT(out[2], ElementsAre(20, 30));
-  EXPECT_THAT(out[3], ElementsAre(21, 31));
+  EXPECT_EQ(out, (PerDeviceValues{{0, 10}, {1, 11}, {20, 30}, {21, 31}}));
 }
 
 TEST(EvalCollectives, UseGlobalDeviceIdsWithoutChannelIsAnError) {
@@ -148,8 +196,7 @@ ENTRY e {
   auto out = RunAll(hlo, PerDevice(2, 0, [](int d) {
     return std::vector<double>{10.0 * d, 10.0 * d + 1, 10.0 * d + 2, 10.0 * d + 3};
   }));
-  EXPECT_THAT(out[0], ElementsAre(10, 12));
-  EXPECT_THAT(out[1], ElementsAre(14, 16));
+  EXPECT_EQ(out, (PerDeviceValues{{10, 12}, {14, 16}}));
 }
 
 TEST(EvalCollectives, AllToAllArrayAndTupleForms) {
@@ -170,8 +217,7 @@ ENTRY e {
   }));
   // Array form: device r gets block r of everyone. Tuple form: element j of
   // device r is operand r of device j.
-  EXPECT_THAT(out[0], ElementsAre(0, 1, 10, 11, 0, 10));
-  EXPECT_THAT(out[1], ElementsAre(2, 3, 12, 13, 1, 11));
+  EXPECT_EQ(out, (PerDeviceValues{{0, 1, 10, 11, 0, 10}, {2, 3, 12, 13, 1, 11}}));
 }
 
 TEST(EvalCollectives, CollectivePermuteAndBroadcast) {
@@ -185,9 +231,7 @@ ENTRY e {
 })";
   auto out = RunAll(hlo, PerDevice(3, 0, [](int d) { return std::vector<double>{d + 1.0}; }));
   // Device 0 is nobody's target: zeros. The broadcast root is the group's first id (1).
-  EXPECT_THAT(out[0], ElementsAre(0, 2));
-  EXPECT_THAT(out[1], ElementsAre(1, 2));
-  EXPECT_THAT(out[2], ElementsAre(2, 2));
+  EXPECT_EQ(out, (PerDeviceValues{{0, 2}, {1, 2}, {2, 2}}));
 }
 
 TEST(EvalCollectives, CrossPartitionPermuteWithChannel) {
@@ -198,10 +242,7 @@ ENTRY e {
   ROOT cp = f32[1] collective-permute(p), channel_id=5, source_target_pairs={{0,1},{1,0}}
 })";
   auto out = RunAll(hlo, Scalar1(4));
-  EXPECT_THAT(out[0], ElementsAre(1));
-  EXPECT_THAT(out[1], ElementsAre(0));
-  EXPECT_THAT(out[2], ElementsAre(3));
-  EXPECT_THAT(out[3], ElementsAre(2));
+  EXPECT_EQ(out, (PerDeviceValues{{1}, {0}, {3}, {2}}));
 }
 
 TEST(EvalCollectives, AsyncForms) {
@@ -223,8 +264,7 @@ ENTRY e {
   ROOT t = (f32[4], f32[2], f32[2], f32[1]) tuple(agd, ard, cpd, ad)
 })");
   auto out = RunAll(hlo, PerDevice(2, 0, [](int d) { return std::vector<double>{10.0 * d, 10.0 * d + 1}; }));
-  EXPECT_THAT(out[0], ElementsAre(0, 1, 10, 11, 10, 12, 10, 11, 10));
-  EXPECT_THAT(out[1], ElementsAre(0, 1, 10, 11, 10, 12, 0, 1, 12));
+  EXPECT_EQ(out, (PerDeviceValues{{0, 1, 10, 11, 10, 12, 10, 11, 10}, {0, 1, 10, 11, 10, 12, 0, 1, 12}}));
 }
 
 TEST(EvalCollectives, TokenThreadedVariadicAllGather) {
@@ -242,27 +282,13 @@ ENTRY e {
   inputs += PerDevice(2, 1, [](int d) { return std::vector<double>{d * 0.5}; });
   auto out = RunAll(hlo, inputs);
   // The rank-0 operand is threaded through unchanged on every device.
-  EXPECT_THAT(out[0], ElementsAre(1, 2, 2, 3, 0));
-  EXPECT_THAT(out[1], ElementsAre(1, 2, 2, 3, 0.5));
+  EXPECT_EQ(out, (PerDeviceValues{{1, 2, 2, 3, 0}, {1, 2, 2, 3, 0.5}}));
 }
 
 TEST(EvalCollectives, CollectiveInsideWhileLoop) {
-  const std::string hlo = absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
-cond {
-  s = (s32[], f32[1]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[1]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  v = f32[1] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  r = f32[1] all-reduce(v), replica_groups={{0,1}}, to_apply=add
-  ROOT t = (s32[], f32[1]) tuple(i1, r)
-}
+  const std::string hlo = absl::StrCat(
+      "HloModule m, replica_count=2\n", kAdd,
+      testing_util::CountedLoop("f32[1]", 3, "  next = f32[1] all-reduce(v), replica_groups={{0,1}}, to_apply=add"), R"(
 ENTRY e {
   p = f32[1] parameter(0)
   z = s32[] constant(0)
@@ -272,8 +298,7 @@ ENTRY e {
 })");
   auto out = RunAll(hlo, PerDevice(2, 0, [](int d) { return std::vector<double>{d + 1.0}; }));
   // 1 + 2 = 3, then 6, then 12.
-  EXPECT_THAT(out[0], ElementsAre(12));
-  EXPECT_THAT(out[1], ElementsAre(12));
+  EXPECT_EQ(out, (PerDeviceValues{{12}, {12}}));
 }
 
 TEST(EvalCollectives, DevicesDisagreeingOnTheNextCollectiveIsAnError) {
@@ -360,8 +385,7 @@ ENTRY e {
   // Gathered rows A = {{1,2},{2,4}}. Device 0, B = {{1,0},{1,1}}:
   //   R=0: A.B = {{3,2},{6,4}};  R=1: A.B^T = {{1,3},{2,6}} reshaped to [4].
   // Device 1, B = 2I: R=0 and R=1 both 2A.
-  EXPECT_THAT(out[0], ElementsAre(3, 2, 6, 4, 1, 3, 2, 6));
-  EXPECT_THAT(out[1], ElementsAre(2, 4, 4, 8, 2, 4, 4, 8));
+  EXPECT_EQ(out, (PerDeviceValues{{3, 2, 6, 4, 1, 3, 2, 6}, {2, 4, 4, 8, 2, 4, 4, 8}}));
 }
 
 TEST(EvalCollectives, CollectiveMatmulGroupsAreContiguousDeviceBlocks) {
@@ -373,10 +397,7 @@ ENTRY e {
   ROOT k = f32[2,1] custom-call(a, b), custom_call_target="AwsNeuronCollectiveMatmul", backend_config="rhs_contracting_dim=0,tp_degree=2,num_groups=2,use_sb_to_sb=1"
 })";
   auto out = RunAll(hlo, Scalar1(4));
-  EXPECT_THAT(out[0], ElementsAre(0, 1));
-  EXPECT_THAT(out[1], ElementsAre(0, 1));
-  EXPECT_THAT(out[2], ElementsAre(2, 3));
-  EXPECT_THAT(out[3], ElementsAre(2, 3));
+  EXPECT_EQ(out, (PerDeviceValues{{0, 1}, {0, 1}, {2, 3}, {2, 3}}));
 }
 
 TEST(EvalCollectives, CollectiveMatmulHigherRankOperandOne) {
@@ -424,17 +445,11 @@ ENTRY e {
 }
 
 TEST(EvalCollectives, GridInferredFromGroupsWithoutHeader) {
-  auto m = ParseHloModule(R"(
-HloModule m
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
+  auto m = ParseHloModule(absl::StrCat("HloModule m\n", kAdd, R"(
 ENTRY e {
   p = f32[1] parameter(0)
   ROOT r = f32[1] all-reduce(p), channel_id=1, replica_groups={{0,1,2},{3,4,5}}, use_global_device_ids=true, to_apply=add
-})");
+})"));
   ASSERT_TRUE(m.ok());
   auto grid = ResolveDeviceGrid(**m, InterpreterOptions{});
   ASSERT_TRUE(grid.ok());

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hilo/eval/equivalence.h"
 #include "hilo/eval/interpreter.h"
@@ -63,6 +66,64 @@ inline EquivalenceReport CheckTexts(const std::string& before, const std::string
   auto r = CheckEquivalence(*b, *a, options);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *r : EquivalenceReport{};
+}
+
+// A module whose entry takes a and b of `shape` and returns the tuple of
+// `op(a, b)` for each of `binary`, then `op(a)` for each of `unary`.
+inline std::string ElementwiseModule(const std::string& shape, const std::vector<std::string>& binary,
+                                     const std::vector<std::string>& unary = {}) {
+  std::string body, names, shapes;
+  int k = 0;
+  auto add = [&](const std::string& op, const char* operands) {
+    absl::StrAppend(&body, "  r", k, " = ", shape, " ", op, operands, "\n");
+    absl::StrAppend(&names, k == 0 ? "" : ", ", "r", k);
+    absl::StrAppend(&shapes, k == 0 ? "" : ", ", shape);
+    ++k;
+  };
+  for (const std::string& op : binary) add(op, "(a, b)");
+  for (const std::string& op : unary) add(op, "(a)");
+  return absl::StrCat("HloModule m\nENTRY e {\n  a = ", shape, " parameter(0)\n  b = ", shape,
+                      " parameter(1)\n", body, "  ROOT t = (", shapes, ") tuple(", names, ")\n}\n");
+}
+
+// A computation `name` of scalar parameters p0, p1, ... of `types` (e.g.
+// {"f32", "s32"}) whose instructions are `body` (ending in its ROOT).
+inline std::string ScalarComputation(const std::string& name, const std::vector<std::string>& types,
+                                     const std::string& body) {
+  std::string out = absl::StrCat(name, " {\n");
+  for (size_t k = 0; k < types.size(); ++k) absl::StrAppend(&out, "  p", k, " = ", types[k], "[] parameter(", k, ")\n");
+  return absl::StrCat(out, body, "\n}\n");
+}
+
+// Asserts that `status` is an error whose message contains every one of
+// `parts`.
+inline void ExpectError(const absl::Status& status, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(status.ok());
+  for (const std::string& part : parts) EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(part));
+}
+
+// The computations `cond` and `body` of a while loop over the state
+// (s32[] i, V v) that runs `trips` times: the body's `step` instructions
+// compute `next` (of shape V) from `v`, and it returns (i + 1, next).
+inline std::string CountedLoop(const std::string& v_shape, int64_t trips, const std::string& step) {
+  return absl::StrReplaceAll(absl::StrCat(R"(
+cond {
+  s = (s32[], $V) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant()", trips, R"()
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], $V) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = $V get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+)", step, R"(
+  ROOT t = (s32[], $V) tuple(i1, next)
+}
+)"),
+                             {{"$V", v_shape}});
 }
 
 inline constexpr char kAdd[] = R"(

@@ -1,10 +1,14 @@
 #include "hilo/eval/interpreter.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -150,13 +154,16 @@ struct CompInfo {
 
 class Program {
  public:
-  // Counters and records shared by the devices of one run.
-  int64_t instructions_executed = 0;
-  int64_t work = 0;
-  std::map<std::string, absl::flat_hash_set<const HloInstruction*>> uninterpreted;
-  std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();
+  // Counters and records shared by the devices of one run (devices may run
+  // on several threads: the counters are atomic, the rest is under mu).
+  std::atomic<int64_t> instructions_executed{0};
+  std::atomic<int64_t> work{0};
+  std::mutex mu;
+  std::map<std::string, absl::flat_hash_set<const HloInstruction*>> uninterpreted;  // under mu
+  std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();  // under mu
 
   absl::StatusOr<const CompInfo*> Get(const HloComputation* computation) {
+    std::lock_guard<std::mutex> lock(mu);
     auto it = infos_.find(computation);
     if (it != infos_.end()) return it->second.get();
     auto info = std::make_unique<CompInfo>();
@@ -388,10 +395,10 @@ absl::Status DeviceRun::Return() {
 }
 
 absl::Status DeviceRun::Account(const HloInstruction& instr) {
-  ++program_->instructions_executed;
+  const int64_t executed = program_->instructions_executed.fetch_add(1, std::memory_order_relaxed) + 1;
   const int64_t work = InstructionWork(instr);
-  program_->work += work;
-  if (program_->work > options_->max_work) {
+  const int64_t total_work = program_->work.fetch_add(work, std::memory_order_relaxed) + work;
+  if (total_work > options_->max_work) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the run needs more work than the budget of ", options_->max_work,
         " element operations (max_work, --max-work) at ", InstrRef(instr)));
@@ -412,16 +419,18 @@ absl::Status DeviceRun::Account(const HloInstruction& instr) {
   }
   // The clock is read every 64 instructions, and before any large one (the
   // budget is then overshot by at most one large instruction).
-  if ((program_->instructions_executed & 63) == 0 || work > (int64_t{1} << 20)) {
+  if ((executed & 63) == 0 || work > (int64_t{1} << 20)) {
     const auto now = std::chrono::steady_clock::now();
     if (options_->deadline.has_value() && now > *options_->deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
-          "the time budget ran out after ", program_->instructions_executed,
-          " instructions at ", InstrRef(instr)));
+          "the time budget ran out after ", executed, " instructions at ", InstrRef(instr)));
     }
-    if (options_->progress && now - program_->last_progress > std::chrono::milliseconds(50)) {
-      program_->last_progress = now;
-      options_->progress(program_->instructions_executed, program_->work);
+    if (options_->progress) {
+      std::lock_guard<std::mutex> lock(program_->mu);
+      if (now - program_->last_progress > std::chrono::milliseconds(50)) {
+        program_->last_progress = now;
+        options_->progress(executed, total_work);
+      }
     }
   }
   return absl::OkStatus();
@@ -538,7 +547,10 @@ absl::Status DeviceRun::Step(size_t frame_index) {
     return absl::OkStatus();
   }
   if (IsUninterpreted(instr)) {
-    program_->uninterpreted[UninterpretedKind(instr)].insert(&instr);
+    {
+      std::lock_guard<std::mutex> lock(program_->mu);
+      program_->uninterpreted[UninterpretedKind(instr)].insert(&instr);
+    }
     auto v = UninterpretedValue(instr, ops);
     if (!v.ok()) return InstrError(instr, v.status().message());
     Advance(&f, *std::move(v));
@@ -1278,6 +1290,7 @@ absl::Status ApplyInputsText(const HloModule& module, const DeviceGrid& grid,
     const int64_t leaf_index = leaf < 0 ? 0 : leaf;
     if (leaf_index >= static_cast<int64_t>(leaves.size())) return err(absl::StrCat("no leaf ", leaf));
     Array a(leaves[leaf_index]->type(), leaves[leaf_index]->dims());
+    if (a.is_complex()) return err("complex parameters can not be given in an inputs file (they keep random values)");
     if (static_cast<int64_t>(tokens.size()) != a.size()) {
       return err(absl::StrCat("expected ", a.size(), " values for ", a.ShapeString(), ", got ", tokens.size()));
     }
@@ -1328,6 +1341,15 @@ absl::StatusOr<RunResult> RunSpmd(const HloModule& module, const DeviceGrid& gri
 }
 
 namespace {
+int EvalThreads(const InterpreterOptions& options) {
+  if (options.threads > 0) return options.threads;
+  if (const char* env = std::getenv("HILO_EVAL_THREADS")) {
+    int n = 0;
+    if (absl::SimpleAtoi(env, &n) && n > 0) return std::min(n, 64);
+  }
+  return 2;
+}
+
 absl::StatusOr<RunResult> RunSpmdImpl(const HloModule& module, const DeviceGrid& grid,
                                       const ModuleInputs& inputs, const InterpreterOptions& options) {
   const HloComputation* entry = module.entry_computation();
@@ -1361,11 +1383,29 @@ absl::StatusOr<RunResult> RunSpmdImpl(const HloModule& module, const DeviceGrid&
   absl::flat_hash_map<const HloInstruction*, std::unique_ptr<CollectivePlan>> plans;
   RunResult result;
   result.grid = grid;
+  const int threads = EvalThreads(options);
   while (true) {
+    // Every runnable device runs to its next collective (or its end); the
+    // spans are independent, so they may run on several threads. An error
+    // is reported for the lowest device that had one, as sequentially.
+    std::vector<int64_t> runnable;
     for (int64_t d = 0; d < D; ++d) {
-      DeviceRun& dev = *devices[d];
-      if (dev.done() || dev.blocked() != nullptr) continue;
-      if (auto st = dev.Run(); !st.ok()) return device_error(d, st);
+      if (!devices[d]->done() && devices[d]->blocked() == nullptr) runnable.push_back(d);
+    }
+    std::vector<absl::Status> statuses(runnable.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t k = next.fetch_add(1); k < runnable.size(); k = next.fetch_add(1)) {
+        statuses[k] = devices[runnable[k]]->Run();
+      }
+    };
+    std::vector<std::thread> pool;
+    const size_t workers = std::min<size_t>(threads, runnable.size());
+    for (size_t t = 1; t < workers; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+    for (size_t k = 0; k < runnable.size(); ++k) {
+      if (!statuses[k].ok()) return device_error(runnable[k], statuses[k]);
     }
     // Blocked devices by instruction, in order of the lowest device id.
     std::vector<const HloInstruction*> order;
@@ -1483,8 +1523,8 @@ absl::StatusOr<RunResult> RunSpmdImpl(const HloModule& module, const DeviceGrid&
     }
   }
   for (int64_t d = 0; d < D; ++d) result.outputs.push_back(devices[d]->result());
-  result.instructions_executed = program.instructions_executed;
-  result.work = program.work;
+  result.instructions_executed = program.instructions_executed.load();
+  result.work = program.work.load();
   for (const auto& [kind, instrs] : program.uninterpreted) {
     result.uninterpreted[kind] = static_cast<int64_t>(instrs.size());
   }

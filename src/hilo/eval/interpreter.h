@@ -69,6 +69,12 @@ struct InterpreterOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Called about every 50 ms of a run with its progress (may be empty).
   std::function<void(int64_t instructions_executed, int64_t work)> progress;
+  // Threads running the devices between collectives (each device's span up
+  // to its next collective is independent of the others'; collectives run
+  // on the calling thread, in device order, so results do not depend on it).
+  // 0: the environment variable HILO_EVAL_THREADS if set, else 2 (this
+  // project's machine has two cores); 1: everything on the calling thread.
+  int threads = 0;
 
   static constexpr int64_t kDefaultMaxArrayElements = int64_t{1} << 27;
   static constexpr int64_t kDefaultMaxMemoryBytes = int64_t{4} << 30;
