@@ -211,23 +211,8 @@ ENTRY e {
 }
 
 TEST(EvalBudgets, ALongLoopRunsIntoTheWorkBudgetAndTheTimeBudget) {
-  const std::string hlo = R"(
-HloModule m
-cond {
-  s = (s32[], f32[1000]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(1000000)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[1000]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  x = f32[1000] get-tuple-element(s), index=1
-  y = f32[1000] add(x, x)
-  ROOT t = (s32[], f32[1000]) tuple(j, y)
-}
+  const std::string hlo = "HloModule m\n" +
+                          testing_util::CountedLoop("f32[1000]", 1000000, "  next = f32[1000] add(v, v)") + R"(
 ENTRY e {
   z = s32[] constant(0)
   p = f32[1000] parameter(0)

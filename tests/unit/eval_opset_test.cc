@@ -17,10 +17,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using testing_util::Eval1;
-using testing_util::Flat;
-using testing_util::RunText;
+using namespace testing_util;  // NOLINT: the eval tests' shared set-up
 
 std::string Conv1D(const std::string& out_shape, const std::string& attrs) {
   return R"(
@@ -122,26 +119,15 @@ ENTRY e {
 
 TEST(EvalConvolution, ErrorsNameTheInstruction) {
   auto r = RunText(Conv1D("f32[1,1,3]", "window={size=2}"), kConvInputs);
-  ASSERT_FALSE(r.ok());
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("%c"));
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("window size 2"));
+  testing_util::ExpectError(r.status(), {"%c", "window size 2"});
 }
 
 TEST(EvalSort, SingleAndMultiOperandStable) {
-  const std::string hlo = R"(
-HloModule m
-lt {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  c = s32[] parameter(2)
-  d = s32[] parameter(3)
-  ROOT r = pred[] compare(a, b), direction=LT
-}
-gt1 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = pred[] compare(a, b), direction=GT
-}
+  const std::string hlo = "HloModule m\n" +
+                          ScalarComputation("lt", {"f32", "f32", "s32", "s32"},
+                                            "  ROOT r = pred[] compare(p0, p1), direction=LT") +
+                          ScalarComputation("gt1", {"f32", "f32"}, "  ROOT r = pred[] compare(p0, p1), direction=GT") +
+                          R"(
 ENTRY e {
   keys = f32[5] parameter(0)
   vals = s32[5] iota(), iota_dimension=0
@@ -371,17 +357,10 @@ ENTRY e {
 }
 
 TEST(EvalGatherScatter, SeveralOperandsScatterTogether) {
-  const std::string hlo = R"(
-HloModule m
-add2 {
-  a = f32[] parameter(0)
-  b = s32[] parameter(1)
-  c = f32[] parameter(2)
-  d = s32[] parameter(3)
-  x = f32[] add(a, c)
-  y = s32[] add(b, d)
-  ROOT t = (f32[], s32[]) tuple(x, y)
-}
+  const std::string hlo = "HloModule m\n" +
+                          ScalarComputation("add2", {"f32", "s32", "f32", "s32"}, R"(  x = f32[] add(p0, p2)
+  y = s32[] add(p1, p3)
+  ROOT t = (f32[], s32[]) tuple(x, y))") + R"(
 ENTRY e {
   a = f32[3] parameter(0)
   b = s32[3] parameter(1)
