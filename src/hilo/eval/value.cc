@@ -628,40 +628,35 @@ std::string Value::ToString() const {
   return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
 }
 
-absl::StatusOr<Value> ZeroValue(const Shape& shape) {
-  if (shape.IsToken()) return Value::Token();
-  if (shape.IsTuple()) {
-    std::vector<Value> elements;
-    for (const Shape& s : shape.tuple_shapes()) {
-      auto e = ZeroValue(s);
-      if (!e.ok()) return e.status();
-      elements.push_back(*std::move(e));
+absl::StatusOr<std::vector<Array>> ZeroLeaves(const Shape& shape) {
+  std::vector<Array> out;
+  std::vector<const Shape*> stack = {&shape};  // depth-first, no recursion
+  while (!stack.empty()) {
+    const Shape* s = stack.back();
+    stack.pop_back();
+    if (s->IsTuple()) {
+      for (auto it = s->tuple_shapes().rbegin(); it != s->tuple_shapes().rend(); ++it) stack.push_back(&*it);
+      continue;
     }
-    return Value::Tuple(std::move(elements));
-  }
-  if (!shape.IsArray()) {
-    return absl::UnimplementedError(absl::StrCat("shape ", shape.ToString(false), " has no value"));
-  }
-  if (auto st = CheckSupportedElementType(shape.element_type()); !st.ok()) return st;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (shape.is_dynamic_dimension(d)) {
-      return absl::UnimplementedError(
-          absl::StrCat("dynamic shape ", shape.ToString(false), " is not supported"));
+    if (s->IsToken()) continue;
+    if (!s->IsArray()) {
+      return absl::UnimplementedError(absl::StrCat("shape ", s->ToString(false), " has no value"));
     }
+    if (auto st = CheckSupportedElementType(s->element_type()); !st.ok()) return st;
+    for (int64_t d = 0; d < s->rank(); ++d) {
+      if (s->is_dynamic_dimension(d)) {
+        return absl::UnimplementedError(absl::StrCat("dynamic shape ", s->ToString(false), " is not supported"));
+      }
+    }
+    out.emplace_back(s->element_type(), std::vector<int64_t>(s->dimensions().begin(), s->dimensions().end()));
   }
-  std::vector<int64_t> dims(shape.dimensions().begin(), shape.dimensions().end());
-  return Value::FromArray(Array(shape.element_type(), std::move(dims)));
+  return out;
 }
 
-absl::StatusOr<std::vector<Array>> ZeroLeaves(const Shape& shape) {
-  auto zero = ZeroValue(shape);
-  if (!zero.ok()) return zero.status();
-  std::vector<const Array*> leaves;
-  zero->CollectLeaves(&leaves);
-  std::vector<Array> out;
-  out.reserve(leaves.size());
-  for (const Array* a : leaves) out.push_back(*a);
-  return out;
+absl::StatusOr<Value> ZeroValue(const Shape& shape) {
+  auto leaves = ZeroLeaves(shape);
+  if (!leaves.ok()) return leaves.status();
+  return ValueFromLeaves(shape, *std::move(leaves));
 }
 
 absl::StatusOr<Value> ValueFromLeaves(const Shape& shape, std::vector<Array> leaves) {

@@ -179,7 +179,8 @@ absl::StatusOr<Value> ZeroValue(const Shape& shape);
 absl::StatusOr<std::vector<Array>> ZeroLeaves(const Shape& shape);
 // The value of `shape` whose array leaves are `leaves`, depth-first, and
 // whose token leaves are tokens: the one builder of tuple values from leaves
-// (constants, random inputs, uninterpreted parts). No recursion on depth.
+// (constants, random inputs, uninterpreted parts, ZeroValue). No recursion
+// on depth.
 absl::StatusOr<Value> ValueFromLeaves(const Shape& shape, std::vector<Array> leaves);
 
 // splitmix64: the interpreter's one pseudo-random generator.
