@@ -458,9 +458,11 @@ ENTRY e {
   EXPECT_EQ(Eval1(hlo, "param 0 device * : 1 2 3 4"), (std::vector<double>{1, 2, 3, 4}));
 }
 
+// On every device, on one thread or several: the error is device 0's,
+// whichever thread failed first.
 TEST(EvalOps, InfiniteLoopIsAnErrorNotAHang) {
   const std::string hlo = R"(
-HloModule m
+HloModule m, replica_count=8
 cond {
   s = s32[] parameter(0)
   ROOT t = pred[] constant(true)
@@ -474,10 +476,13 @@ ENTRY e {
 })";
   auto m = Parse(hlo);
   ASSERT_NE(m, nullptr);
-  InterpreterOptions options;
-  options.max_while_iterations = 1000;
-  auto r = RunModule(*m, options);
-  testing_util::ExpectError(r.status(), {"%w"});
+  for (int threads : {1, 4}) {
+    InterpreterOptions options;
+    options.max_while_iterations = 1000;
+    options.threads = threads;
+    auto r = RunModule(*m, options);
+    testing_util::ExpectError(r.status(), {"device 0 ", "%w"});
+  }
 }
 
 TEST(EvalOps, ArraysOverTheSizeLimitAreErrors) {
