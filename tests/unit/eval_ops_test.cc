@@ -349,9 +349,7 @@ TEST(EvalOps, ScatterAsXlaDefinesIt) {
   // Rows 0 and 2 of a [3,3] get rows of the updates added; an out-of-bounds
   // index (5) is skipped, not clamped. Then an assigning scatter (the
   // to_apply returns the update), as torch-xla writes index_put.
-  const std::string add = absl::StrCat(R"(
-HloModule m
-)", testing_util::kAdd, R"(
+  const std::string add = absl::StrCat("HloModule m\n", testing_util::kAdd, R"(
 ENTRY e {
   a = f32[3,3] parameter(0)
   i = s32[3] parameter(1)

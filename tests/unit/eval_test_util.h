@@ -95,11 +95,13 @@ inline std::string ScalarComputation(const std::string& name, const std::vector<
   return absl::StrCat(out, body, "\n}\n");
 }
 
-// Asserts that `status` is an error whose message contains every one of
-// `parts`.
+// Expects `text` (or `status`, an error) to contain every one of `parts`.
+inline void ExpectContains(const std::string& text, std::initializer_list<std::string> parts) {
+  for (const std::string& part : parts) EXPECT_THAT(text, ::testing::HasSubstr(part));
+}
 inline void ExpectError(const absl::Status& status, std::initializer_list<std::string> parts) {
   ASSERT_FALSE(status.ok());
-  for (const std::string& part : parts) EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(part));
+  ExpectContains(std::string(status.message()), parts);
 }
 
 // The computations `cond` and `body` of a while loop over the state
