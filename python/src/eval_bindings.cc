@@ -13,6 +13,7 @@
 // f16 -> float16, f32 -> float32, and bf16 -> float32 (numpy has no
 // bfloat16). fp8 and the other narrow types are not supported by the
 // interpreter (an InterpreterError naming the type).
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include <pybind11/complex.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -58,8 +60,10 @@ const char* NumpyDtype(PrimitiveType type) {
     case PrimitiveType::BF16: return "float32";
     case PrimitiveType::F32: return "float32";
     case PrimitiveType::F64: return "float64";
-    default:  // the fp8 types, as bf16
-      return IsFloatingPointType(type) && BitWidth(type) == 8 ? "float32" : nullptr;
+    case PrimitiveType::C64: return "complex64";
+    case PrimitiveType::C128: return "complex128";
+    default:  // the fp8 types and f4e2m1fn, as bf16
+      return IsFloatingPointType(type) && BitWidth(type) <= 8 ? "float32" : nullptr;
   }
 }
 
@@ -80,6 +84,14 @@ py::array StorageView(const std::shared_ptr<const Array>& array) {
 }
 
 py::array ToNumpy(const std::shared_ptr<const Array>& array) {
+  if (array->is_complex()) {  // real + 1j * imaginary parts, a new array
+    py::module_ np = py::module_::import("numpy");
+    std::vector<py::ssize_t> shape(array->dims().begin(), array->dims().end());
+    py::array re = py::array(py::dtype::of<double>(), shape, array->f().data());
+    py::array im = py::array(py::dtype::of<double>(), shape, array->im().data());
+    py::object z = np.attr("add")(re, np.attr("multiply")(im, py::cast(std::complex<double>(0, 1))));
+    return py::array(z.attr("astype")(NumpyDtype(array->type())));
+  }
   py::array storage = StorageView(array);
   const char* dtype = NumpyDtype(array->type());
   if (array->type() == PrimitiveType::F64 || array->type() == PrimitiveType::S64) return storage;
@@ -133,6 +145,9 @@ Value FromPython(const py::handle& object, const Shape& shape, const std::string
   if (absl::Status supported = eval::CheckSupportedElementType(shape.element_type());
       !supported.ok()) {
     throw py::value_error(absl::StrCat(where, ": ", supported.message()));
+  }
+  if (IsComplexType(shape.element_type())) {
+    throw py::value_error(absl::StrCat(where, ": complex inputs are not supported (complex parameters keep their random values)"));
   }
   py::module_ np = py::module_::import("numpy");
   const bool is_float = IsFloatingPointType(shape.element_type());

@@ -112,3 +112,23 @@ def test_check_equivalence_detects_a_difference(small):
     assert result.outputs[0].worst_device in (0, 1)
     with pytest.raises(TypeError):
         hilo.check_equivalence(small, changed, inputs=[[None, None]])
+
+
+def test_complex_outputs_and_inputs():
+    module = hilo.parse("""HloModule c
+
+ENTRY %main (p: c64[2]) -> (c64[], c128[], c64[2]) {
+  %a = c64[] constant((1, 2))
+  %b = c64[] constant((3, -1))
+  %m = c64[] multiply(%a, %b)
+  %w = c128[] convert(%m)
+  %p = c64[2]{0} parameter(0)
+  ROOT %t = (c64[], c128[], c64[2]{0}) tuple(%m, %w, %p)
+}
+""")
+    (outputs,) = hilo.run(module, devices=1)
+    assert [o.dtype for o in outputs] == [np.complex64, np.complex128, np.complex64]
+    assert outputs[0] == 5 + 5j and outputs[1] == 5 + 5j
+    assert np.all(outputs[2].imag != 0)  # random complex parameters fill both parts
+    with pytest.raises(ValueError, match="complex inputs are not supported"):
+        hilo.run(module, inputs=[[np.zeros(2, np.complex64)]], devices=1)
