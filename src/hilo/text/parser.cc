@@ -265,6 +265,9 @@ class Parser {
     return part;
   }
   absl::string_view LexIdent();
+  // Moves past `keyword` (`ENTRY`, `ROOT`) when it is the next identifier;
+  // otherwise leaves the position alone.
+  bool LexKeyword(absl::string_view keyword);
   bool LexName(absl::string_view* name, bool* percent, absl::string_view what);
   bool LexInt64(int64_t* value, absl::string_view what);
   // Scans an attribute value: balanced brackets and strings, up to a
@@ -541,6 +544,13 @@ absl::string_view Parser::LexIdent() {
   const size_t length = IdentifierLength(absl::string_view(data + start, size - start));
   pos_ = start + length;
   return absl::string_view(data + start, length);
+}
+
+bool Parser::LexKeyword(absl::string_view keyword) {
+  const size_t save = pos_;
+  if (LexIdent() == keyword) return true;
+  pos_ = save;
+  return false;
 }
 
 bool Parser::LexName(absl::string_view* name, bool* percent, absl::string_view what) {
@@ -832,17 +842,10 @@ bool Parser::ParseStackFrames() {
 
 bool Parser::ParseComputation() {
   size_t start = pos_;
-  bool is_entry = false;
-  {
-    size_t save = pos_;
-    absl::string_view word = LexIdent();
-    if (word == "ENTRY") {
-      is_entry = true;
-      if (seen_entry_) return Fail(start, "more than one ENTRY computation");
-      seen_entry_ = true;
-    } else {
-      pos_ = save;
-    }
+  const bool is_entry = LexKeyword("ENTRY");
+  if (is_entry) {
+    if (seen_entry_) return Fail(start, "more than one ENTRY computation");
+    seen_entry_ = true;
   }
   absl::string_view name;
   bool percent;
@@ -2214,12 +2217,7 @@ bool Parser::ParseDefinitionShape(SharedShape* shared, absl::string_view* kept_t
 
 bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstruction** out) {
   if (!SkipSpace()) return false;
-  size_t save = pos_;
-  if (LexIdent() == "ROOT") {
-    *is_root = true;
-  } else {
-    pos_ = save;
-  }
+  if (LexKeyword("ROOT")) *is_root = true;
   absl::string_view name;
   bool percent;
   if (!SkipSpace()) return false;
