@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -68,6 +69,42 @@ struct PendingCall {
   std::string attribute;
   std::vector<CalledName> names;
   bool braced;
+};
+
+// Copies of input text for the names the parser resolves only later (at the
+// end of a computation or of the module), so that resolving them does not
+// read the input again: hilo-opt drops the input's pages behind the parse
+// (ParseHloModule's `done_before`), and reading one of them back maps a
+// whole large folio of the page cache again (on the generated 1,700-layer
+// module, whose operands wait for the end of the entry computation after a
+// forward reference, six such reads brought the whole 6.7 MB input back).
+class TextCopies {
+ public:
+  absl::string_view Copy(absl::string_view text) {
+    if (text.empty()) return {};
+    if (text.size() > room_) {
+      const size_t size = std::max(text.size(), kBlockSize);
+      blocks_.push_back(std::make_unique<char[]>(size));
+      next_ = blocks_.back().get();
+      room_ = size;
+    }
+    std::memcpy(next_, text.data(), text.size());
+    absl::string_view copy(next_, text.size());
+    next_ += text.size();
+    room_ -= text.size();
+    return copy;
+  }
+  void Clear() {
+    blocks_.clear();
+    next_ = nullptr;
+    room_ = 0;
+  }
+
+ private:
+  static constexpr size_t kBlockSize = size_t{16} << 10;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;
+  size_t room_ = 0;
 };
 
 // Lists whose printing or lookup is linear per item (attributes of one
@@ -228,6 +265,9 @@ class Parser {
     return part;
   }
   absl::string_view LexIdent();
+  // Moves past `keyword` (`ENTRY`, `ROOT`) when it is the next identifier;
+  // otherwise leaves the position alone.
+  bool LexKeyword(absl::string_view keyword);
   bool LexName(absl::string_view* name, bool* percent, absl::string_view what);
   bool LexInt64(int64_t* value, absl::string_view what);
   // Scans an attribute value: balanced brackets and strings, up to a
@@ -312,7 +352,9 @@ class Parser {
                             HloInstruction** out);
   bool ParseShape(Shape* shape, int depth, bool space_before_layout = true);
   // ParseShape(shape, 0) for an instruction's own shape, through shape_cache_.
-  bool ParseDefinitionShape(SharedShape* shape);
+  // `*kept_text`: the shape's text as a key of shape_cache_ (a copy that
+  // outlives the input's pages), or empty when the shape is not cached.
+  bool ParseDefinitionShape(SharedShape* shape, absl::string_view* kept_text);
   // Where the array shape starting at `start` ends if it is followed by a
   // space: the next space within 256 bytes, else text_.size().
   size_t ArrayShapeTextEnd(size_t start) const;
@@ -375,8 +417,9 @@ class Parser {
   };
   absl::flat_hash_set<HloInstruction*, NameHash, NameEq> names_;
   absl::flat_hash_set<const HloInstruction*> generated_;
-  // Where each instruction's shape was written, by unique id: the offset in
-  // the text shifted left 16 bits, or'ed with the size (0: not kept). An
+  // Where each instruction's shape was written, by unique id: the address
+  // of the text (a copy in shape_cache_'s keys, or, when the input is kept,
+  // the input) shifted left 16 bits, or'ed with the size (0: not kept). An
   // operand whose declared shape is the same text is then checked by
   // comparing bytes instead of parsing the shape.
   std::vector<uint64_t> shape_spans_;
@@ -389,6 +432,9 @@ class Parser {
     size_t operator()(absl::string_view text) const { return HashName(text); }
   };
   absl::flat_hash_map<absl::string_view, SharedShape, ShapeTextHash> shape_cache_;
+  // The keys of shape_cache_ and replica_groups_by_text_: looking one up
+  // reads no input.
+  TextCopies cache_keys_;
   static constexpr size_t kShapeCacheLimit = 4096;
   void RecordShapeText(const HloInstruction* inst, absl::string_view shape_text);
   // Current computation: written names whose instruction was renamed
@@ -412,6 +458,13 @@ class Parser {
   // parses the shape). Never reports an error.
   HloInstruction* SkipShapeOfDefinedOperand(const HloComputation* comp);
   std::vector<PendingOperand> pending_operands_;
+  // When the input is dropped behind the parse (done_before_), the names of
+  // pending_operands_ before this index and of pending_control_ point into
+  // operand_text_ (cleared with them, as are renamed_'s keys, always there), those of pending calls to
+  // computations not yet defined into call_text_.
+  size_t copied_operands_ = 0;
+  TextCopies operand_text_;
+  TextCopies call_text_;
   // False once an instruction of the current computation had to defer its
   // operands (a forward reference or a compact get-tuple-element).
   bool resolve_now_ = true;
@@ -491,6 +544,13 @@ absl::string_view Parser::LexIdent() {
   const size_t length = IdentifierLength(absl::string_view(data + start, size - start));
   pos_ = start + length;
   return absl::string_view(data + start, length);
+}
+
+bool Parser::LexKeyword(absl::string_view keyword) {
+  const size_t save = pos_;
+  if (LexIdent() == keyword) return true;
+  pos_ = save;
+  return false;
 }
 
 bool Parser::LexName(absl::string_view* name, bool* percent, absl::string_view what) {
@@ -782,17 +842,10 @@ bool Parser::ParseStackFrames() {
 
 bool Parser::ParseComputation() {
   size_t start = pos_;
-  bool is_entry = false;
-  {
-    size_t save = pos_;
-    absl::string_view word = LexIdent();
-    if (word == "ENTRY") {
-      is_entry = true;
-      if (seen_entry_) return Fail(start, "more than one ENTRY computation");
-      seen_entry_ = true;
-    } else {
-      pos_ = save;
-    }
+  const bool is_entry = LexKeyword("ENTRY");
+  if (is_entry) {
+    if (seen_entry_) return Fail(start, "more than one ENTRY computation");
+    seen_entry_ = true;
   }
   absl::string_view name;
   bool percent;
@@ -812,6 +865,7 @@ bool Parser::ParseComputation() {
   size_t sig_result_pos = 0;
   Shape sig_result;
   absl::string_view written_signature;
+  std::string kept_signature;  // its bytes, read after the body (done_before_)
   if (Cur() == '(') {
     size_t sig_start = pos_;
     size_t end;
@@ -825,6 +879,10 @@ bool Parser::ParseComputation() {
     if (!ParseShape(&sig_result, 0, /*space_before_layout=*/false)) return false;
     info->has_signature = true;
     written_signature = text_.substr(sig_start, pos_ - sig_start);
+    if (done_before_ != nullptr) {
+      kept_signature.assign(written_signature.data(), written_signature.size());
+      written_signature = kept_signature;
+    }
   }
   if (!SkipSpace()) return false;
   size_t open_pos = pos_;
@@ -898,8 +956,8 @@ HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* 
 
 void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape_text) {
   const int64_t id = inst->unique_id();
-  const size_t begin = static_cast<size_t>(shape_text.data() - text_.data());
-  if (id < 0 || shape_text.empty() || shape_text.size() > 0xffff || begin >= (size_t{1} << 47)) {
+  const uint64_t begin = reinterpret_cast<uintptr_t>(shape_text.data());
+  if (id < 0 || shape_text.empty() || shape_text.size() > 0xffff || begin >= (uint64_t{1} << 47)) {
     return;
   }
   if (shape_spans_.size() <= static_cast<size_t>(id)) {
@@ -907,7 +965,7 @@ void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape
     // through vector's fill-insert every time (2.5% of a parse).
     shape_spans_.resize(std::max<size_t>(id + 1, 2 * shape_spans_.size()), 0);
   }
-  shape_spans_[id] = (static_cast<uint64_t>(begin) << 16) | shape_text.size();
+  shape_spans_[id] = (begin << 16) | shape_text.size();
 }
 
 size_t Parser::ArrayShapeTextEnd(size_t start) const {
@@ -963,7 +1021,7 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   const uint64_t span = shape_spans_[id];
   const size_t shape_size = span & 0xffff;
   if (shape_size == 0 || shape_size != shape_end - start ||
-      std::memcmp(data + (span >> 16), data + start, shape_size) != 0) {
+      std::memcmp(reinterpret_cast<const char*>(span >> 16), data + start, shape_size) != 0) {
     return nullptr;
   }
   pos_ = shape_end;
@@ -991,7 +1049,7 @@ bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstructio
         (!generated_.contains(existing) && existing->parent() == comp)) {
       return Fail(name_pos, absl::StrCat("duplicate instruction name '", name, "'"));
     }
-    renamed_.emplace(name, inst);
+    renamed_.emplace(operand_text_.Copy(name), inst);
   }
   inst->SetNameUnchecked(UniqueName(name.empty() ? HloOpcodeString(inst->opcode()) : name));
   names_.insert(inst);
@@ -1005,6 +1063,8 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
   resolve_now_ = true;
   pending_operands_.clear();
   pending_control_.clear();
+  copied_operands_ = 0;
+  operand_text_.Clear();
   declared_shapes_.clear();
   needs_shape_.clear();
   HloInstruction* root = nullptr;
@@ -2115,7 +2175,8 @@ bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
   return true;
 }
 
-bool Parser::ParseDefinitionShape(SharedShape* shared) {
+bool Parser::ParseDefinitionShape(SharedShape* shared, absl::string_view* kept_text) {
+  *kept_text = {};
   const char* data = text_.data();
   const size_t size = text_.size();
   const size_t start = pos_;
@@ -2136,13 +2197,17 @@ bool Parser::ParseDefinitionShape(SharedShape* shared) {
   const absl::string_view text(data + start, end - start);
   if (auto it = shape_cache_.find(text); it != shape_cache_.end()) {
     *shared = it->second;  // the same shape, shared
+    *kept_text = it->first;
     pos_ = end;
     return true;
   }
   if (!parse_uncached()) return false;
   // Kept only if the parse took exactly that text (not, say, a shape
   // followed by a comment).
-  if (pos_ == end && shape_cache_.size() < kShapeCacheLimit) shape_cache_.emplace(text, *shared);
+  if (pos_ == end && shape_cache_.size() < kShapeCacheLimit) {
+    *kept_text = cache_keys_.Copy(text);
+    shape_cache_.emplace(*kept_text, *shared);
+  }
   return true;
 }
 
@@ -2152,12 +2217,7 @@ bool Parser::ParseDefinitionShape(SharedShape* shared) {
 
 bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstruction** out) {
   if (!SkipSpace()) return false;
-  size_t save = pos_;
-  if (LexIdent() == "ROOT") {
-    *is_root = true;
-  } else {
-    pos_ = save;
-  }
+  if (LexKeyword("ROOT")) *is_root = true;
   absl::string_view name;
   bool percent;
   if (!SkipSpace()) return false;
@@ -2218,8 +2278,14 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     absl::string_view ident = LexIdent();
     shape_omitted = Cur() == '(' && pos_ > s && ident != "b";
     pos_ = s;
-    if (!shape_omitted && !ParseDefinitionShape(&shape)) return false;
-    if (!shape_omitted) shape_text = text_.substr(shape_pos, pos_ - shape_pos);
+    absl::string_view kept_text;
+    if (!shape_omitted && !ParseDefinitionShape(&shape, &kept_text)) return false;
+    // The input's text only while it stays in memory (done_before_ unset).
+    if (!kept_text.empty()) {
+      shape_text = kept_text;
+    } else if (!shape_omitted && done_before_ == nullptr) {
+      shape_text = text_.substr(shape_pos, pos_ - shape_pos);
+    }
   }
   if (!SkipSpace()) return false;
   size_t opcode_pos = pos_;
@@ -2415,6 +2481,15 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       for (HloInstruction* operand : defined_operands) inst->AppendOperand(operand);
     } else {
       resolve_now_ = false;
+      // These wait for the end of the computation: read them from copies.
+      if (done_before_ != nullptr) {
+        for (size_t i = copied_operands_; i < pending_operands_.size(); ++i) {
+          PendingOperand& p = pending_operands_[i];
+          p.name = operand_text_.Copy(p.name);
+          p.gte_indices = operand_text_.Copy(p.gte_indices);
+        }
+        copied_operands_ = pending_operands_.size();
+      }
     }
     last_operand_count_ = operand_count;
     if (operand_count > 5 &&
@@ -2554,7 +2629,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     if (cached == replica_groups_by_text_.end()) {
       ReplicaGroups groups;
       if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
-      cached = replica_groups_by_text_.emplace(value, std::move(groups)).first;
+      cached = replica_groups_by_text_.emplace(cache_keys_.Copy(value), std::move(groups)).first;
     }
     inst->set_replica_groups(cached->second);
   } else if (attr == "channel_id") {
@@ -2636,7 +2711,9 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
             return Fail(value_pos + s, absl::StrCat("more than ", kMaxListedItems,
                                                     " control predecessors on one instruction"));
           }
-          pending_control_.push_back({inst, value.substr(s, *i - s), value_pos + s});
+          absl::string_view name = value.substr(s, *i - s);
+          if (done_before_ != nullptr) name = operand_text_.Copy(name);
+          pending_control_.push_back({inst, name, value_pos + s});
           return true;
         })) {
       return false;
@@ -2662,8 +2739,10 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
           }
           if (first && pct) *flags |= kTextPercentCalls;
           first = false;
-          const absl::string_view name = list.substr(s, *i - s);
-          call.names.push_back({name, base + s, module_->GetComputationWithName(name)});
+          absl::string_view name = list.substr(s, *i - s);
+          HloComputation* known = module_->GetComputationWithName(name);
+          if (known == nullptr && done_before_ != nullptr) name = call_text_.Copy(name);
+          call.names.push_back({name, base + s, known});
           return true;
         })) {
       return false;
