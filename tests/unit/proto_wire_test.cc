@@ -20,6 +20,10 @@
 namespace hilo {
 namespace {
 
+// Instructions of every kind the hand-written reader and writer treat
+// apart: hilo_text with only an attribute order (most) or with more (`ar2`:
+// an attribute kept as text, frontend attributes out of order), an iota,
+// replica groups, frontend attributes, metadata, a tuple shape.
 constexpr char kText[] = R"(HloModule m, replica_count=2
 
 add {
@@ -35,7 +39,9 @@ ENTRY main {
   c = f32[] constant(0)
   r = f32[8]{0} reduce(p, c), dimensions={1}, to_apply=add, metadata={op_type="sum" op_name="r" source_file="x.py" source_line=7}
   ar = f32[8]{0} all-reduce(r), channel_id=3, replica_groups={{0,1}}, to_apply=add, frontend_attributes={k="v"}
-  ROOT o = (f32[8]{0}, s32[]) tuple(ar, g), control-predecessors={r}
+  ar2 = f32[8]{0} all-reduce(ar), replica_groups={{0,1}}, to_apply=add, frontend_attributes={z="1",a="2"}, statistics={visualizing_index=1,stat-0=0.5}
+  i = s32[8]{0} iota(), iota_dimension=0
+  ROOT o = (f32[8]{0}, s32[]) tuple(ar2, g), control-predecessors={r}
 }
 )";
 

@@ -806,6 +806,7 @@ class Encoder {
   xla::ShapeProto shape_scratch_;
   xla::OpMetadata metadata_scratch_;
   std::vector<int64_t> id_scratch_;
+  std::string sub_;  // a sub-message's bytes
 };
 
 // Protobuf's wire format: a varint, and a length-delimited field's header.
@@ -912,10 +913,23 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   };
 
   if (inst.dimensions().has_value()) {
-    for (int64_t d : *inst.dimensions()) p->add_dimensions(d);
+    if (hot != nullptr) {
+      AppendPackedInt64Field(14, *inst.dimensions(), hot);
+    } else {
+      for (int64_t d : *inst.dimensions()) p->add_dimensions(d);
+    }
     if (inst.dimensions()->empty()) list_if_unlisted("dimensions");
   }
-  if (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers())) {
+  if (hot != nullptr &&
+      (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers()))) {
+    const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
+    sub_.clear();
+    AppendPackedInt64Field(1, dn.lhs_contracting_dimensions, &sub_);
+    AppendPackedInt64Field(2, dn.rhs_contracting_dimensions, &sub_);
+    AppendPackedInt64Field(3, dn.lhs_batch_dimensions, &sub_);
+    AppendPackedInt64Field(4, dn.rhs_batch_dimensions, &sub_);
+    AppendLengthDelimitedField(30, sub_, hot);
+  } else if (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers())) {
     const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
     xla::DotDimensionNumbers* d = p->mutable_dot_dimension_numbers();
     for (int64_t v : dn.lhs_batch_dimensions) d->add_lhs_batch_dimensions(v);
@@ -928,6 +942,12 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       case ReplicaGroups::Form::kExplicit:
         // The field every XLA version reads.
         for (const auto& group : rg->explicit_groups()) {
+          if (hot != nullptr) {
+            sub_.clear();
+            AppendPackedInt64Field(1, group, &sub_);
+            AppendLengthDelimitedField(49, sub_, hot);
+            continue;
+          }
           xla::ReplicaGroup* g = p->add_replica_groups();
           for (int64_t id : group) g->add_replica_ids(id);
         }
@@ -960,7 +980,11 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     }
   }
   if (inst.channel_id().has_value()) {
-    p->set_channel_id(*inst.channel_id());
+    if (hot != nullptr) {
+      AppendInt64Field(26, *inst.channel_id(), hot);
+    } else {
+      p->set_channel_id(*inst.channel_id());
+    }
     if (*inst.channel_id() == 0) list_if_unlisted("channel_id");
   }
   if (inst.use_global_device_ids().has_value()) {
@@ -989,11 +1013,24 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (inst.backend_config()->empty()) list_if_unlisted("backend_config");
   }
   if (!inst.frontend_attributes().empty()) {
-    auto* map = p->mutable_frontend_attributes()->mutable_map();
     const auto& entries = inst.frontend_attributes().entries();
     bool sorted = true;
+    if (hot != nullptr) {
+      // The map's entries as protobuf writes them (a key given twice: the
+      // last wins when read, as in the map).
+      sub_.clear();
+      std::string entry;
+      for (const auto& [k, v] : entries) {
+        entry.clear();
+        AppendLengthDelimitedField(1, k, &entry);
+        AppendLengthDelimitedField(2, v, &entry);
+        AppendLengthDelimitedField(1, entry, &sub_);
+      }
+      AppendLengthDelimitedField(68, sub_, hot);
+    }
+    auto* map = hot != nullptr ? nullptr : p->mutable_frontend_attributes()->mutable_map();
     for (size_t i = 0; i < entries.size(); ++i) {
-      (*map)[entries[i].first] = entries[i].second;
+      if (map != nullptr) (*map)[entries[i].first] = entries[i].second;
       if (i > 0 && !(entries[i - 1].first < entries[i].first)) sorted = false;
     }
     if (!sorted) {
@@ -1087,7 +1124,14 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   } else {
     for (absl::string_view name : order) text.add_attribute_order(NameIndex(name));
   }
-  if (text.ByteSizeLong() != 0) *p->mutable_hilo_text() = std::move(text);
+  if (const size_t size = text.ByteSizeLong(); size != 0 && hot != nullptr) {
+    AppendFieldHeader(100001, size, hot);
+    const size_t at = hot->size();
+    hot->resize(at + size);
+    text.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
+  } else if (size != 0) {
+    *p->mutable_hilo_text() = std::move(text);
+  }
   return absl::OkStatus();
 }
 
@@ -1118,17 +1162,19 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   }
   if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(post.size()));
   xla::HloInstructionProto one;  // reused when streaming
+  bool one_used = true;
   std::string hot;                // the hand-written writer's part of `one`
   const bool hand_written = streamed_instructions != nullptr && UseHandWrittenProtoCodec();
   for (const HloInstruction* inst : post) {
     xla::HloInstructionProto* ip = streamed_instructions != nullptr ? &one : p->add_instructions();
-    if (streamed_instructions != nullptr) one.Clear();
+    if (streamed_instructions != nullptr && one_used) one.Clear();
     hot.clear();
     if (absl::Status s = EncodeInstruction(*inst, ip, hand_written ? &hot : nullptr); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", s.message()));
     }
     if (streamed_instructions != nullptr) {
       const size_t size = one.ByteSizeLong();
+      one_used = size != 0;  // (an empty message needs no Clear())
       AppendFieldHeader(2, hot.size() + size, streamed_instructions);
       streamed_instructions->append(hot);
       const size_t at = streamed_instructions->size();
@@ -1574,8 +1620,14 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
   h->metadata = wire_.has_metadata ? &metadata_scratch_ : nullptr;
   h->channel_id = wire_.channel_id;
   h->dimensions = wire_.dimensions;
-  if (wire_.has_flags) h->flags = wire_.flags;
-  h->attribute_order = wire_.attribute_order;
+  if (wire_.has_text) {
+    if (wire_.has_flags) h->flags = wire_.flags;
+    h->attribute_order = wire_.attribute_order;
+  } else {  // none, or one protobuf read (in `rest`)
+    const xla::HiloInstructionText& text = scratch_.hilo_text();
+    if (text.has_flags()) h->flags = text.flags();
+    h->attribute_order = SpanOf(text.attribute_order());
+  }
   h->has_dot = wire_.has_dot;
   for (int k = 0; k < 4; ++k) h->dot[k] = wire_.dot[k];
   if (wire_.group_count > 0) {
