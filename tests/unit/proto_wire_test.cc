@@ -218,14 +218,23 @@ TEST(ProtoWireTest, UnusualButValidEncodings) {
                                   return inst + Delimited(1, "n\xc3\xa9" + std::to_string(++next));
                                 }),
              std::nullopt);  // (the root's name in the computation's signature no longer matches)
-  next = 0;
   ExpectSame(ChangeInstructions(bytes,
                                 [&](const std::string& inst) {
-                                  std::string id = VarintBytes(35 << 3) + VarintBytes(++next);
-                                  id.back() |= '\x80';
-                                  return inst + id + std::string(8, '\x80') + '\x00';
+                                  // The id again (the last wins), as a 10-byte varint.
+                                  std::string out = inst;
+                                  for (const Field& f : Fields(inst)) {
+                                    if (f.number != 35) continue;
+                                    absl::string_view value = absl::string_view(f.bytes).substr(2);
+                                    uint64_t id = 0;
+                                    EXPECT_TRUE(Varint(value, &id));
+                                    std::string ten = VarintBytes(id);
+                                    ten.back() |= '\x80';
+                                    ten += std::string(9 - ten.size(), '\x80') + '\x00';
+                                    out += VarintBytes(35 << 3) + ten;
+                                  }
+                                  return out;
                                 }),
-             true);  // the same ids (the writer numbers them 1.. in this order), in 10 bytes
+             true);
   ExpectSame(ChangeInstructions(bytes,
                                 [&](const std::string& inst) {
                                   return inst + VarintBytes(13 << 3) + std::string(9, '\xff') + '\x7f';
