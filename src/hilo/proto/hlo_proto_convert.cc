@@ -811,11 +811,14 @@ class Encoder {
 
 // Protobuf's wire format: a varint, and a length-delimited field's header.
 void AppendVarint(uint64_t v, std::string* out) {
+  char bytes[10];
+  int n = 0;
   while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    bytes[n++] = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out->push_back(static_cast<char>(v));
+  bytes[n++] = static_cast<char>(v);
+  out->append(bytes, n);  // one append: push_back per byte was 4% of a round trip
 }
 void AppendFieldHeader(int field, size_t length, std::string* out) {
   AppendVarint((static_cast<uint64_t>(field) << 3) | 2, out);
