@@ -5,6 +5,8 @@
 # same load, HILO_BENCH_REPS times (default 7):
 #   hilo-opt M.hlo -o /dev/null    (parse + verify + print)
 #   hilo-opt M.pb  -o /dev/null    (decode + verify + encode)
+#   the same with HILO_PROTO_GENERATED=1 (every instruction through
+#     protobuf's generated message, before the hand-written reader and writer)
 #   the same with HILO_PROTO_WHOLE_MESSAGE=1 (the reader before streaming)
 # under /usr/bin/time -v. Prints the minimum wall and CPU time and the largest
 # peak RSS of each, their ratios, and the load average before and after.
@@ -44,15 +46,17 @@ run() {  # run NAME FILE [ENV=VALUE]
 for ((i = 0; i < REPS; i++)); do
   run text "$WORK/m.hlo"
   run proto "$WORK/m.pb"
+  run generated "$WORK/m.pb" HILO_PROTO_GENERATED=1
   run whole "$WORK/m.pb" HILO_PROTO_WHOLE_MESSAGE=1
 done
-printf '%-6s %10s %10s %14s\n' form "wall s" "cpu s" "peak RSS KiB"
-for f in text proto whole; do
-  printf '%-6s %10s %10s %14s\n' "$f" "${wall[$f]}" "${cpu[$f]}" "${rss[$f]}"
+printf '%-9s %10s %10s %14s\n' form "wall s" "cpu s" "peak RSS KiB"
+for f in text proto generated whole; do
+  printf '%-9s %10s %10s %14s\n' "$f" "${wall[$f]}" "${cpu[$f]}" "${rss[$f]}"
 done
 awk -v tw="${wall[text]}" -v pw="${wall[proto]}" -v tc="${cpu[text]}" -v pc="${cpu[proto]}" \
     -v tr="${rss[text]}" -v pr="${rss[proto]}" \
-    -v wc="${cpu[whole]}" -v wr="${rss[whole]}" \
+    -v wc="${cpu[whole]}" -v wr="${rss[whole]}" -v gc="${cpu[generated]}" -v gr="${rss[generated]}" \
     'BEGIN {printf "proto / text: wall %.2fx, cpu %.2fx, peak RSS %.2fx\n", pw / tw, pc / tc, pr / tr;
+           printf "generated messages / text: cpu %.2fx, peak RSS %.2fx\n", gc / tc, gr / tr;
            printf "whole-message reader / text: cpu %.2fx, peak RSS %.2fx\n", wc / tc, wr / tr}'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

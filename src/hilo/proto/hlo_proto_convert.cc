@@ -1,6 +1,8 @@
 #include "hilo/proto/hlo_proto_convert.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +20,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/span.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/stubs/logging.h"
 #include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
@@ -781,7 +785,13 @@ class Encoder {
     }
     return it->second;
   }
-  absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p);
+  // With `hot`, the fields every instruction has (name, opcode, shape, ids,
+  // parameter number, tuple index, metadata) are appended to `*hot` as wire
+  // bytes instead of set in `*p` (the hand-written writer; `*p` holds the
+  // rest, serialized after them).
+  absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p, std::string* hot);
+  // The wire bytes of `shape`'s ShapeProto, made once per shared shape.
+  const std::string& ShapeBytes(const Shape& shape);
   absl::Status EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
                                  std::string* streamed_instructions);
 
@@ -792,32 +802,100 @@ class Encoder {
   std::vector<std::string> names_;
   uint32_t instruction_flags_ = 0;
   AsyncStarts async_starts_;
+  absl::flat_hash_map<const Shape*, std::string> shape_bytes_;
+  xla::ShapeProto shape_scratch_;
+  xla::OpMetadata metadata_scratch_;
+  std::vector<int64_t> id_scratch_;
+  std::string sub_;  // a sub-message's bytes
 };
 
-absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p) {
+// Protobuf's wire format: a varint, and a length-delimited field's header.
+void AppendVarint(uint64_t v, std::string* out) {
+  char bytes[10];
+  int n = 0;
+  while (v >= 0x80) {
+    bytes[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  bytes[n++] = static_cast<char>(v);
+  out->append(bytes, n);  // one append: push_back per byte was 4% of a round trip
+}
+void AppendFieldHeader(int field, size_t length, std::string* out) {
+  AppendVarint((static_cast<uint64_t>(field) << 3) | 2, out);
+  AppendVarint(length, out);
+}
+// A proto3 int64 field as protobuf writes it: nothing when 0.
+void AppendInt64Field(int field, int64_t v, std::string* out) {
+  if (v == 0) return;
+  AppendVarint(static_cast<uint64_t>(field) << 3, out);
+  AppendVarint(static_cast<uint64_t>(v), out);
+}
+// A repeated int64 field, packed (proto3's default); nothing when empty.
+void AppendPackedInt64Field(int field, absl::Span<const int64_t> values, std::string* out) {
+  if (values.empty()) return;
+  size_t length = 0;
+  for (int64_t v : values) length += google::protobuf::io::CodedOutputStream::VarintSize64(static_cast<uint64_t>(v));
+  AppendFieldHeader(field, length, out);
+  for (int64_t v : values) AppendVarint(static_cast<uint64_t>(v), out);
+}
+
+const std::string& Encoder::ShapeBytes(const Shape& shape) {
+  auto [it, added] = shape_bytes_.try_emplace(&shape);
+  if (added) {
+    shape_scratch_.Clear();
+    ShapeToProto(shape, &shape_scratch_);
+    shape_scratch_.SerializeToString(&it->second);
+  }
+  return it->second;
+}
+
+absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p, std::string* hot) {
   const std::string& where = inst.name();
   if (!inst.opaque_proto_fields().empty() &&
       !p->ParseFromString(inst.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(where, ": kept proto fields do not parse"));
   }
   xla::HiloInstructionText text;
-  p->set_name(inst.name());
-  p->set_opcode(std::string(HloOpcodeString(inst.opcode())));
-  ShapeToProto(inst.shape(), p->mutable_shape());
-  p->set_id(inst_ids_.at(&inst));
-  for (const HloInstruction* op : inst.operands()) {
-    auto it = inst_ids_.find(op);
-    if (it == inst_ids_.end()) {
-      return Invalid(where, absl::StrCat("operand ", op->name(), " is not in the module"));
+  // The ids of `insts`, or an error naming the first not in the module.
+  auto ids_of = [&](absl::Span<HloInstruction* const> insts, absl::string_view what) -> absl::Status {
+    id_scratch_.clear();
+    for (const HloInstruction* other : insts) {
+      auto it = inst_ids_.find(other);
+      if (it == inst_ids_.end()) {
+        return Invalid(where, absl::StrCat(what, " ", other->name(), " is not in the module"));
+      }
+      id_scratch_.push_back(it->second);
     }
-    p->add_operand_ids(it->second);
+    return absl::OkStatus();
+  };
+  const int64_t parameter_number = inst.opcode() == HloOpcode::kParameter ? inst.parameter_number() : 0;
+  const int64_t tuple_index = inst.opcode() == HloOpcode::kGetTupleElement ? inst.tuple_index() : 0;
+  if (hot != nullptr) {
+    if (!inst.name().empty()) AppendLengthDelimitedField(1, inst.name(), hot);
+    AppendLengthDelimitedField(2, HloOpcodeString(inst.opcode()), hot);
+    AppendLengthDelimitedField(3, ShapeBytes(inst.shape()), hot);
+    AppendInt64Field(9, parameter_number, hot);
+    AppendInt64Field(13, tuple_index, hot);
+    AppendInt64Field(35, inst_ids_.at(&inst), hot);
+  } else {
+    p->set_name(inst.name());
+    p->set_opcode(std::string(HloOpcodeString(inst.opcode())));
+    ShapeToProto(inst.shape(), p->mutable_shape());
+    p->set_id(inst_ids_.at(&inst));
+    p->set_parameter_number(parameter_number);
+    p->set_tuple_index(tuple_index);
   }
-  for (const HloInstruction* pred : inst.control_predecessors()) {
-    auto it = inst_ids_.find(pred);
-    if (it == inst_ids_.end()) {
-      return Invalid(where, absl::StrCat("control predecessor ", pred->name(), " is not in the module"));
-    }
-    p->add_control_predecessor_ids(it->second);
+  if (absl::Status s = ids_of(inst.operands(), "operand"); !s.ok()) return s;
+  if (hot != nullptr) {
+    AppendPackedInt64Field(36, id_scratch_, hot);
+  } else {
+    p->mutable_operand_ids()->Add(id_scratch_.begin(), id_scratch_.end());
+  }
+  if (absl::Status s = ids_of(inst.control_predecessors(), "control predecessor"); !s.ok()) return s;
+  if (hot != nullptr) {
+    AppendPackedInt64Field(37, id_scratch_, hot);
+  } else {
+    p->mutable_control_predecessor_ids()->Add(id_scratch_.begin(), id_scratch_.end());
   }
   if (inst.text_flags() != instruction_flags_) text.set_flags(inst.text_flags());
 
@@ -837,13 +915,24 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (!listed(name)) record_printed_order = true;
   };
 
-  if (inst.opcode() == HloOpcode::kParameter) p->set_parameter_number(inst.parameter_number());
-  if (inst.opcode() == HloOpcode::kGetTupleElement) p->set_tuple_index(inst.tuple_index());
   if (inst.dimensions().has_value()) {
-    for (int64_t d : *inst.dimensions()) p->add_dimensions(d);
+    if (hot != nullptr) {
+      AppendPackedInt64Field(14, *inst.dimensions(), hot);
+    } else {
+      for (int64_t d : *inst.dimensions()) p->add_dimensions(d);
+    }
     if (inst.dimensions()->empty()) list_if_unlisted("dimensions");
   }
-  if (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers())) {
+  if (hot != nullptr &&
+      (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers()))) {
+    const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
+    sub_.clear();
+    AppendPackedInt64Field(1, dn.lhs_contracting_dimensions, &sub_);
+    AppendPackedInt64Field(2, dn.rhs_contracting_dimensions, &sub_);
+    AppendPackedInt64Field(3, dn.lhs_batch_dimensions, &sub_);
+    AppendPackedInt64Field(4, dn.rhs_batch_dimensions, &sub_);
+    AppendLengthDelimitedField(30, sub_, hot);
+  } else if (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers())) {
     const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
     xla::DotDimensionNumbers* d = p->mutable_dot_dimension_numbers();
     for (int64_t v : dn.lhs_batch_dimensions) d->add_lhs_batch_dimensions(v);
@@ -856,6 +945,12 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       case ReplicaGroups::Form::kExplicit:
         // The field every XLA version reads.
         for (const auto& group : rg->explicit_groups()) {
+          if (hot != nullptr) {
+            sub_.clear();
+            AppendPackedInt64Field(1, group, &sub_);
+            AppendLengthDelimitedField(49, sub_, hot);
+            continue;
+          }
           xla::ReplicaGroup* g = p->add_replica_groups();
           for (int64_t id : group) g->add_replica_ids(id);
         }
@@ -888,7 +983,11 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     }
   }
   if (inst.channel_id().has_value()) {
-    p->set_channel_id(*inst.channel_id());
+    if (hot != nullptr) {
+      AppendInt64Field(26, *inst.channel_id(), hot);
+    } else {
+      p->set_channel_id(*inst.channel_id());
+    }
     if (*inst.channel_id() == 0) list_if_unlisted("channel_id");
   }
   if (inst.use_global_device_ids().has_value()) {
@@ -917,11 +1016,24 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (inst.backend_config()->empty()) list_if_unlisted("backend_config");
   }
   if (!inst.frontend_attributes().empty()) {
-    auto* map = p->mutable_frontend_attributes()->mutable_map();
     const auto& entries = inst.frontend_attributes().entries();
     bool sorted = true;
+    if (hot != nullptr) {
+      // The map's entries as protobuf writes them (a key given twice: the
+      // last wins when read, as in the map).
+      sub_.clear();
+      std::string entry;
+      for (const auto& [k, v] : entries) {
+        entry.clear();
+        AppendLengthDelimitedField(1, k, &entry);
+        AppendLengthDelimitedField(2, v, &entry);
+        AppendLengthDelimitedField(1, entry, &sub_);
+      }
+      AppendLengthDelimitedField(68, sub_, hot);
+    }
+    auto* map = hot != nullptr ? nullptr : p->mutable_frontend_attributes()->mutable_map();
     for (size_t i = 0; i < entries.size(); ++i) {
-      (*map)[entries[i].first] = entries[i].second;
+      if (map != nullptr) (*map)[entries[i].first] = entries[i].second;
       if (i > 0 && !(entries[i - 1].first < entries[i].first)) sorted = false;
     }
     if (!sorted) {
@@ -929,9 +1041,17 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     }
   }
   if (!inst.metadata().empty() || listed("metadata")) {
-    xla::OpMetadata m;
+    xla::OpMetadata& m = metadata_scratch_;
+    m.Clear();
     const bool parsed = ParseMetadata(inst.metadata(), &m);
-    if (parsed) *p->mutable_metadata() = m;
+    if (parsed && hot != nullptr) {
+      AppendFieldHeader(7, m.ByteSizeLong(), hot);
+      const size_t at = hot->size();
+      hot->resize(at + m.GetCachedSize());
+      m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
+    } else if (parsed) {
+      *p->mutable_metadata() = m;
+    }
     if (!parsed || RenderMetadata(m) != inst.metadata()) text.set_metadata(std::string(inst.metadata()));
     if (inst.metadata().empty()) list_if_unlisted("metadata");
   }
@@ -1007,21 +1127,15 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   } else {
     for (absl::string_view name : order) text.add_attribute_order(NameIndex(name));
   }
-  if (text.ByteSizeLong() != 0) *p->mutable_hilo_text() = std::move(text);
-  return absl::OkStatus();
-}
-
-// Protobuf's wire format: a varint, and a length-delimited field's header.
-void AppendVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
+  if (const size_t size = text.ByteSizeLong(); size != 0 && hot != nullptr) {
+    AppendFieldHeader(100001, size, hot);
+    const size_t at = hot->size();
+    hot->resize(at + size);
+    text.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
+  } else if (size != 0) {
+    *p->mutable_hilo_text() = std::move(text);
   }
-  out->push_back(static_cast<char>(v));
-}
-void AppendFieldHeader(int field, size_t length, std::string* out) {
-  AppendVarint((static_cast<uint64_t>(field) << 3) | 2, out);
-  AppendVarint(length, out);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -1051,15 +1165,21 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   }
   if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(post.size()));
   xla::HloInstructionProto one;  // reused when streaming
+  bool one_used = true;
+  std::string hot;                // the hand-written writer's part of `one`
+  const bool hand_written = streamed_instructions != nullptr && UseHandWrittenProtoCodec();
   for (const HloInstruction* inst : post) {
     xla::HloInstructionProto* ip = streamed_instructions != nullptr ? &one : p->add_instructions();
-    if (streamed_instructions != nullptr) one.Clear();
-    if (absl::Status s = EncodeInstruction(*inst, ip); !s.ok()) {
+    if (streamed_instructions != nullptr && one_used) one.Clear();
+    hot.clear();
+    if (absl::Status s = EncodeInstruction(*inst, ip, hand_written ? &hot : nullptr); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", s.message()));
     }
     if (streamed_instructions != nullptr) {
       const size_t size = one.ByteSizeLong();
-      AppendFieldHeader(2, size, streamed_instructions);
+      one_used = size != 0;  // (an empty message needs no Clear())
+      AppendFieldHeader(2, hot.size() + size, streamed_instructions);
+      streamed_instructions->append(hot);
       const size_t at = streamed_instructions->size();
       streamed_instructions->resize(at + size);
       one.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(streamed_instructions->data() + at));
@@ -1214,6 +1334,78 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
 // them (a whole message parsed) or as their bytes, slices of the input, each
 // parsed into one reused message when its instruction is built (streaming;
 // HloModuleFromBytes).
+// The fields every instruction has, read by the hand-written reader
+// (ReadWireInstruction) or taken from the parsed message; views into either,
+// valid while the instruction is built.
+struct HotFields {
+  absl::string_view name, opcode;
+  int64_t id = 0, parameter_number = 0, tuple_index = 0;
+  absl::Span<const int64_t> operand_ids, control_predecessor_ids, called_computation_ids;
+  const xla::OpMetadata* metadata = nullptr;  // null: absent
+  absl::StatusOr<SharedShape> shape;
+  int64_t channel_id = 0;
+  absl::Span<const int64_t> dimensions;
+  // hilo_text's flags and attribute order (the rest of it, if any, is in
+  // the message).
+  std::optional<uint32_t> flags;
+  absl::Span<const int32_t> attribute_order;
+  // dot_dimension_numbers: lhs/rhs contracting, lhs/rhs batch.
+  bool has_dot = false;
+  absl::Span<const int64_t> dot[4];
+  // From the hand-written reader only (else in the message): explicit
+  // replica groups, frontend attributes in XLA's (sorted) order.
+  const ReplicaGroups* replica_groups = nullptr;
+  const FrontendAttributes* frontend_attributes = nullptr;
+  // The message holds no field (the hand-written reader read them all).
+  bool message_empty = false;
+};
+
+template <typename T>
+absl::Span<const T> SpanOf(const google::protobuf::RepeatedField<T>& r) {
+  return absl::MakeConstSpan(r.data(), r.size());
+}
+
+void HotFieldsFromMessage(const xla::HloInstructionProto& ip, HotFields* h) {
+  h->name = ip.name();
+  h->opcode = ip.opcode();
+  h->id = ip.id();
+  h->parameter_number = ip.parameter_number();
+  h->tuple_index = ip.tuple_index();
+  h->operand_ids = absl::MakeConstSpan(ip.operand_ids().data(), ip.operand_ids_size());
+  h->control_predecessor_ids =
+      absl::MakeConstSpan(ip.control_predecessor_ids().data(), ip.control_predecessor_ids_size());
+  h->called_computation_ids =
+      absl::MakeConstSpan(ip.called_computation_ids().data(), ip.called_computation_ids_size());
+  h->metadata = ip.has_metadata() ? &ip.metadata() : nullptr;
+  h->channel_id = ip.channel_id();
+  h->dimensions = SpanOf(ip.dimensions());
+  if (ip.hilo_text().has_flags()) h->flags = ip.hilo_text().flags();
+  h->attribute_order = SpanOf(ip.hilo_text().attribute_order());
+  h->has_dot = ip.has_dot_dimension_numbers();
+  const xla::DotDimensionNumbers& d = ip.dot_dimension_numbers();
+  h->dot[0] = SpanOf(d.lhs_contracting_dimensions());
+  h->dot[1] = SpanOf(d.rhs_contracting_dimensions());
+  h->dot[2] = SpanOf(d.lhs_batch_dimensions());
+  h->dot[3] = SpanOf(d.rhs_batch_dimensions());
+}
+
+void ClearHotFields(xla::HloInstructionProto& ip) {
+  ip.clear_name();
+  ip.clear_opcode();
+  ip.clear_shape();
+  ip.clear_id();
+  ip.clear_parameter_number();
+  ip.clear_tuple_index();
+  ip.clear_operand_ids();
+  ip.clear_control_predecessor_ids();
+  ip.clear_called_computation_ids();
+  ip.clear_metadata();
+  ip.clear_channel_id();
+  ip.clear_dimensions();
+  ip.clear_hilo_text();
+  ip.clear_dot_dimension_numbers();
+}
+
 struct ComputationInput {
   xla::HloComputationProto* fields = nullptr;
   std::vector<absl::string_view> instruction_bytes;
@@ -1299,7 +1491,11 @@ class Decoder {
 
  private:
   absl::Status DecodeComputation(ComputationInput& input, HloComputation* comp);
-  absl::Status DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst);
+  absl::Status DecodeAttributes(const HotFields& h, xla::HloInstructionProto& ip, HloInstruction* inst);
+  // Instruction `i` of a streamed computation read by the hand-written
+  // reader: its hot fields into `*h`, the others parsed into scratch_. False
+  // when the reader refuses the bytes (then protobuf parses them).
+  bool ReadHotFields(ComputationInput& input, int i, HotFields* h);
   absl::StatusOr<SharedShape> InternShape(const xla::ShapeProto& sp);
   // Instruction `i` of `input` (its bytes parsed into scratch_ when streaming).
   absl::StatusOr<xla::HloInstructionProto*> Instruction(ComputationInput& input, int i, absl::string_view where);
@@ -1323,6 +1519,19 @@ class Decoder {
   bool streamed_ = false;
   int instruction_budget_ = 0;
   xla::HloInstructionProto scratch_;
+  // The hand-written reader's state (ReadHotFields).
+  bool hand_written_ = UseHandWrittenProtoCodec();
+  WireInstruction wire_;
+  xla::ShapeProto shape_scratch_;
+  xla::OpMetadata metadata_scratch_;
+  absl::flat_hash_map<std::string, SharedShape> wire_shapes_;  // by their bytes
+  absl::flat_hash_map<std::string, ReplicaGroups> wire_replica_groups_;  // by their bytes
+  absl::flat_hash_map<std::string, FrontendAttributes> wire_frontend_attributes_;  // by their entries
+  std::string wire_frontend_key_;
+  xla::HiloInstructionText no_text_;  // always empty
+  // scratch_ is known to be empty (decoding an instruction whose fields the
+  // hand-written reader all read changes nothing in it).
+  bool scratch_clean_ = false;
   std::unique_ptr<HloModule> module_;
   bool hilo_written_ = false;
   uint32_t instruction_flags_ = kXlaStyle;
@@ -1377,11 +1586,82 @@ absl::StatusOr<SharedShape> Decoder::InternShape(const xla::ShapeProto& sp) {
   return shared;
 }
 
-absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruction* inst) {
-  xla::HiloInstructionText text = std::move(*ip.mutable_hilo_text());
-  ip.clear_hilo_text();
+bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
+  // Sub-messages are parsed one level below the instruction: with less than
+  // one level left, protobuf's own parse decides.
+  if (!hand_written_ || !streamed_ || instruction_budget_ < 1) return false;
+  if (!ReadWireInstruction(input.instruction_bytes[i], &wire_)) return false;
+  // An iota's `dimensions` field is read by the text attributes' mapping.
+  if (wire_.opcode == "iota") return false;
+  if (wire_.rest.empty()) {
+    if (!scratch_clean_) scratch_.Clear();
+    scratch_clean_ = true;
+    h->message_empty = true;
+  } else {
+    scratch_clean_ = false;
+    if (!ParseAtDepth(wire_.rest, instruction_budget_, &scratch_)) return false;
+  }
+  if (wire_.has_metadata && !ParseAtDepth(wire_.metadata, instruction_budget_ - 1, &metadata_scratch_)) {
+    return false;
+  }
+  // Equal shapes have equal bytes (a module's writer writes them one way).
+  if (auto it = wire_shapes_.find(wire_.shape); it != wire_shapes_.end()) {
+    h->shape = it->second;
+  } else {
+    if (!ParseAtDepth(wire_.shape, instruction_budget_ - 1, &shape_scratch_)) return false;
+    h->shape = InternShape(shape_scratch_);
+    if (h->shape.ok()) wire_shapes_.emplace(std::string(wire_.shape), *h->shape);
+  }
+  h->name = wire_.name;
+  h->opcode = wire_.opcode;
+  h->id = wire_.id;
+  h->parameter_number = wire_.parameter_number;
+  h->tuple_index = wire_.tuple_index;
+  h->operand_ids = wire_.operand_ids;
+  h->control_predecessor_ids = wire_.control_predecessor_ids;
+  h->called_computation_ids = wire_.called_computation_ids;
+  h->metadata = wire_.has_metadata ? &metadata_scratch_ : nullptr;
+  h->channel_id = wire_.channel_id;
+  h->dimensions = wire_.dimensions;
+  if (wire_.has_text) {
+    if (wire_.has_flags) h->flags = wire_.flags;
+    h->attribute_order = wire_.attribute_order;
+  } else {  // none, or one protobuf read (in `rest`)
+    const xla::HiloInstructionText& text = scratch_.hilo_text();
+    if (text.has_flags()) h->flags = text.flags();
+    h->attribute_order = SpanOf(text.attribute_order());
+  }
+  h->has_dot = wire_.has_dot;
+  for (int k = 0; k < 4; ++k) h->dot[k] = wire_.dot[k];
+  if (wire_.group_count > 0) {
+    auto [it, added] = wire_replica_groups_.try_emplace(wire_.replica_groups);
+    if (added) {
+      it->second = ReplicaGroups::Explicit(
+          std::vector<std::vector<int64_t>>(wire_.groups.begin(), wire_.groups.begin() + wire_.group_count));
+    }
+    h->replica_groups = &it->second;
+  }
+  if (wire_.has_frontend_attributes) {
+    wire_frontend_key_.clear();
+    for (const auto& [k, v] : wire_.frontend_attributes) {
+      absl::StrAppend(&wire_frontend_key_, k.size(), ":", k, v.size(), ":", v);
+    }
+    auto [it, added] = wire_frontend_attributes_.try_emplace(wire_frontend_key_);
+    if (added) {
+      std::vector<std::pair<absl::string_view, absl::string_view>> entries = wire_.frontend_attributes;
+      std::sort(entries.begin(), entries.end());
+      for (const auto& [k, v] : entries) it->second.Append(k, v);
+    }
+    h->frontend_attributes = &it->second;
+  }
+  return true;
+}
+
+absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionProto& ip, HloInstruction* inst) {
+  // (Not moved out of the message: most instructions have none.)
+  xla::HiloInstructionText& text = ip.has_hilo_text() ? *ip.mutable_hilo_text() : no_text_;
   std::vector<absl::string_view> order;
-  for (int32_t idx : text.attribute_order()) {
+  for (int32_t idx : h.attribute_order) {
     if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
       return Invalid(WhereOf(inst), "attribute name index out of range");
     }
@@ -1391,38 +1671,32 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
   auto listed = [&](absl::string_view name) {
     return std::find(order.begin(), order.end(), name) != order.end();
   };
-  inst->set_text_flags(text.has_flags() ? text.flags() : instruction_flags_);
+  inst->set_text_flags(h.flags.has_value() ? *h.flags : instruction_flags_);
   if (absl::Status s = CheckAsyncSugar(*inst); !s.ok()) return s;
 
   const HloOpcode opcode = inst->opcode();
   if (opcode == HloOpcode::kParameter) {
-    if (ip.parameter_number() < 0) return Invalid(WhereOf(inst), "negative parameter number");
-    inst->set_parameter_number(ip.parameter_number());
+    if (h.parameter_number < 0) return Invalid(WhereOf(inst), "negative parameter number");
+    inst->set_parameter_number(h.parameter_number);
   } else if (opcode == HloOpcode::kGetTupleElement) {
-    inst->set_tuple_index(ip.tuple_index());
+    inst->set_tuple_index(h.tuple_index);
   }
-  ip.clear_parameter_number();
-  ip.clear_tuple_index();
   // An iota's `dimensions` field is its `iota_dimension=` (mapped with the
   // text attributes below).
   const bool iota_dimension = opcode == HloOpcode::kIota && !listed("dimensions");
   if (!iota_dimension &&
-      (ip.dimensions_size() > 0 || listed("dimensions") ||
+      (!h.dimensions.empty() || listed("dimensions") ||
        (!hilo_written_ && (opcode == HloOpcode::kBroadcast || opcode == HloOpcode::kTranspose ||
                            opcode == HloOpcode::kReduce || opcode == HloOpcode::kReverse)))) {
-    inst->set_dimensions(std::vector<int64_t>(ip.dimensions().begin(), ip.dimensions().end()));
+    inst->set_dimensions(std::vector<int64_t>(h.dimensions.begin(), h.dimensions.end()));
     ip.clear_dimensions();
   }
-  if (ip.has_dot_dimension_numbers()) {
-    const xla::DotDimensionNumbers& d = ip.dot_dimension_numbers();
+  if (h.has_dot) {
     DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
-    dn->lhs_batch_dimensions.assign(d.lhs_batch_dimensions().begin(), d.lhs_batch_dimensions().end());
-    dn->rhs_batch_dimensions.assign(d.rhs_batch_dimensions().begin(), d.rhs_batch_dimensions().end());
-    dn->lhs_contracting_dimensions.assign(d.lhs_contracting_dimensions().begin(),
-                                          d.lhs_contracting_dimensions().end());
-    dn->rhs_contracting_dimensions.assign(d.rhs_contracting_dimensions().begin(),
-                                          d.rhs_contracting_dimensions().end());
-    ip.clear_dot_dimension_numbers();
+    dn->lhs_contracting_dimensions.assign(h.dot[0].begin(), h.dot[0].end());
+    dn->rhs_contracting_dimensions.assign(h.dot[1].begin(), h.dot[1].end());
+    dn->lhs_batch_dimensions.assign(h.dot[2].begin(), h.dot[2].end());
+    dn->rhs_batch_dimensions.assign(h.dot[3].begin(), h.dot[3].end());
   }
   // hilo's text of attributes, by name.
   absl::flat_hash_map<std::string, std::string> texts;
@@ -1455,6 +1729,8 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
       if (identity) iota.transpose_perm.clear();
     }
     inst->set_replica_groups(ReplicaGroups::Iota(std::move(iota)));
+  } else if (h.replica_groups != nullptr) {
+    inst->set_replica_groups(*h.replica_groups);
   } else if (ip.replica_groups_size() > 0 || dl.replica_groups_size() > 0) {
     const auto& groups = ip.replica_groups_size() > 0 ? ip.replica_groups() : dl.replica_groups();
     std::vector<std::vector<int64_t>> explicit_groups;
@@ -1469,7 +1745,7 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
   }
   ip.clear_replica_groups();
   ip.clear_collective_device_list();
-  int64_t channel = ip.channel_id();
+  int64_t channel = h.channel_id;
   if (channel == 0 && ip.all_reduce_id() > 0) channel = ip.all_reduce_id();
   if (channel != 0 || listed("channel_id")) inst->set_channel_id(channel);
   ip.clear_channel_id();
@@ -1507,7 +1783,9 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
     inst->set_backend_config(std::move(*ip.mutable_backend_config()), text.backend_config_is_dict());
   }
   ip.clear_backend_config();
-  if (ip.has_frontend_attributes()) {
+  if (h.frontend_attributes != nullptr) {
+    if (!h.frontend_attributes->empty()) inst->set_frontend_attributes(*h.frontend_attributes);
+  } else if (ip.has_frontend_attributes()) {
     FrontendAttributes fa;
     const auto& map = ip.frontend_attributes().map();
     if (text.frontend_attribute_order_size() > 0) {
@@ -1526,10 +1804,9 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
   }
   if (text.has_metadata()) {
     inst->set_metadata(text.metadata());
-  } else if (ip.has_metadata()) {
-    inst->set_metadata(RenderMetadata(ip.metadata()));
+  } else if (h.metadata != nullptr) {
+    inst->set_metadata(RenderMetadata(*h.metadata));
   }
-  ip.clear_metadata();
   if (text.has_sharding()) {
     inst->set_sharding(text.sharding());
   } else if (ip.has_sharding()) {
@@ -1575,6 +1852,7 @@ absl::Status Decoder::DecodeAttributes(xla::HloInstructionProto& ip, HloInstruct
 absl::StatusOr<xla::HloInstructionProto*> Decoder::Instruction(ComputationInput& input, int i,
                                                                absl::string_view where) {
   if (!streamed_) return input.fields->mutable_instructions(i);
+  scratch_clean_ = false;
   if (!ParseAtDepth(input.instruction_bytes[i], instruction_budget_, &scratch_)) {
     return Malformed(absl::StrCat(where, ": instruction ", i + 1, " of ", input.instruction_bytes.size(),
                                   " does not parse as an xla.HloInstructionProto"));
@@ -1652,50 +1930,50 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   };
   std::vector<Calls> calls;
   for (int i : order) {
-    absl::StatusOr<xla::HloInstructionProto*> parsed = Instruction(input, i, where);
-    if (!parsed.ok()) return parsed.status();
-    xla::HloInstructionProto& ip = **parsed;
-    if (!ids_first) {
-      ids[i] = ip.id();
-    } else if (ip.id() != ids[i]) {
-      return absl::InternalError(absl::StrCat(where, ": instruction ", i + 1, "'s id was read as ", ids[i],
-                                              ", parsed as ", ip.id()));
+    HotFields h;
+    xla::HloInstructionProto* parsed = &scratch_;
+    if (!ReadHotFields(input, i, &h)) {
+      absl::StatusOr<xla::HloInstructionProto*> whole = Instruction(input, i, where);
+      if (!whole.ok()) return whole.status();
+      parsed = *whole;
+      HotFieldsFromMessage(*parsed, &h);
+      h.shape = InternShape(parsed->shape());
     }
-    auto iwhere = [&] { return absl::StrCat(where, ", instruction ", ip.name(), " (id ", ip.id(), ")"); };
-    if (ip.name().empty()) return Invalid(iwhere(), "instruction without a name");
-    std::optional<HloOpcode> opcode = StringToHloOpcode(ip.opcode());
-    if (!opcode.has_value()) return Invalid(iwhere(), absl::StrCat("unknown opcode '", ip.opcode(), "'"));
-    absl::StatusOr<SharedShape> shape = InternShape(ip.shape());
-    if (!shape.ok()) return Invalid(iwhere(), shape.status().message());
-    auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode,
-                                               *std::move(shape), std::move(*ip.mutable_name()));
-    ip.clear_name();
-    ip.clear_opcode();
-    ip.clear_shape();
+    xla::HloInstructionProto& ip = *parsed;
+    if (!ids_first) {
+      ids[i] = h.id;
+    } else if (h.id != ids[i]) {
+      return absl::InternalError(absl::StrCat(where, ": instruction ", i + 1, "'s id was read as ", ids[i],
+                                              ", parsed as ", h.id));
+    }
+    auto iwhere = [&] { return absl::StrCat(where, ", instruction ", h.name, " (id ", h.id, ")"); };
+    if (h.name.empty()) return Invalid(iwhere(), "instruction without a name");
+    std::optional<HloOpcode> opcode = StringToHloOpcode(h.opcode);
+    if (!opcode.has_value()) return Invalid(iwhere(), absl::StrCat("unknown opcode '", h.opcode, "'"));
+    if (!h.shape.ok()) return Invalid(iwhere(), h.shape.status().message());
+    auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode, *std::move(h.shape),
+                                               std::string(h.name));
     HloInstruction* inst = owned.get();
     if (!names_.insert(inst->name()).second) {
       return Invalid(absl::StrCat(where, ", instruction ", inst->name()), "instruction name is used twice");
     }
     // The parameter number first: AddInstruction registers parameters by it.
     if (*opcode == HloOpcode::kParameter) {
-      if (ip.parameter_number() < 0 || ip.parameter_number() > (int64_t{1} << 20)) {
+      if (h.parameter_number < 0 || h.parameter_number > (int64_t{1} << 20)) {
         // Not WhereOf(inst): the instruction has no computation yet.
         return Invalid(absl::StrCat(where, ", instruction ", inst->name()),
-                       absl::StrCat("absurd parameter number ", ip.parameter_number()));
+                       absl::StrCat("absurd parameter number ", h.parameter_number));
       }
-      inst->set_parameter_number(ip.parameter_number());
+      inst->set_parameter_number(h.parameter_number);
     }
     comp->AddInstruction(std::move(owned));
     insts[i] = inst;
-    operand_ids.insert(operand_ids.end(), ip.operand_ids().begin(), ip.operand_ids().end());
+    operand_ids.insert(operand_ids.end(), h.operand_ids.begin(), h.operand_ids.end());
     operands_end.push_back(operand_ids.size());
-    for (int64_t id : ip.control_predecessor_ids()) predecessor_ids.emplace_back(i, id);
-    ip.clear_operand_ids();
-    ip.clear_control_predecessor_ids();
-    ip.clear_id();
+    for (int64_t id : h.control_predecessor_ids) predecessor_ids.emplace_back(i, id);
     // Called computations: must be defined (earlier in the proto).
     std::vector<HloComputation*> called;
-    for (int64_t id : ip.called_computation_ids()) {
+    for (int64_t id : h.called_computation_ids) {
       auto it = comps_by_id_.find(id);
       if (it == comps_by_id_.end()) {
         return Invalid(WhereOf(inst), absl::StrCat("calls computation id ", id,
@@ -1703,14 +1981,16 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       }
       called.push_back(it->second);
     }
-    ip.clear_called_computation_ids();
     const xla::HiloInstructionText& t = ip.hilo_text();
     if (!called.empty() || t.called_size() > 0) {
       calls.push_back({inst, std::move(called), {t.called().begin(), t.called().end()}});
     }
-    if (absl::Status s = DecodeAttributes(ip, inst); !s.ok()) return s;
-    ShareReplicaGroups(inst);
-    if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(ip.SerializeAsString());
+    if (absl::Status s = DecodeAttributes(h, ip, inst); !s.ok()) return s;
+    if (h.replica_groups == nullptr) ShareReplicaGroups(inst);  // (else shared already)
+    if (!h.message_empty) {
+      ClearHotFields(ip);
+      if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(ip.SerializeAsString());
+    }
   }
   if (!ids_first) {
     if (std::optional<int64_t> dup = index.Build(ids); dup.has_value()) return used_twice(*dup);
@@ -2013,6 +2293,19 @@ absl::Status LiteralTextToProto(const Shape& shape, absl::string_view text,
   FillLiteral(shape, *elems, &at, literal);
   return absl::OkStatus();
 }
+
+namespace {
+std::atomic<int>& HandWrittenCodecSetting() {
+  static std::atomic<int> setting{[] {
+    const char* v = std::getenv("HILO_PROTO_GENERATED");
+    return v != nullptr && absl::string_view(v) == "1" ? 0 : 1;
+  }()};
+  return setting;
+}
+}  // namespace
+
+bool UseHandWrittenProtoCodec() { return HandWrittenCodecSetting().load(std::memory_order_relaxed) != 0; }
+void SetHandWrittenProtoCodec(bool on) { HandWrittenCodecSetting().store(on ? 1 : 0, std::memory_order_relaxed); }
 
 absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProto& proto) {
   return Decoder(proto).Run();

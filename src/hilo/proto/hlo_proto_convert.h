@@ -44,6 +44,15 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
 // no valid module.
 absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget);
 
+// Whether HloModuleFromBytes and HloModuleToBytes read and write each
+// instruction's common fields straight from and to the wire bytes (the
+// default), or every instruction through protobuf's generated message
+// (HILO_PROTO_GENERATED=1 in the environment, or false here: the path to
+// compare with, docs/performance.md "Proto formats"). Both give the same
+// modules and accept the same bytes.
+bool UseHandWrittenProtoCodec();
+void SetHandWrittenProtoCodec(bool on);
+
 absl::StatusOr<xla::HloModuleProto> HloModuleToProto(const HloModule& module);
 // Into an empty `proto`, which may live on an arena (faster for large modules).
 absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* proto);

@@ -142,3 +142,273 @@ absl::string_view JoinPayloads(const std::vector<absl::string_view>& payloads, s
 }
 
 }  // namespace hilo
+
+namespace hilo {
+namespace {
+
+// Bounds-checked reading of the wire format's pieces; every refusal sends the
+// instruction to protobuf's parser, so only the plain forms are accepted.
+class WireCursor {
+ public:
+  explicit WireCursor(absl::string_view bytes)
+      : p_(reinterpret_cast<const uint8_t*>(bytes.data())), end_(p_ + bytes.size()) {}
+  bool done() const { return p_ == end_; }
+  const char* position() const { return reinterpret_cast<const char*>(p_); }
+  // A varint of at most 10 bytes whose bits fit 64 (protobuf drops
+  // overflowing bits; such a varint is refused here instead).
+  bool Varint(uint64_t* v) {
+    if (p_ < end_ && *p_ < 0x80) {  // the common one-byte case
+      *v = *p_++;
+      return true;
+    }
+    const uint8_t* start = p_;
+    if (!ReadRawVarint(&p_, end_, 10, v)) return false;
+    return p_ - start < 10 || p_[-1] <= 1;
+  }
+  // A tag: at most 5 bytes, 32 bits, field number at least 1.
+  bool Tag(uint32_t* tag) {
+    uint64_t v = 0;
+    if (!ReadRawVarint(&p_, end_, 5, &v) || v > UINT32_MAX || (v >> 3) == 0) return false;
+    *tag = static_cast<uint32_t>(v);
+    return true;
+  }
+  // A length-delimited payload (a length of at most 5 bytes).
+  bool Payload(absl::string_view* payload) {
+    uint64_t n = 0;
+    if (!ReadRawVarint(&p_, end_, 5, &n) || n > static_cast<uint64_t>(end_ - p_)) return false;
+    *payload = absl::string_view(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return true;
+  }
+  bool Skip(size_t n) {
+    if (n > static_cast<size_t>(end_ - p_)) return false;
+    p_ += n;
+    return true;
+  }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+bool IsAscii(absl::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+// A repeated int64 field: one varint, or a packed run of them.
+bool ReadRepeatedInt64(uint32_t wire_type, WireCursor& in, std::vector<int64_t>* out) {
+  uint64_t v = 0;
+  if (wire_type == WireFormatLite::WIRETYPE_VARINT) {
+    if (!in.Varint(&v)) return false;
+    out->push_back(static_cast<int64_t>(v));
+    return true;
+  }
+  absl::string_view packed;
+  if (wire_type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || !in.Payload(&packed)) return false;
+  WireCursor values(packed);
+  while (!values.done()) {
+    if (!values.Varint(&v)) return false;
+    out->push_back(static_cast<int64_t>(v));
+  }
+  return true;
+}
+
+// The fields of message `payload`, each given to `on_field(number,
+// wire_type, in)`, which reads it (false: refused).
+template <typename OnField>
+bool ForEachField(absl::string_view payload, OnField on_field) {
+  WireCursor in(payload);
+  while (!in.done()) {
+    uint32_t tag = 0;
+    if (!in.Tag(&tag) || !on_field(tag >> 3, tag & 7, in)) return false;
+  }
+  return true;
+}
+
+// hilo_text holding only flags (1) and attribute_order (2), within range
+// (else protobuf reads it: false).
+bool ReadSimpleText(absl::string_view payload, WireInstruction* out) {
+  std::vector<int64_t> order;
+  const bool ok = ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
+    uint64_t v = 0;
+    if (number == 1) {
+      if (wire_type != WireFormatLite::WIRETYPE_VARINT || !in.Varint(&v) || v > UINT32_MAX) return false;
+      out->has_flags = true;
+      out->flags = static_cast<uint32_t>(v);
+      return true;
+    }
+    return number == 2 && ReadRepeatedInt64(wire_type, in, &order);
+  });
+  if (!ok) return false;
+  for (int64_t v : order) {
+    if (v < 0 || v > INT32_MAX) return false;
+    out->attribute_order.push_back(static_cast<int32_t>(v));
+  }
+  return true;
+}
+
+// One ReplicaGroup holding only replica_ids (1).
+bool ReadReplicaGroup(absl::string_view payload, std::vector<int64_t>* ids) {
+  ids->clear();
+  return ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
+    return number == 1 && ReadRepeatedInt64(wire_type, in, ids);
+  });
+}
+
+// FrontendAttributes: map entries (1), each a key (1) and a value (2), ASCII.
+bool ReadFrontendAttributes(absl::string_view payload, WireInstruction* out) {
+  return ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
+    absl::string_view entry;
+    if (number != 1 || wire_type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || !in.Payload(&entry)) return false;
+    absl::string_view key, value;
+    const bool ok = ForEachField(entry, [&](uint32_t n, uint32_t w, WireCursor& e) {
+      absl::string_view s;
+      if ((n != 1 && n != 2) || w != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || !e.Payload(&s) || !IsAscii(s)) {
+        return false;
+      }
+      (n == 1 ? key : value) = s;
+      return true;
+    });
+    if (!ok) return false;
+    for (auto& [k, v] : out->frontend_attributes) {
+      if (k == key) {
+        v = value;
+        return true;
+      }
+    }
+    out->frontend_attributes.emplace_back(key, value);
+    return true;
+  });
+}
+
+// DotDimensionNumbers: four repeated int64 fields.
+bool ReadDot(absl::string_view payload, WireInstruction* out) {
+  return ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
+    return number >= 1 && number <= 4 && ReadRepeatedInt64(wire_type, in, &out->dot[number - 1]);
+  });
+}
+
+}  // namespace
+
+bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out) {
+  out->name = out->opcode = out->shape = out->metadata = absl::string_view();
+  out->has_shape = out->has_metadata = out->has_text = out->has_flags = false;
+  out->has_frontend_attributes = out->has_dot = false;
+  out->id = out->parameter_number = out->tuple_index = out->channel_id = 0;
+  out->flags = 0;
+  out->operand_ids.clear();
+  out->control_predecessor_ids.clear();
+  out->called_computation_ids.clear();
+  out->dimensions.clear();
+  out->attribute_order.clear();
+  out->replica_groups.clear();
+  out->group_count = 0;
+  out->frontend_attributes.clear();
+  for (std::vector<int64_t>& d : out->dot) d.clear();
+  out->rest.clear();
+  bool text_in_rest = false;
+  absl::string_view frontend_field;  // its bytes, tag included
+  WireCursor in(bytes);
+  while (!in.done()) {
+    const char* field_start = in.position();
+    uint32_t tag = 0;
+    if (!in.Tag(&tag)) return false;
+    const uint32_t wire_type = tag & 7;
+    const bool varint = wire_type == WireFormatLite::WIRETYPE_VARINT;
+    const bool delimited = wire_type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+    uint64_t v = 0;
+    absl::string_view payload;
+    switch (tag >> 3) {
+      case 1:  // name
+      case 2:  // opcode
+        if (!delimited || !in.Payload(&payload) || !IsAscii(payload)) return false;
+        ((tag >> 3) == 1 ? out->name : out->opcode) = payload;
+        continue;
+      case 3:  // shape
+      case 7: {  // metadata
+        bool& seen = (tag >> 3) == 3 ? out->has_shape : out->has_metadata;
+        if (!delimited || seen || !in.Payload(&payload)) return false;
+        seen = true;
+        ((tag >> 3) == 3 ? out->shape : out->metadata) = payload;
+        continue;
+      }
+      case 9:   // parameter_number
+      case 13:  // tuple_index
+      case 35:  // id
+        if (!varint || !in.Varint(&v)) return false;
+        ((tag >> 3) == 9 ? out->parameter_number : (tag >> 3) == 13 ? out->tuple_index : out->id) =
+            static_cast<int64_t>(v);
+        continue;
+      case 36:
+        if (!ReadRepeatedInt64(wire_type, in, &out->operand_ids)) return false;
+        continue;
+      case 37:
+        if (!ReadRepeatedInt64(wire_type, in, &out->control_predecessor_ids)) return false;
+        continue;
+      case 38:
+        if (!ReadRepeatedInt64(wire_type, in, &out->called_computation_ids)) return false;
+        continue;
+      case 14:
+        if (!ReadRepeatedInt64(wire_type, in, &out->dimensions)) return false;
+        continue;
+      case 26:  // channel_id
+        if (!varint || !in.Varint(&v)) return false;
+        out->channel_id = static_cast<int64_t>(v);
+        continue;
+      case 49: {  // replica_groups
+        if (!delimited || !in.Payload(&payload)) return false;
+        if (out->group_count == out->groups.size()) out->groups.emplace_back();
+        if (!ReadReplicaGroup(payload, &out->groups[out->group_count++])) return false;
+        out->replica_groups.append(field_start, in.position() - field_start);
+        continue;
+      }
+      case 68:  // frontend_attributes
+        if (!delimited || out->has_frontend_attributes || !in.Payload(&payload) ||
+            !ReadFrontendAttributes(payload, out)) {
+          return false;
+        }
+        out->has_frontend_attributes = true;
+        frontend_field = absl::string_view(field_start, in.position() - field_start);
+        continue;
+      case 30:  // dot_dimension_numbers
+        if (!delimited || out->has_dot || !in.Payload(&payload) || !ReadDot(payload, out)) return false;
+        out->has_dot = true;
+        continue;
+      case 100001:  // hilo_text
+        if (!delimited || out->has_text || text_in_rest || !in.Payload(&payload)) return false;
+        if (ReadSimpleText(payload, out)) {
+          out->has_text = true;
+          continue;
+        }
+        out->has_flags = false;
+        out->attribute_order.clear();
+        text_in_rest = true;
+        break;
+      default:
+        break;
+    }
+    // Another field: skipped here, its bytes kept for protobuf.
+    bool ok = text_in_rest && (tag >> 3) == 100001;  // already read
+    if (!ok) switch (wire_type) {
+      case WireFormatLite::WIRETYPE_VARINT: ok = in.Varint(&v); break;
+      case WireFormatLite::WIRETYPE_FIXED64: ok = in.Skip(8); break;
+      case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: ok = in.Payload(&payload); break;
+      case WireFormatLite::WIRETYPE_FIXED32: ok = in.Skip(4); break;
+      default: return false;  // groups, invalid wire types
+    }
+    if (!ok) return false;
+    out->rest.append(field_start, in.position() - field_start);
+  }
+  // hilo_text may order the frontend attributes: then protobuf reads both.
+  if (text_in_rest && out->has_frontend_attributes) {
+    out->has_frontend_attributes = false;
+    out->frontend_attributes.clear();
+    out->rest.append(frontend_field.data(), frontend_field.size());
+  }
+  return true;
+}
+
+}  // namespace hilo

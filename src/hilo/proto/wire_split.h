@@ -42,6 +42,43 @@ std::optional<int64_t> ScanVarintField(absl::string_view bytes, int field);
 // budget it has at its depth in the whole file). False when they do not parse.
 bool ParseAtDepth(absl::string_view bytes, int recursion_budget, google::protobuf::MessageLite* message);
 
+// The fields of an xla.HloInstructionProto the reader uses for every
+// instruction, read straight from its wire bytes (the hand-written reader,
+// docs/proto-format.md "Reading"): strings and sub-messages are views into
+// the bytes. Every other field's bytes (tags included, in order) go to
+// `rest`, for protobuf's parser. Reused between instructions.
+struct WireInstruction {
+  absl::string_view name, opcode, shape, metadata;
+  bool has_shape = false, has_metadata = false;
+  int64_t id = 0, parameter_number = 0, tuple_index = 0, channel_id = 0;
+  std::vector<int64_t> operand_ids, control_predecessor_ids, called_computation_ids, dimensions;
+  // hilo_text, when it holds nothing but `flags` and `attribute_order`
+  // (else it is in `rest`).
+  bool has_text = false, has_flags = false;
+  uint32_t flags = 0;
+  std::vector<int32_t> attribute_order;
+  // replica_groups (field 49): every occurrence's bytes, tags included (equal
+  // bytes, equal groups), and the ids of each group.
+  std::string replica_groups;
+  std::vector<std::vector<int64_t>> groups;
+  size_t group_count = 0;  // groups[0, group_count) are this instruction's
+  // frontend_attributes: the map's entries, the last of a key winning.
+  bool has_frontend_attributes = false;
+  std::vector<std::pair<absl::string_view, absl::string_view>> frontend_attributes;
+  // dot_dimension_numbers: lhs/rhs contracting, lhs/rhs batch.
+  bool has_dot = false;
+  std::vector<int64_t> dot[4];
+  std::string rest;
+};
+
+// Reads the instruction `bytes` into `*out`. False when anything is unusual
+// (bytes protobuf might refuse or read otherwise: a malformed field, a
+// group, a read field in another wire type, a sub-message given twice, which
+// protobuf merges, a name that is not ASCII, an overlong varint): the caller
+// then lets protobuf parse the instruction instead. So whatever this
+// accepts, protobuf reads the same way.
+bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out);
+
 // The payloads as one message (a field repeated is merged: its payloads
 // concatenated). A single payload is returned as is, without a copy.
 absl::string_view JoinPayloads(const std::vector<absl::string_view>& payloads, std::string* storage);

@@ -1,0 +1,280 @@
+// The hand-written instruction reader and writer (ReadWireInstruction,
+// UseHandWrittenProtoCodec) against protobuf's generated messages: every
+// encoding a protobuf parser accepts (fields in any order, repeated scalars
+// packed or not, a field given twice, unknown fields of every wire type) and
+// every one it refuses (truncated, over-long, invalid UTF-8, groups out of
+// place) gives the same module or the same error both ways
+// (fuzz::CheckHandWrittenCodec, which proto_reader_fuzzer checks too).
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../fuzz/proto_round_trip_check.h"
+#include "gtest/gtest.h"
+#include "hilo/proto/hlo_proto_convert.h"
+#include "hilo/proto/wire_split.h"
+#include "hilo/text/parser.h"
+
+namespace hilo {
+namespace {
+
+// Instructions of every kind the hand-written reader and writer treat
+// apart: hilo_text with only an attribute order (most) or with more (`ar2`:
+// an attribute kept as text, frontend attributes out of order), an iota,
+// replica groups, frontend attributes, metadata, a tuple shape.
+constexpr char kText[] = R"(HloModule m, replica_count=2
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b), metadata={op_type="add" op_name="sum/add"}
+}
+
+ENTRY main {
+  p = f32[8,4]{1,0} parameter(0)
+  t = (f32[8,4]{1,0}, s32[]) parameter(1)
+  g = s32[] get-tuple-element(t), index=1
+  c = f32[] constant(0)
+  r = f32[8]{0} reduce(p, c), dimensions={1}, to_apply=add, metadata={op_type="sum" op_name="r" source_file="x.py" source_line=7}
+  ar = f32[8]{0} all-reduce(r), channel_id=3, replica_groups={{0,1}}, to_apply=add, frontend_attributes={k="v"}
+  ar2 = f32[8]{0} all-reduce(ar), replica_groups={{0,1}}, to_apply=add, frontend_attributes={z="1",a="2"}, statistics={visualizing_index=1,stat-0=0.5}
+  i = s32[8]{0} iota(), iota_dimension=0
+  ROOT o = (f32[8]{0}, s32[]) tuple(ar2, g), control-predecessors={r}
+}
+)";
+
+// The generated writer's bytes for kText.
+std::string ModuleBytes() {
+  auto module = ParseHloModule(kText);
+  EXPECT_TRUE(module.ok()) << module.status();
+  SetHandWrittenProtoCodec(false);
+  absl::StatusOr<std::string> bytes = HloModuleToBytes(**module);
+  SetHandWrittenProtoCodec(true);
+  EXPECT_TRUE(bytes.ok());
+  return *bytes;
+}
+
+// One field of a message: its number, wire type, tag-and-all bytes and payload.
+struct Field {
+  uint32_t number, wire_type;
+  std::string bytes;
+  std::string payload;  // length-delimited fields
+};
+
+bool Varint(absl::string_view& in, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; !in.empty() && shift < 70; shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(in[0]);
+    in.remove_prefix(1);
+    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) return true;
+  }
+  return false;
+}
+
+std::string VarintBytes(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+
+// The fields of a well-formed message without groups (what the writers write).
+std::vector<Field> Fields(absl::string_view in) {
+  std::vector<Field> fields;
+  while (!in.empty()) {
+    const char* start = in.data();
+    uint64_t tag = 0, v = 0;
+    EXPECT_TRUE(Varint(in, &tag));
+    Field f{static_cast<uint32_t>(tag >> 3), static_cast<uint32_t>(tag & 7), "", ""};
+    switch (f.wire_type) {
+      case 0: EXPECT_TRUE(Varint(in, &v)); break;
+      case 1: in.remove_prefix(8); break;
+      case 5: in.remove_prefix(4); break;
+      case 2:
+        EXPECT_TRUE(Varint(in, &v));
+        f.payload = std::string(in.substr(0, v));
+        in.remove_prefix(v);
+        break;
+      default: ADD_FAILURE() << "wire type " << f.wire_type; return fields;
+    }
+    f.bytes = std::string(start, in.data() - start);
+    fields.push_back(std::move(f));
+  }
+  return fields;
+}
+
+std::string Delimited(uint32_t number, absl::string_view payload) {
+  return VarintBytes((uint64_t{number} << 3) | 2) + VarintBytes(payload.size()) + std::string(payload);
+}
+
+// The module with every instruction's bytes replaced by `change(bytes)`.
+template <typename Change>
+std::string ChangeInstructions(const std::string& module, Change change) {
+  std::string out;
+  for (const Field& f : Fields(module)) {
+    if (f.number != 3 || f.wire_type != 2) {
+      out += f.bytes;
+      continue;
+    }
+    std::string computation;
+    for (const Field& g : Fields(f.payload)) {
+      computation += g.number == 2 && g.wire_type == 2 ? Delimited(2, change(g.payload)) : g.bytes;
+    }
+    out += Delimited(3, computation);
+  }
+  return out;
+}
+
+// The same result both ways, and whether the module loads is `loads`
+// (unless nullopt).
+void ExpectSame(const std::string& bytes, std::optional<bool> loads) {
+  EXPECT_EQ(fuzz::CheckHandWrittenCodec(bytes), "");
+  SetHandWrittenProtoCodec(true);
+  if (loads.has_value()) EXPECT_EQ(LoadModule(bytes, "m.pb").ok(), *loads);
+}
+
+TEST(ProtoWireTest, WritersWriteTheSameMessage) { ExpectSame(ModuleBytes(), true); }
+
+TEST(ProtoWireTest, FieldsInAnyOrder) {
+  ExpectSame(ChangeInstructions(ModuleBytes(),
+                                [](const std::string& inst) {
+                                  std::vector<Field> fields = Fields(inst);
+                                  std::string out;
+                                  for (auto it = fields.rbegin(); it != fields.rend(); ++it) out += it->bytes;
+                                  return out;
+                                }),
+             true);
+}
+
+TEST(ProtoWireTest, RepeatedScalarsPackedOrNot) {
+  ExpectSame(ChangeInstructions(ModuleBytes(),
+                                [](const std::string& inst) {
+                                  std::string out;
+                                  for (const Field& f : Fields(inst)) {
+                                    const bool ids = f.number >= 36 && f.number <= 38;
+                                    if (!(ids || f.number == 14) || f.wire_type != 2) {
+                                      out += f.bytes;
+                                      continue;
+                                    }
+                                    absl::string_view values = f.payload;
+                                    uint64_t v = 0;
+                                    while (Varint(values, &v)) out += VarintBytes(uint64_t{f.number} << 3) + VarintBytes(v);
+                                  }
+                                  return out;
+                                }),
+             true);
+}
+
+// Strings: the last wins; sub-messages: merged (a shape given twice has its
+// dimensions and minor_to_major twice); repeated fields: concatenated.
+TEST(ProtoWireTest, FieldsGivenTwice) {
+  for (uint32_t number : {1u, 2u, 3u, 7u, 35u, 36u, 14u, 68u, 100001u}) {
+    SCOPED_TRACE(number);
+    ExpectSame(ChangeInstructions(ModuleBytes(),
+                                  [&](const std::string& inst) {
+                                    std::string out;
+                                    for (const Field& f : Fields(inst)) {
+                                      out += f.bytes;
+                                      if (f.number == number) out += f.bytes;
+                                    }
+                                    return out;
+                                  }),
+               true);
+  }
+  // A name given twice: the last wins.
+  ExpectSame(ChangeInstructions(ModuleBytes(),
+                                [](const std::string& inst) {
+                                  return Delimited(1, "first") + inst;
+                                }),
+             true);
+}
+
+TEST(ProtoWireTest, UnknownFieldsOfEveryWireTypeAreKept) {
+  const std::string unknown = VarintBytes(1000 << 3) + VarintBytes(300) +       // varint
+                              VarintBytes((1001 << 3) | 5) + "abcd" +           // fixed32
+                              VarintBytes((1002 << 3) | 1) + "abcdefgh" +       // fixed64
+                              Delimited(1003, "xyz") +                          // length-delimited
+                              VarintBytes((1004 << 3) | 3) + VarintBytes(5 << 3) + VarintBytes(1) +
+                              VarintBytes((1004 << 3) | 4) +                    // a group
+                              VarintBytes(1 << 3) + VarintBytes(7) +            // name as a varint
+                              VarintBytes((35 << 3) | 2) + VarintBytes(0);      // id as bytes
+  ExpectSame(ChangeInstructions(ModuleBytes(), [&](const std::string& inst) { return unknown + inst; }), true);
+  ExpectSame(ChangeInstructions(ModuleBytes(), [&](const std::string& inst) { return inst + unknown; }), true);
+}
+
+TEST(ProtoWireTest, UnusualButValidEncodings) {
+  const std::string bytes = ModuleBytes();
+  // A non-ASCII (valid UTF-8) name; the id as a 10-byte varint; a varint
+  // whose 10th byte has bits past 64 (protobuf drops them).
+  int next = 0;
+  ExpectSame(ChangeInstructions(bytes,
+                                [&](const std::string& inst) {
+                                  return inst + Delimited(1, "n\xc3\xa9" + std::to_string(++next));
+                                }),
+             std::nullopt);  // (the root's name in the computation's signature no longer matches)
+  ExpectSame(ChangeInstructions(bytes,
+                                [&](const std::string& inst) {
+                                  // The id again (the last wins), as a 10-byte varint.
+                                  std::string out = inst;
+                                  for (const Field& f : Fields(inst)) {
+                                    if (f.number != 35) continue;
+                                    absl::string_view value = absl::string_view(f.bytes).substr(2);
+                                    uint64_t id = 0;
+                                    EXPECT_TRUE(Varint(value, &id));
+                                    std::string ten = VarintBytes(id);
+                                    ten.back() |= '\x80';
+                                    ten += std::string(9 - ten.size(), '\x80') + '\x00';
+                                    out += VarintBytes(35 << 3) + ten;
+                                  }
+                                  return out;
+                                }),
+             true);
+  ExpectSame(ChangeInstructions(bytes,
+                                [&](const std::string& inst) {
+                                  return inst + VarintBytes(13 << 3) + std::string(9, '\xff') + '\x7f';
+                                }),
+             std::nullopt);
+}
+
+TEST(ProtoWireTest, MalformedInstructions) {
+  const std::string bytes = ModuleBytes();
+  const std::vector<std::string> bad = {
+      Delimited(1, "\xff\xfe"),                     // invalid UTF-8 name
+      VarintBytes(36 << 3) + std::string(11, '\xff') + '\x01',  // an 11-byte varint
+      VarintBytes(36 << 3),                         // a varint cut off
+      VarintBytes((36 << 3) | 2) + VarintBytes(3) + "\x01\x82",  // a packed run cut off
+      VarintBytes((3 << 3) | 2) + VarintBytes(100),  // a length past the end
+      VarintBytes((1004 << 3) | 4),                 // an end-group alone
+      VarintBytes((1004 << 3) | 3),                 // an unterminated group
+      VarintBytes((1004 << 3) | 6) + "x",           // wire type 6
+      std::string("\x00", 1),                       // field number 0
+      Delimited(3, Delimited(5, std::string("\x08\xff", 2))),  // a shape whose layout is cut off
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectSame(ChangeInstructions(bytes, [&](const std::string& inst) { return inst + bad[i]; }), false);
+  }
+}
+
+// Every prefix of the module, and random byte changes.
+TEST(ProtoWireTest, TruncatedAndMutatedModules) {
+  const std::string bytes = ModuleBytes();
+  for (size_t n = 0; n < bytes.size(); n += 3) {
+    ASSERT_EQ(fuzz::CheckHandWrittenCodec(bytes.substr(0, n)), "") << n;
+  }
+  std::mt19937 random(20);
+  for (int i = 0; i < 1500; ++i) {
+    std::string changed = bytes;
+    for (int k = 0; k < 1 + i % 3; ++k) changed[random() % changed.size()] = static_cast<char>(random());
+    ASSERT_EQ(fuzz::CheckHandWrittenCodec(changed), "") << i;
+  }
+}
+
+}  // namespace
+}  // namespace hilo
