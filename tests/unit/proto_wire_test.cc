@@ -136,7 +136,9 @@ std::string ChangeInstructions(const std::string& module, Change change) {
 void ExpectSame(const std::string& bytes, std::optional<bool> loads) {
   EXPECT_EQ(fuzz::CheckHandWrittenCodec(bytes), "");
   SetHandWrittenProtoCodec(true);
-  if (loads.has_value()) EXPECT_EQ(LoadModule(bytes, "m.pb").ok(), *loads);
+  if (loads.has_value()) {
+    EXPECT_EQ(LoadModule(bytes, "m.pb").ok(), *loads);
+  }
 }
 
 TEST(ProtoWireTest, WritersWriteTheSameMessage) { ExpectSame(ModuleBytes(), true); }
