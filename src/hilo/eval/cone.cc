@@ -377,6 +377,10 @@ absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     for (const HloInstruction* i : walks[k].body) {
+      // Copied constants (computed from no parameter) are the same in every
+      // cone: sharing them joins nothing (every layer's norm shares its
+      // epsilon, which made one region of a whole model).
+      if (free_a.contains(i) || free_b.contains(i)) continue;
       auto [it, inserted] = owner.try_emplace(i, k);
       if (!inserted) {
         const size_t x = region_root(it->second), y = region_root(k);
