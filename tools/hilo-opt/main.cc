@@ -826,6 +826,9 @@ int Main(int argc, char** argv) {
               {"module", eval::EquivalenceOptions::Scope::kModule},
               {"cone", eval::EquivalenceOptions::Scope::kCone}},
           CLI::ignore_case));
+  app.add_option("--check-samples", options.equivalence.samples,
+                 "--check-equivalence: indices kept along each independent dimension sampled "
+                 "when a changed region does not fit the limits; 0 = never sample (default 64)");
   app.add_flag("--allow-undecided", options.allow_undecided,
                "--check-equivalence: when no verdict is reached, warn and write the module (exit 0)");
   app.add_option("--max-array-elements", options.equivalence.interpreter.max_array_elements,

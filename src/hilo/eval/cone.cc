@@ -11,10 +11,13 @@
 #include "absl/strings/str_join.h"
 #include "hilo/eval/structural.h"
 #include "hilo/text/parser.h"
+#include "hilo/text/printer.h"
 
 namespace hilo {
 namespace eval {
 namespace {
+
+bool IsPassedThroughToken(const HloInstruction& c, int64_t j);
 
 bool IsNameChar(char c) { return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-'; }
 
@@ -311,7 +314,11 @@ absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation
       stack.pop_back();
       if (!visited.insert(i).second) continue;
       if (find(i) != own && classes.contains(find(i))) return true;
-      for (const HloInstruction* op : i->operands()) stack.push_back(op);
+      // A passed-through token feeds only its own result element, whose
+      // uses read the token itself (WithTokensForwarded): not a dependency.
+      for (int64_t k = 0; k < i->operand_count(); ++k) {
+        if (!IsPassedThroughToken(*i, k)) stack.push_back(i->operand(k));
+      }
     }
     return false;
   };
@@ -377,6 +384,10 @@ absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     for (const HloInstruction* i : walks[k].body) {
+      // Copied constants (computed from no parameter) are the same in every
+      // cone: sharing them joins nothing (every layer's norm shares its
+      // epsilon, which made one region of a whole model).
+      if (free_a.contains(i) || free_b.contains(i)) continue;
       auto [it, inserted] = owner.try_emplace(i, k);
       if (!inserted) {
         const size_t x = region_root(it->second), y = region_root(k);
@@ -567,10 +578,68 @@ absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation
   return absl::OkStatus();
 }
 
+// Whether operand j of `c` is the token of a token-threaded collective
+// (Neuron NxD's all-gather, reduce-scatter, all-reduce with a trailing rank-0
+// token; docs/interpreter.md, "Collectives"): element j of the result is
+// that operand, passed through on every device, and no other element
+// depends on it.
+bool IsPassedThroughToken(const HloInstruction& c, int64_t j) {
+  const bool gather = c.opcode() == HloOpcode::kAllGather;
+  if (!gather && c.opcode() != HloOpcode::kAllReduce && c.opcode() != HloOpcode::kReduceScatter) return false;
+  if (!c.shape().IsTuple() || j < 0 || j >= c.operand_count() || j >= c.shape().tuple_shapes_size()) return false;
+  const Shape& in = c.operand(j)->shape();
+  if (in.IsToken()) return true;
+  const Shape& out = c.shape().tuple_shapes(j);
+  if (!in.IsArray() || in.rank() != 0 || !out.IsArray() || out.rank() != 0) return false;
+  if (gather) return true;
+  if (j != c.operand_count() - 1 || j == 0) return false;
+  for (int64_t k = 0; k < j; ++k) {
+    if (!c.operand(k)->shape().IsArray() || c.operand(k)->shape().rank() == 0) return false;
+  }
+  return true;
+}
+
+// A get-tuple-element of a passed-through token is the token operand itself
+// (nullptr for any other instruction).
+const HloInstruction* ForwardedToken(const HloInstruction& gte) {
+  if (gte.opcode() != HloOpcode::kGetTupleElement || !IsPassedThroughToken(*gte.operand(0), gte.tuple_index())) {
+    return nullptr;
+  }
+  return gte.operand(0)->operand(gte.tuple_index());
+}
+
+// A copy of `m` in which every use of a forwarded token reads the token
+// operand itself; nullptr when `m` has none (nothing to change). A chain of
+// such collectives otherwise makes each token depend on every data operand
+// before it, which joins the cones of a whole model.
+absl::StatusOr<std::unique_ptr<HloModule>> WithTokensForwarded(const HloModule& m) {
+  bool any = false;
+  for (const HloComputation* c : m.computations()) {
+    for (const HloInstruction* i : c->instructions()) any = any || ForwardedToken(*i) != nullptr;
+  }
+  if (!any) return std::unique_ptr<HloModule>();
+  auto copy = ParseHloModule(PrintHloModule(m));
+  if (!copy.ok()) return copy.status();
+  for (HloComputation* c : (*copy)->computations()) {
+    for (HloInstruction* i : c->MakeInstructionPostOrder()) {  // operands first: chains collapse
+      const HloInstruction* token = ForwardedToken(*i);
+      if (token == nullptr || i == c->root_instruction()) continue;
+      if (auto st = i->ReplaceAllUsesWith(const_cast<HloInstruction*>(token)); !st.ok()) return st;
+    }
+  }
+  return copy;
+}
+
 }  // namespace
 
-absl::StatusOr<ChangedCone> ExtractChangedCone(const HloModule& before, const HloModule& after,
+absl::StatusOr<ChangedCone> ExtractChangedCone(const HloModule& original_before, const HloModule& original_after,
                                                const DeviceGrid& grid, const std::function<void()>& tick) {
+  auto forwarded_before = WithTokensForwarded(original_before);
+  auto forwarded_after = WithTokensForwarded(original_after);
+  if (!forwarded_before.ok()) return forwarded_before.status();
+  if (!forwarded_after.ok()) return forwarded_after.status();
+  const HloModule& before = *forwarded_before != nullptr ? **forwarded_before : original_before;
+  const HloModule& after = *forwarded_after != nullptr ? **forwarded_after : original_after;
   if (before.entry_computation() == nullptr || after.entry_computation() == nullptr ||
       before.entry_computation()->root_instruction() == nullptr ||
       after.entry_computation()->root_instruction() == nullptr) {

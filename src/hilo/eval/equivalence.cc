@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "hilo/eval/cone.h"
 #include "hilo/eval/progress_line.h"
+#include "hilo/eval/sampling.h"
 #include "hilo/eval/structural.h"
 
 namespace hilo {
@@ -147,6 +148,10 @@ std::string EquivalenceReport::ToString() const {
                     " instructions before and ", local->instructions_after, " after, ", local->outputs,
                     " region output", local->outputs == 1 ? "" : "s", " compared on random values of ",
                     local->inputs, " region input", local->inputs == 1 ? "" : "s", "\n");
+    for (size_t k = 0; k < local->sampled.size() && k < 8; ++k) {
+      absl::StrAppend(&out, "  sampled ", local->sampled[k], "\n");
+    }
+    if (local->sampled.size() > 8) absl::StrAppend(&out, "  sampled along ", local->sampled.size() - 8, " more axes\n");
     if (!local->output_names.empty()) {
       const size_t shown = std::min<size_t>(local->output_names.size(), 8);
       absl::StrAppend(&out, "  region outputs: ",
@@ -155,7 +160,15 @@ std::string EquivalenceReport::ToString() const {
     }
     scope = absl::StrCat(" (local: the cone of ", local->regions, " changed region",
                          local->regions == 1 ? "" : "s", " on random region inputs, ", grid.devices(),
-                         " devices)");
+                         " devices",
+                         local->sampled.empty()
+                             ? ""
+                             : absl::StrCat("; sampled ", local->sampled.front(),
+                                            local->sampled.size() == 1
+                                                ? ""
+                                                : absl::StrCat(" and along ", local->sampled.size() - 1,
+                                                               " more axes")),
+                         ")");
   }
   const std::string modulo = UninterpretedSummary();
   switch (verdict) {
@@ -291,13 +304,39 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
     // No region (a rewrite of dead code only): every output is computed as before.
     for (const ConeRegion& r : cone->regions) units.push_back({r.before.get(), r.after.get(), &r.outputs});
   }
+  // A kernel whose contract fails on its shapes fails on every input: the
+  // region after cannot compute its outputs (NOT EQUIVALENT, nothing run).
+  for (size_t u = 0; cone.has_value() && u < units.size(); ++u) {
+    for (const HloInstruction* i : units[u].after->entry_computation()->instructions()) {
+      if (i->opcode() != HloOpcode::kCustomCall || i->custom_call_target() != kCollectiveMatmulTarget) continue;
+      if (absl::Status st = CheckCollectiveMatmulShapes(*i); !st.ok()) {
+        report.after_error = absl::StrCat("the changed cone's region ", u + 1, " of ", units.size(), " (",
+                                          absl::StrJoin(*units[u].outputs, ", "), "): ", st.message());
+        return finish(Verdict::kNotEquivalent, "");
+      }
+    }
+  }
   for (size_t u = 0; u < units.size(); ++u) {
     const std::string which =
         cone.has_value() ? absl::StrCat("the changed cone's region ", u + 1, " of ", units.size(), ": ") : "";
-    for (const HloModule* m : {units[u].before, units[u].after}) {
-      if (auto st = CheckStaticLimits(*m, *grid, run_options); !st.ok()) {
-        return undecided(absl::StrCat(which, m == units[u].before ? "" : "after the passes: "), st);
+    auto fits = [&](const HloModule& b, const HloModule& a) -> absl::Status {
+      for (const HloModule* m : {&b, &a}) {
+        if (auto st = CheckStaticLimits(*m, *grid, run_options); !st.ok()) {
+          return absl::Status(st.code(), absl::StrCat(m == &b ? "" : "after the passes: ", st.message()));
+        }
       }
+      return absl::OkStatus();
+    };
+    if (!cone.has_value()) {
+      if (auto st = fits(*units[u].before, *units[u].after); !st.ok()) return undecided(which, st);
+      continue;
+    }
+    ConeRegion& region = cone->regions[u];
+    auto sampled = SampleRegion(region.before.get(), region.after.get(), options.samples, fits);
+    if (!sampled.ok()) return undecided(which, sampled.status());
+    for (const SampledAxis& axis : *sampled) {
+      report.local->sampled.push_back(absl::StrCat(axis.kept, " of ", axis.size, " indices along ", axis.where,
+                                                   " in region ", u + 1));
     }
   }
   int64_t expected = 0;

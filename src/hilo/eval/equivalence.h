@@ -38,6 +38,10 @@ struct EquivalenceOptions {
   // off, kAuto is kModule (--check-by-running measures what runs).
   enum class Scope { kAuto, kModule, kCone };
   Scope scope = Scope::kAuto;
+  // A changed region that does not fit the limits is shrunk along
+  // dimensions every instruction of both sides treats independently, each to
+  // this many indices (sampling.h); 0: never.
+  int64_t samples = 64;
 };
 
 struct Tolerance {
@@ -97,6 +101,9 @@ struct EquivalenceReport {
     int64_t inputs = 0;
     int64_t outputs = 0;
     std::vector<std::string> output_names;  // "%dot.5 / %custom-call.2" (before / after)
+    // Per sampled axis: "region 1: 64 of 4096 indices along dim 0 of region
+    // input %x bf16[4096,32]".
+    std::vector<std::string> sampled;
   };
   std::optional<Local> local;
   int64_t peak_value_bytes = 0;

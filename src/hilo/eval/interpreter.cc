@@ -839,8 +839,7 @@ absl::StatusOr<std::vector<Value>> ExecuteCollectivePermute(
 absl::StatusOr<std::vector<Value>> ExecuteCollectiveMatmul(const GroupExecution& g,
                                                            const CollectiveMatmulConfig& config) {
   const HloInstruction& instr = *g.instr;
-  if (g.operands[0].size() != 2) return InstrError(instr, "takes exactly two operands");
-  if (!instr.shape().IsArray()) return InstrError(instr, "result must be an array");
+  EVAL_RETURN_IF_ERROR(CheckCollectiveMatmulShapes(instr));
   std::vector<const Array*> rows;
   for (size_t m = 0; m < g.members.size(); ++m) {
     if (!g.operands[m][0]->is_array() || g.operands[m][0]->array().rank() != 2) {
@@ -1056,6 +1055,35 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveDeviceGroups(
     }
   }
   return out;
+}
+
+absl::Status CheckCollectiveMatmulShapes(const HloInstruction& instr) {
+  if (instr.operand_count() != 2) return InstrError(instr, "takes exactly two operands");
+  if (!instr.shape().IsArray()) return InstrError(instr, "result must be an array");
+  if (!instr.backend_config().has_value()) return InstrError(instr, "missing backend_config");
+  auto config = ParseCollectiveMatmulConfig(*instr.backend_config());
+  if (!config.ok()) return InstrError(instr, config.status().message());
+  const Shape& lhs = instr.operand(0)->shape();
+  const Shape& rhs = instr.operand(1)->shape();
+  if (!lhs.IsArray() || lhs.rank() != 2) return InstrError(instr, "operand 0 must be a rank-2 [M, K] array");
+  const int64_t R = config->rhs_contracting_dim;
+  if (!rhs.IsArray() || rhs.rank() < 2 || !(R == 0 || (R == 1 && rhs.rank() == 2))) {
+    return InstrError(instr, absl::StrCat("kernel contract: operand 1 ", rhs.ToString(false),
+                                          " with rhs_contracting_dim=", R,
+                                          " is neither [K, N] (R=0) nor [N, K] (R=1)"));
+  }
+  if (lhs.dimensions(1) != rhs.dimensions(R)) {
+    return InstrError(instr, absl::StrCat("kernel contract: operand 0 ", lhs.ToString(false), " has K = ",
+                                          lhs.dimensions(1), " but operand 1 ", rhs.ToString(false),
+                                          " (rhs_contracting_dim=", R, ") has K = ", rhs.dimensions(R)));
+  }
+  const int64_t n = rhs.elements() / std::max<int64_t>(rhs.dimensions(R), 1);
+  if (config->tp_degree * lhs.dimensions(0) * n != instr.shape().elements()) {
+    return InstrError(instr, absl::StrCat("kernel output [", config->tp_degree * lhs.dimensions(0), ", ", n,
+                                          "] does not reshape to the result shape ",
+                                          instr.shape().ToString(false)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<CollectiveMatmulConfig> ParseCollectiveMatmulConfig(absl::string_view text) {

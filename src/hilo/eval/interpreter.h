@@ -127,6 +127,11 @@ struct CollectiveMatmulConfig {
 };
 absl::StatusOr<CollectiveMatmulConfig> ParseCollectiveMatmulConfig(absl::string_view text);
 inline constexpr absl::string_view kCollectiveMatmulTarget = "AwsNeuronCollectiveMatmul";
+// The kernel contract of an AwsNeuronCollectiveMatmul custom-call checked on
+// its shapes alone (docs/interpreter.md): two array operands, operand 0
+// [M, K], operand 1 [K, N...] (R=0) or [N, K] (R=1), tp_degree x M x N
+// result elements. When it fails, every run of the instruction fails.
+absl::Status CheckCollectiveMatmulShapes(const HloInstruction& instr);
 
 // inputs[device][parameter number] of the entry computation.
 using ModuleInputs = std::vector<std::vector<Value>>;
