@@ -300,7 +300,8 @@ absl::StatusOr<EquivalenceReport> CheckEquivalence(const HloModule& before, cons
                                             cone->instructions_after,
                                             cone->inputs,
                                             static_cast<int64_t>(cone->outputs.size()),
-                                            cone->outputs};
+                                            cone->outputs,
+                                            /*sampled=*/{}};
     // No region (a rewrite of dead code only): every output is computed as before.
     for (const ConeRegion& r : cone->regions) units.push_back({r.before.get(), r.after.get(), &r.outputs});
   }
