@@ -312,7 +312,107 @@ class Verifier {
     return shape_error_;
   }
 
+  // VerifyHloInstructions (hlo_verifier.h): the checks of phases 1-3 that
+  // concern `touched`, then a cycle search in their computations. Anything
+  // that needs the whole module (a parameter's numbering, a called
+  // computation's call graph) falls back to Run().
+  absl::Status RunTouched(absl::Span<const HloInstruction* const> touched) {
+    if (module_.entry_computation() == nullptr) return Run();
+    computations_ = module_.computations();
+    for (const HloComputation* comp : computations_) computation_set_.insert(comp);
+    absl::flat_hash_set<const HloInstruction*> seen;
+    seen.reserve(touched.size());
+    std::vector<const HloComputation*> comps;  // with a touched instruction, in first-seen order
+    absl::flat_hash_set<const HloComputation*> comp_seen;
+    std::vector<const HloInstruction*> live;
+    for (const HloInstruction* inst : touched) {
+      if (inst == nullptr || inst->parent() == nullptr || !seen.insert(inst).second) continue;
+      if (inst->opcode() == HloOpcode::kParameter ||
+          !inst->called_computation_attributes().empty()) {
+        return Run();
+      }
+      live.push_back(inst);
+    }
+    for (const HloInstruction* inst : live) {
+      const HloComputation* comp = inst->parent();
+      if (!computation_set_.contains(comp) || comp->parent() != &module_) {
+        return Fail(comp, inst, "its parent ", Name(comp), " is not a computation of this module");
+      }
+      if (comp_seen.insert(comp).second) comps.push_back(comp);
+      // The module's name index has it: a name AddInstruction gives is
+      // unique in the module by construction (docs/pass-framework.md says
+      // what this leaves out).
+      if (inst->name().empty() || !module_.IsInstructionNameUsed(inst->name())) {
+        return Fail(comp, inst, "instruction name is not registered in the module, so it may be "
+                    "used more than once");
+      }
+      for (int64_t i = 0; i < inst->operand_count(); ++i) {
+        if (absl::Status s = CheckOperand(comp, inst, i); !s.ok()) return s;
+        const HloInstruction* operand = inst->operand(i);
+        if (!ListsUser(operand, inst)) {
+          return Fail(comp, inst, "it uses %", operand->name(),
+                      " but is not among that instruction's users");
+        }
+      }
+      for (const HloInstruction* succ : inst->control_successors()) {
+        if (succ == nullptr || succ->parent() != comp) {
+          return Fail(comp, inst, "control successor %",
+                      succ == nullptr ? std::string("<null>") : succ->name(),
+                      " is not in the same computation");
+        }
+        if (absl::c_find(succ->control_predecessors(), inst) == succ->control_predecessors().end()) {
+          return Fail(comp, inst, "control successor %", succ->name(),
+                      " does not list it as a control predecessor");
+        }
+      }
+      for (const HloInstruction* pred : inst->control_predecessors()) {
+        if (pred == nullptr ||
+            absl::c_find(pred->control_successors(), inst) == pred->control_successors().end()) {
+          return Fail(comp, inst, "control predecessor %",
+                      pred == nullptr ? std::string("<null>") : pred->name(),
+                      " does not list it as a control successor");
+        }
+      }
+      if (absl::Status s = CheckArity(comp, inst); !s.ok()) return s;
+      edges_.Clear();
+      if (absl::Status s = CheckUsers(comp, inst); !s.ok()) return s;
+      for (const DeferredEdgeCheck& check : edges_.deferred) {
+        if (check.control) continue;  // checked above from this side
+        if (!check.other->IsUserOf(inst)) return NotAUser(comp, inst, check.other);
+      }
+    }
+    for (const HloComputation* comp : comps) {
+      const HloInstruction* root = comp->root_instruction();
+      if (root == nullptr) return FailComputation(comp, "computation has no root instruction");
+      if (root->parent() != comp) {
+        return FailComputation(comp, "the root instruction %", root->name(),
+                               " is not in this computation");
+      }
+      if (std::optional<HloComputation::CycleEdge> edge = comp->FindCycle()) {
+        return Fail(comp, edge->to, "it is on a cycle (through ",
+                    edge->control ? "a control edge" : "operands", " from %", edge->from->name(),
+                    ")");
+      }
+    }
+    for (const HloInstruction* inst : live) {
+      if (absl::Status s = VerifyShape(inst->parent(), inst); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
  private:
+  // Whether `operand` lists `user` among its users; an operand with many
+  // users (a parameter every layer reads) gets a set, built once.
+  bool ListsUser(const HloInstruction* operand, const HloInstruction* user) {
+    const auto& users = operand->users();
+    if (users.size() <= kDirectSearchOperands) return absl::c_find(users, user) != users.end();
+    auto [it, inserted] = user_sets_.try_emplace(operand);
+    if (inserted) it->second.insert(users.begin(), users.end());
+    return it->second.contains(user);
+  }
+  absl::flat_hash_map<const HloInstruction*, absl::flat_hash_set<const HloInstruction*>>
+      user_sets_;
+
   struct DeferredEdgeCheck {
     const HloInstruction* inst;
     const HloInstruction* other;  // the user, or the control predecessor
@@ -461,12 +561,8 @@ class Verifier {
     }
     const int64_t id = inst->unique_id();
     for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      if (absl::Status s = CheckOperand(comp, inst, i); !s.ok()) return s;
       const HloInstruction* operand = inst->operand(i);
-      if (operand == nullptr) return Fail(comp, inst, "operand ", i, " is null");
-      if (operand->parent() != comp) {
-        return Fail(comp, inst, "operand ", i, " %", operand->name(), " is in computation ",
-                    Name(operand->parent()), ", not in ", Name(comp));
-      }
       edges_.ids_descend &= operand->unique_id() < id;
       // A user with few operands is searched directly; the (operand, user)
       // edges of users with many operands go in a set, so that high fan-in
@@ -487,17 +583,7 @@ class Verifier {
       edges_.ids_descend &= succ->unique_id() > id;
       edges_.control.insert({inst, succ});
     }
-    const int arity = HloOpcodeArity(inst->opcode());
-    if (inst->opcode() == HloOpcode::kAsyncUpdate) {
-      // XLA's late-binding form `*-update(start, x, y)` passes further
-      // operands to the wrapped computation; the first is the async value.
-      if (inst->operand_count() < 1) {
-        return Fail(comp, inst, "async-update needs the async value as its first operand");
-      }
-    } else if (arity != kVariadic && inst->operand_count() != arity) {
-      return Fail(comp, inst, HloOpcodeString(inst->opcode()), " takes ", arity,
-                  " operand(s) but has ", inst->operand_count());
-    }
+    if (absl::Status s = CheckArity(comp, inst); !s.ok()) return s;
     for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
       for (const HloComputation* called : attr.computations) {
         if (called == nullptr) {
@@ -511,6 +597,33 @@ class Verifier {
           return Fail(comp, inst, attr.name, " calls its own computation ", Name(comp));
         }
       }
+    }
+    return absl::OkStatus();
+  }
+
+  // Operand i of `inst` exists and is in `comp`.
+  static absl::Status CheckOperand(const HloComputation* comp, const HloInstruction* inst,
+                                   int64_t i) {
+    const HloInstruction* operand = inst->operand(i);
+    if (operand == nullptr) return Fail(comp, inst, "operand ", i, " is null");
+    if (operand->parent() != comp) {
+      return Fail(comp, inst, "operand ", i, " %", operand->name(), " is in computation ",
+                  Name(operand->parent()), ", not in ", Name(comp));
+    }
+    return absl::OkStatus();
+  }
+
+  static absl::Status CheckArity(const HloComputation* comp, const HloInstruction* inst) {
+    const int arity = HloOpcodeArity(inst->opcode());
+    if (inst->opcode() == HloOpcode::kAsyncUpdate) {
+      // XLA's late-binding form `*-update(start, x, y)` passes further
+      // operands to the wrapped computation; the first is the async value.
+      if (inst->operand_count() < 1) {
+        return Fail(comp, inst, "async-update needs the async value as its first operand");
+      }
+    } else if (arity != kVariadic && inst->operand_count() != arity) {
+      return Fail(comp, inst, HloOpcodeString(inst->opcode()), " takes ", arity,
+                  " operand(s) but has ", inst->operand_count());
     }
     return absl::OkStatus();
   }
@@ -1431,6 +1544,11 @@ absl::Status VerifyHloModule(const HloModule& module) {
 
 absl::Status VerifyHloModule(const HloModule& module, const HloVerifierOptions& options) {
   return Verifier(module, options).Run();
+}
+
+absl::Status VerifyHloInstructions(const HloModule& module,
+                                  absl::Span<const HloInstruction* const> touched) {
+  return Verifier(module, HloVerifierOptions()).RunTouched(touched);
 }
 
 std::optional<VerifierLocation> GetVerifierLocation(const absl::Status& status) {

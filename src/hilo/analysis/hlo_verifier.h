@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "hilo/ir/hlo_module.h"
 
 namespace hilo {
@@ -27,6 +28,19 @@ struct HloVerifierOptions {
 
 absl::Status VerifyHloModule(const HloModule& module);
 absl::Status VerifyHloModule(const HloModule& module, const HloVerifierOptions& options);
+
+// The checks of VerifyHloModule that concern `touched` (instructions a
+// pass added, or whose operands or users it changed), for a module that was
+// valid before that change: each touched instruction's parent, operands,
+// users, control edges, arity and shape; its name is non-empty, known to
+// the module's name index; every computation
+// holding one has its root and no cycle (one linear search each).
+// Instructions no longer in a computation are skipped. A touched parameter
+// or instruction that calls computations makes it verify the whole module.
+// HloPassPipeline uses it for passes that list what they touched
+// (docs/pass-framework.md).
+absl::Status VerifyHloInstructions(const HloModule& module,
+                                  absl::Span<const HloInstruction* const> touched);
 
 // Where the problem a failed verification reports is: its computation and,
 // when it is one instruction's, that instruction (names without '%'; empty

@@ -35,6 +35,12 @@ class HloDCE : public HloPassInterface {
   absl::StatusOr<bool> Run(HloModule* module) override;
   nlohmann::json ReportDetails() const override;
   std::string ChangeSummary() const override;
+  // Nothing: it only removes dead instructions (no control edges to relay)
+  // and unreachable computations, which leaves what stays valid; the
+  // pipeline then checks nothing for it (docs/pass-framework.md).
+  const std::vector<const HloInstruction*>* touched_instructions() const override {
+    return &no_instructions_;
+  }
 
   int64_t removed_instructions() const { return removed_instructions_; }
   int64_t removed_computations() const { return removed_computations_; }
@@ -45,6 +51,7 @@ class HloDCE : public HloPassInterface {
   std::vector<std::string> first_removed_;
   int64_t removed_instructions_ = 0;
   int64_t removed_computations_ = 0;
+  const std::vector<const HloInstruction*> no_instructions_;
 };
 
 }  // namespace hilo

@@ -52,6 +52,18 @@ class HloPassInterface {
   // goes through mutable_frontend_attributes().
   enum class ChangeScope { kAnything, kFrontendAttributesOnly };
   virtual ChangeScope change_scope() const { return ChangeScope::kAnything; }
+
+  // The instructions the last Run added, or whose operands it changed, or
+  // that gained users, when the pass keeps that list; nullptr when it does
+  // not. With a list, HloPassPipeline checks only these after the pass
+  // (VerifyHloInstructions) instead of the whole module; an empty list
+  // means the Run only removed instructions or computations. A pass may
+  // keep a list only if all its changes are of that kind, made through
+  // AddInstruction, ReplaceInstruction / ReplaceAllUsesWith and removal:
+  // one that renames instructions or changes parameters returns nullptr.
+  virtual const std::vector<const HloInstruction*>* touched_instructions() const {
+    return nullptr;
+  }
 };
 
 // "1 dot", "3 dots" (`plural` when it is not `singular` + "s"), for

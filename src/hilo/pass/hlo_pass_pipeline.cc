@@ -47,8 +47,8 @@ namespace {
 
 // HILO_VERIFY_ATTRIBUTE_CHANGES=1: verify at the end after a pass that only
 // changed frontend attributes too (the switch of that saving).
-bool VerifyAttributeChanges() {
-  const char* value = std::getenv("HILO_VERIFY_ATTRIBUTE_CHANGES");
+bool EnvIsOne(const char* name) {
+  const char* value = std::getenv(name);
   return value != nullptr && absl::string_view(value) == "1";
 }
 
@@ -58,7 +58,10 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
   bool changed = false;
   // Whether a pass changed something the verifier reads.
   bool needs_verification = false;
-  const bool verify_attribute_changes = VerifyAttributeChanges();
+  const bool verify_attribute_changes = EnvIsOne("HILO_VERIFY_ATTRIBUTE_CHANGES");
+  // HILO_VERIFY_FULL=1: verify the whole module at the end even after passes
+  // that list what they touched (the switch of that saving).
+  const bool verify_full = EnvIsOne("HILO_VERIFY_FULL");
   int64_t passes_run = 0;
   std::vector<absl::string_view> changed_by;  // for the message of a failed final check
   for (Entry& item : passes_) {
@@ -85,10 +88,16 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
     }
     changed |= *pass_changed;
     ++passes_run;
+    // A pass that lists what it touched is checked there, right away (a
+    // later pass may remove what the list points to); the others leave it
+    // to one verification of the whole module at the end.
+    bool verify_touched = false;
     if (*pass_changed) {
       changed_by.push_back(pass.name());
-      needs_verification |= verify_attribute_changes ||
-                            pass.change_scope() != ChangeScope::kFrontendAttributesOnly;
+      const bool structural = verify_attribute_changes ||
+                              pass.change_scope() != ChangeScope::kFrontendAttributesOnly;
+      verify_touched = structural && !verify_full && pass.touched_instructions() != nullptr;
+      needs_verification |= structural && !verify_touched;
     }
     nlohmann::json entry = MakeReportEntry(pass, *pass_changed, collect_report_details_);
     for (const std::string& warning : pass.Warnings()) {
@@ -103,6 +112,9 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
     entries_.push_back(std::move(entry));
     if (verification_ == Verification::kEachPass) {
       absl::Status verified = VerifyHloModule(*module);
+      if (!verified.ok()) return InvalidAfter(pass.name(), verified);
+    } else if (verification_ == Verification::kAtEnd && verify_touched) {
+      absl::Status verified = VerifyHloInstructions(*module, *pass.touched_instructions());
       if (!verified.ok()) return InvalidAfter(pass.name(), verified);
     }
   }

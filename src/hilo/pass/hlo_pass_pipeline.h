@@ -9,7 +9,10 @@
 // for this (the verifier does not read frontend attributes; a full
 // verification of the generated 374k-instruction module costs ~12% of its
 // round trip); the environment variable HILO_VERIFY_ATTRIBUTE_CHANGES=1
-// counts them too, to measure that. kEachPass verifies
+// counts them too, to measure that. A pass that lists the instructions it
+// touched (HloPassInterface::touched_instructions) is checked right after
+// it, on those only (VerifyHloInstructions), and does not count either;
+// HILO_VERIFY_FULL=1 turns that off. kEachPass verifies
 // after every pass that ran, so that the pass that broke the module is
 // named (hilo-opt --verify-each); kNone never verifies (hilo-opt
 // --no-verify). Either way a broken module is caught here, not by whoever

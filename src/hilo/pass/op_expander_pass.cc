@@ -1,5 +1,6 @@
 #include "hilo/pass/op_expander_pass.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,12 +10,19 @@ namespace hilo {
 
 absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
   bool changed = false;
+  touched_.clear();
   // As XLA's OpExpanderPass::Run: fusion computations are left alone.
   for (HloComputation* computation : module->MakeNonfusionComputations()) {
     std::vector<HloInstruction*> matching;
-    for (HloInstruction* inst : computation->MakeInstructionPostOrder()) {
+    // Instructions added from here on have larger unique ids (the module
+    // numbers them in order of addition).
+    int64_t old_ids_end = 0;
+    computation->WalkPostOrderUntil([&](HloInstruction* inst) {
+      old_ids_end = std::max(old_ids_end, inst->unique_id() + 1);
       if (InstructionMatchesPattern(inst)) matching.push_back(inst);
-    }
+      return false;
+    });
+    bool computation_changed = false;
     for (HloInstruction* inst : matching) {
       if (inst->parent() != computation) continue;  // removed by an earlier expansion
       absl::StatusOr<HloInstruction*> expanded = ExpandInstruction(inst);
@@ -25,11 +33,22 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
       }
       HloInstruction* replacement = *expanded;
       if (replacement == nullptr || replacement == inst) continue;
+      touched_.push_back(replacement);
+      touched_.insert(touched_.end(), inst->users().begin(), inst->users().end());
       absl::Status status = computation->ReplaceInstruction(inst, replacement);
       if (!status.ok()) {
         return absl::Status(status.code(), absl::StrCat(name(), ": ", status.message()));
       }
       changed = true;
+      computation_changed = true;
+    }
+    if (!computation_changed) continue;
+    // The added instructions are at the end of the list, in order of
+    // addition. (Their operands gained users: checking the added ones checks
+    // those edges from both sides.)
+    const std::vector<HloInstruction*> list = computation->instructions();
+    for (auto it = list.rbegin(); it != list.rend() && (*it)->unique_id() >= old_ids_end; ++it) {
+      touched_.push_back(*it);
     }
   }
   return changed;

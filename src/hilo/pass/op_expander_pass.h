@@ -16,6 +16,8 @@
 #ifndef HILO_PASS_OP_EXPANDER_PASS_H_
 #define HILO_PASS_OP_EXPANDER_PASS_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "hilo/pass/hlo_pass_interface.h"
 
@@ -24,10 +26,19 @@ namespace hilo {
 class OpExpanderPass : public HloPassInterface {
  public:
   absl::StatusOr<bool> Run(HloModule* module) override;
+  // Every instruction an expansion added (found by unique id: new ones are
+  // numbered above every old one), the users of each replaced instruction
+  // and an existing instruction that took its place.
+  const std::vector<const HloInstruction*>* touched_instructions() const override {
+    return &touched_;
+  }
 
  protected:
   virtual bool InstructionMatchesPattern(HloInstruction* instruction) = 0;
   virtual absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) = 0;
+
+ private:
+  std::vector<const HloInstruction*> touched_;
 };
 
 }  // namespace hilo

@@ -1,0 +1,233 @@
+// Verifying only what a pass touched (VerifyHloInstructions, and
+// HloPassPipeline with a pass that lists its touched instructions): a broken
+// change is still caught, the pass is named, and HILO_VERIFY_FULL=1 gives
+// the whole-module check back. Modules are built through the IR API.
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hilo/analysis/hlo_verifier.h"
+#include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/pass/hlo_dce.h"
+#include "hilo/pass/hlo_pass_pipeline.h"
+#include "hilo/pass/op_expander_pass.h"
+
+namespace hilo {
+namespace {
+
+using ::testing::HasSubstr;
+
+Shape F32(std::vector<int64_t> dims) { return Shape::MakeArray(PrimitiveType::F32, dims); }
+
+// entry: p0 = f32[4] parameter(0); a = negate(p0); b = exp(a); ROOT r = add(b, p0);
+// other: q = f32[4] parameter(0); ROOT n = negate(q).
+struct Module {
+  std::unique_ptr<HloModule> module = std::make_unique<HloModule>("m");
+  HloComputation* entry;
+  HloComputation* other;
+  HloInstruction *p0, *a, *b, *root, *q;
+
+  Module() {
+    other = module->AddComputation(std::make_unique<HloComputation>("other"), false);
+    q = other->AddInstruction(HloInstruction::CreateParameter(0, F32({4}), "q"));
+    other->set_root_instruction(
+        other->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, F32({4}), {q}, "n")));
+    entry = module->AddComputation(std::make_unique<HloComputation>("entry"), true);
+    p0 = entry->AddInstruction(HloInstruction::CreateParameter(0, F32({4}), "p0"));
+    a = entry->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, F32({4}), {p0}, "a"));
+    b = entry->AddInstruction(HloInstruction::Create(HloOpcode::kExp, F32({4}), {a}, "b"));
+    root = entry->AddInstruction(HloInstruction::Create(HloOpcode::kAdd, F32({4}), {b, p0}, "r"));
+    entry->set_root_instruction(root);
+  }
+};
+
+// Expands every exp with `expand`.
+class ExpExpander : public OpExpanderPass {
+ public:
+  using Expand = std::function<HloInstruction*(HloInstruction*)>;
+  explicit ExpExpander(Expand expand) : expand_(std::move(expand)) {}
+  absl::string_view name() const override { return "exp-expander"; }
+
+ protected:
+  bool InstructionMatchesPattern(HloInstruction* instruction) override {
+    return instruction->opcode() == HloOpcode::kExp;
+  }
+  absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override {
+    return expand_(instruction);
+  }
+
+ private:
+  Expand expand_;
+};
+
+// Runs `expand` on the module through a pipeline (verification at the end,
+// the default), with HILO_VERIFY_FULL set to `full` ("" = unset).
+absl::StatusOr<bool> RunPipeline(Module& m, ExpExpander::Expand expand, const char* full = "") {
+  if (*full != '\0') {
+    setenv("HILO_VERIFY_FULL", full, 1);
+  } else {
+    unsetenv("HILO_VERIFY_FULL");
+  }
+  EXPECT_TRUE(VerifyHloModule(*m.module).ok()) << VerifyHloModule(*m.module);
+  HloPassPipeline pipeline;
+  pipeline.AddPass<ExpExpander>(std::move(expand));
+  absl::StatusOr<bool> changed = pipeline.Run(m.module.get());
+  unsetenv("HILO_VERIFY_FULL");
+  return changed;
+}
+
+HloInstruction* Add(HloComputation* c, std::unique_ptr<HloInstruction> inst) {
+  return c->AddInstruction(std::move(inst));
+}
+
+TEST(IncrementalVerificationTest, AValidExpansionPassesAndListsWhatItTouched) {
+  Module m;
+  ExpExpander expander([](HloInstruction* exp) {
+    return Add(exp->parent(), HloInstruction::CreateCustomCall(exp->shape(),
+                                                               {exp->mutable_operand(0)}, "K"));
+  });
+  absl::StatusOr<bool> changed = expander.Run(m.module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_TRUE(*changed);
+  const std::vector<const HloInstruction*>& touched = *expander.touched_instructions();
+  const HloInstruction* custom_call = m.root->operand(0);
+  const HloInstruction* root = m.root;
+  // The custom-call (added, listed twice: as the replacement and as added)
+  // and the user whose operand changed; not its operand a, whose new user
+  // edge is checked from the custom-call's side.
+  EXPECT_THAT(touched, ::testing::UnorderedElementsAre(custom_call, root, custom_call));
+  EXPECT_TRUE(VerifyHloInstructions(*m.module, touched).ok());
+  EXPECT_TRUE(VerifyHloModule(*m.module).ok());
+}
+
+TEST(IncrementalVerificationTest, ABadNewInstructionIsCaughtAndThePassNamed) {
+  // A replacement of the right shape whose own shape check fails (an add of
+  // f32[4] and f32[2]).
+  Module m;
+  absl::StatusOr<bool> changed = RunPipeline(m, [](HloInstruction* exp) {
+    HloComputation* c = exp->parent();
+    HloInstruction* small = Add(c, HloInstruction::CreateReshape(F32({2, 2}), exp->mutable_operand(0)));
+    return Add(c, HloInstruction::Create(HloOpcode::kAdd, F32({4}), {exp->mutable_operand(0), small},
+                                         "bad_add"));
+  });
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("module is invalid after pass 'exp-expander'"));
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("bad_add"));
+}
+
+TEST(IncrementalVerificationTest, AnUnusedBadInstructionTheExpansionAddedIsCaught) {
+  // Added but used by nothing: found by its unique id, not through the
+  // replacement's operands.
+  Module m;
+  absl::StatusOr<bool> changed = RunPipeline(m, [](HloInstruction* exp) {
+    HloComputation* c = exp->parent();
+    Add(c, HloInstruction::CreateReshape(F32({7}), exp->mutable_operand(0)));
+    return Add(c, HloInstruction::CreateCustomCall(exp->shape(), {exp->mutable_operand(0)}, "K"));
+  });
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("module is invalid after pass 'exp-expander'"));
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("reshape"));
+}
+
+TEST(IncrementalVerificationTest, ACycleThroughARewiredUserIsCaught) {
+  // exp(a) replaced by negate(r): r used exp, so r -> negate -> r.
+  Module m;
+  absl::StatusOr<bool> changed = RunPipeline(m, [&m](HloInstruction* exp) {
+    return Add(exp->parent(), HloInstruction::Create(HloOpcode::kNegate, F32({4}), {m.root}, "loop"));
+  });
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("module is invalid after pass 'exp-expander'"));
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("on a cycle"));
+}
+
+TEST(IncrementalVerificationTest, AnOperandFromAnotherComputationIsCaught) {
+  // Rerouted to an existing instruction of another computation: the
+  // rewired user is checked.
+  Module m;
+  absl::StatusOr<bool> changed = RunPipeline(m, [&m](HloInstruction*) {
+    return m.other->root_instruction();
+  });
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("module is invalid after pass 'exp-expander'"));
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("in computation %other, instruction %n: %r is listed as a user"));
+}
+
+TEST(IncrementalVerificationTest, HiloVerifyFullChecksTheWholeModule) {
+  // A problem outside what the pass touched (an instruction renamed behind
+  // the module's back, which no pass does): only the whole-module check
+  // sees it. This is the difference the switch measures.
+  auto break_elsewhere = [](Module& m) {
+    m.q->SetNameUnchecked("p0");  // now two instructions are named p0
+  };
+  auto expand = [](HloInstruction* exp) {
+    return Add(exp->parent(), HloInstruction::CreateCustomCall(exp->shape(),
+                                                               {exp->mutable_operand(0)}, "K"));
+  };
+  {
+    Module m;
+    ASSERT_TRUE(VerifyHloModule(*m.module).ok());
+    HloPassPipeline pipeline;
+    pipeline.AddPass<ExpExpander>(expand);
+    break_elsewhere(m);
+    unsetenv("HILO_VERIFY_FULL");
+    EXPECT_TRUE(pipeline.Run(m.module.get()).ok());
+  }
+  {
+    Module m;
+    HloPassPipeline pipeline;
+    pipeline.AddPass<ExpExpander>(expand);
+    break_elsewhere(m);
+    setenv("HILO_VERIFY_FULL", "1", 1);
+    absl::StatusOr<bool> changed = pipeline.Run(m.module.get());
+    unsetenv("HILO_VERIFY_FULL");
+    ASSERT_FALSE(changed.ok());
+    EXPECT_THAT(std::string(changed.status().message()), HasSubstr("used more than once"));
+  }
+}
+
+TEST(IncrementalVerificationTest, FullSwitchCatchesWhatIncrementalCatches) {
+  Module m;
+  absl::StatusOr<bool> changed = RunPipeline(
+      m,
+      [&m](HloInstruction* exp) {
+        return Add(exp->parent(),
+                   HloInstruction::Create(HloOpcode::kNegate, F32({4}), {m.root}, "loop"));
+      },
+      "1");
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("module is invalid after pass 'exp-expander'"));
+}
+
+TEST(IncrementalVerificationTest, ATouchedInstructionThatCallsFallsBackToTheWholeModule) {
+  // A call's callee is checked only by the whole-module walk (call graph,
+  // parameters); the touched check hands over to it.
+  Module m;
+  HloInstruction* call = Add(m.entry, HloInstruction::Create(HloOpcode::kCall, F32({4}), {m.p0}, "c"));
+  call->SetCalledComputations("to_apply", {m.other});
+  m.other->root_instruction()->SetNameUnchecked("p0");  // a duplicate only the full walk sees
+  const std::vector<const HloInstruction*> touched = {call};
+  absl::Status status = VerifyHloInstructions(*m.module, touched);
+  EXPECT_THAT(status.message(), HasSubstr("used more than once"));
+}
+
+TEST(IncrementalVerificationTest, DceListsNothingAndStillLeavesAValidModule) {
+  Module m;
+  Add(m.entry, HloInstruction::Create(HloOpcode::kNegate, F32({4}), {m.p0}, "dead"));
+  HloDCE dce;
+  absl::StatusOr<bool> changed = dce.Run(m.module.get());
+  ASSERT_TRUE(changed.ok());
+  EXPECT_TRUE(*changed);
+  ASSERT_NE(dce.touched_instructions(), nullptr);
+  EXPECT_TRUE(dce.touched_instructions()->empty());
+  EXPECT_TRUE(VerifyHloModule(*m.module).ok());
+}
+
+}  // namespace
+}  // namespace hilo
