@@ -15,8 +15,8 @@ for threads in 1 2; do
     HILO_EVAL_THREADS=$threads /usr/bin/time -f "%e %U %S" -o "$dir/t" \
       "$build/bin/hilo-run" "$dir/m.hlo" -o "$dir/out.$threads" > /dev/null
     read -r wall user sys < "$dir/t"
-    cpu=$(echo "$user + $sys" | bc)
-    if [[ -z $best_wall ]] || (( $(echo "$wall < $best_wall" | bc) )); then best_wall=$wall best_cpu=$cpu; fi
+    cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')  # awk: part of every Debian, bc is not
+    if [[ -z $best_wall ]] || awk -v a="$wall" -v b="$best_wall" 'BEGIN { exit !(a < b) }'; then best_wall=$wall best_cpu=$cpu; fi
   done
   echo "threads=$threads wall=${best_wall}s cpu=${best_cpu}s"
 done
