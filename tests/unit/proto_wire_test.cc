@@ -14,6 +14,7 @@
 #include "../../fuzz/proto_round_trip_check.h"
 #include "gtest/gtest.h"
 #include "hilo/proto/hlo_proto_convert.h"
+#include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
 #include "hilo/text/parser.h"
 
@@ -276,6 +277,52 @@ TEST(ProtoWireTest, TruncatedAndMutatedModules) {
     for (int k = 0; k < 1 + i % 3; ++k) changed[random() % changed.size()] = static_cast<char>(random());
     ASSERT_EQ(fuzz::CheckHandWrittenCodec(changed), "") << i;
   }
+}
+
+// An instruction whose message the hand-written reader leaves empty skips
+// the text-attribute mappers, except where a mapper writes a text for an
+// unset field: an XLA-written batch-norm without epsilon (0) still prints
+// `epsilon=0`, both ways; an add has none.
+TEST(ProtoWireTest, EmptyMessageSkipsOnlyMappersWithoutDefaultText) {
+  EXPECT_TRUE(DecodesFromEmptyMessage(HloOpcode::kBatchNormInference));
+  EXPECT_TRUE(DecodesFromEmptyMessage(HloOpcode::kBatchNormTraining));
+  EXPECT_FALSE(DecodesFromEmptyMessage(HloOpcode::kAdd));
+  EXPECT_FALSE(DecodesFromEmptyMessage(HloOpcode::kAllReduce));
+  xla::HloModuleProto m;
+  m.set_name("m");
+  m.set_entry_computation_name("e");
+  m.set_entry_computation_id(1);
+  xla::HloComputationProto* c = m.add_computations();
+  c->set_name("e");
+  c->set_id(1);
+  auto add = [&](const char* name, const char* opcode, std::vector<int64_t> dims, int64_t id,
+                 std::vector<int64_t> operands) {
+    xla::HloInstructionProto* i = c->add_instructions();
+    i->set_name(name);
+    i->set_opcode(opcode);
+    i->set_id(id);
+    i->mutable_shape()->set_element_type(xla::F32);
+    for (int64_t d : dims) i->mutable_shape()->add_dimensions(d);
+    for (int64_t k = static_cast<int64_t>(dims.size()) - 1; k >= 0; --k) {
+      i->mutable_shape()->mutable_layout()->add_minor_to_major(k);
+    }
+    for (int64_t o : operands) i->add_operand_ids(o);
+    return i;
+  };
+  add("p0", "parameter", {3, 2}, 1, {});
+  add("p1", "parameter", {3}, 2, {})->set_parameter_number(1);
+  add("bn", "batch-norm-inference", {3, 2}, 3, {1, 2, 2, 2, 2});
+  add("sum", "add", {3, 2}, 4, {3, 3});
+  c->set_root_id(4);
+  const std::string bytes = m.SerializeAsString();
+  EXPECT_EQ(fuzz::CheckHandWrittenCodec(bytes), "");
+  SetHandWrittenProtoCodec(true);
+  absl::StatusOr<LoadedModule> loaded = LoadModule(bytes, "m.pb");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const std::string printed = PrintHloModule(*loaded->module);
+  EXPECT_NE(printed.find("%p1), epsilon=0\n"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("%bn)\n"), std::string::npos) << printed;
 }
 
 }  // namespace

@@ -1830,6 +1830,10 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   // XLA writes an async-update/-done's thread (its start's) and prints none.
   if (!hilo_written_ && IsAsyncFollower(opcode)) ip.clear_async_execution_thread();
   // Attributes kept as text, and those XLA's fields give.
+  // (An instruction whose message the hand-written reader left empty has
+  // none of the mapped fields: only an opcode whose mappers write a text
+  // for an unset field needs them.)
+  if (h.message_empty && texts.empty() && !DecodesFromEmptyMessage(opcode)) return absl::OkStatus();
   std::vector<RawAttribute> raws;
   for (auto& [name, value] : texts) raws.push_back({name, std::move(value)});
   if (absl::Status s = DecodeTextAttributes(

@@ -1060,6 +1060,22 @@ absl::Status DecodeTextAttributes(HloOpcode opcode,
   return absl::OkStatus();
 }
 
+bool DecodesFromEmptyMessage(HloOpcode opcode) {
+  static const std::vector<bool>* const kDecodes = [] {
+    auto* decodes = new std::vector<bool>(kHloOpcodeCount, false);
+    for (int op = 0; op < kHloOpcodeCount; ++op) {
+      const HloOpcode opcode = static_cast<HloOpcode>(op);
+      for (const Mapper& m : Mappers()) {
+        if (m.applies != nullptr && !m.applies(opcode)) continue;
+        if (m.decode(Proto::default_instance()).has_value()) (*decodes)[op] = true;
+      }
+    }
+    return decodes;
+  }();
+  const int op = static_cast<int>(opcode);
+  return op < 0 || op >= kHloOpcodeCount || (*kDecodes)[op];
+}
+
 bool EncodeHeaderAttribute(absl::string_view name, absl::string_view value,
                            xla::HloModuleProto* proto) {
   if (name == "input_output_alias") {
