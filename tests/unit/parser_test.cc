@@ -1,6 +1,7 @@
 // Tests of the HLO text parser (ParseHloModule) and of the literal reader
 // (ParseLiteralElements).
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -801,6 +802,46 @@ ENTRY e {
   EXPECT_FALSE(
       ParseHloModule("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  a = f32[] negate(a)\n}\n")
           .ok());
+}
+
+// The parser hands its set of names to the module as the name index
+// (HloModule::EndBulkLoad); with HILO_NAME_INDEX_REBUILD=1 the module builds
+// its own on demand instead. Either way the index knows every parsed name,
+// keeps the names of a removed computation used, and frees a released one.
+TEST(ParserTest, TheParsedNameIndexAnswersAsABuiltOne) {
+  for (const char* rebuild : {"0", "1"}) {
+    SCOPED_TRACE(rebuild);
+    setenv("HILO_NAME_INDEX_REBUILD", rebuild, 1);
+    auto m = Parse(R"(HloModule m
+c {
+  x = f32[] parameter(0)
+  ROOT y = f32[] negate(x)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  ROOT z = f32[] add(x, x)
+}
+)");
+    unsetenv("HILO_NAME_INDEX_REBUILD");
+    ASSERT_NE(m, nullptr);
+    for (absl::string_view used : {"x", "x.1", "y", "z"}) {
+      EXPECT_TRUE(m->IsInstructionNameUsed(used)) << used;
+    }
+    EXPECT_FALSE(m->IsInstructionNameUsed("x.2"));
+    EXPECT_FALSE(m->ReserveInstructionName("z"));
+    EXPECT_EQ(m->UniqueInstructionName("z"), "z.1");
+    // c dies: its names stay used (they were, and may still be referred to).
+    m->RemoveComputation(m->GetComputationWithName("c"));
+    EXPECT_TRUE(m->IsInstructionNameUsed("y"));
+    EXPECT_EQ(m->UniqueInstructionName("y"), "y.1");
+    EXPECT_EQ(m->UniqueInstructionName("x"), "x.2");
+    m->ReleaseInstructionName("y");
+    EXPECT_FALSE(m->IsInstructionNameUsed("y"));
+    m->ReleaseInstructionName("z");
+    EXPECT_FALSE(m->IsInstructionNameUsed("z"));
+    EXPECT_TRUE(m->ReserveInstructionName("z"));
+    EXPECT_TRUE(m->IsInstructionNameUsed("z"));
+  }
 }
 
 // Operands are taken as soon as they are known, but a forward reference

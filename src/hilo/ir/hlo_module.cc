@@ -1,5 +1,7 @@
 #include "hilo/ir/hlo_module.h"
 
+#include <cstdlib>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/ir/hlo_computation.h"
@@ -87,6 +89,15 @@ void HloModule::BeginBulkLoad() {
   used_names_.clear();
 }
 
+void HloModule::EndBulkLoad(InstructionNameSet names) {
+  bulk_loading_ = false;
+  if (name_index_built_ || !used_names_.empty()) return;
+  const char* rebuild = std::getenv("HILO_NAME_INDEX_REBUILD");
+  if (rebuild != nullptr && rebuild[0] == '1') return;
+  instruction_names_ = std::move(names);
+  name_index_built_ = true;
+}
+
 void HloModule::EnsureNameIndex() const {
   if (name_index_built_) return;
   name_index_built_ = true;
@@ -98,7 +109,7 @@ void HloModule::EnsureNameIndex() const {
 
 bool HloModule::IsInstructionNameUsed(absl::string_view name) const {
   EnsureNameIndex();
-  return used_names_.contains(name);
+  return IsNameInIndex(name);
 }
 
 void HloModule::KeepNamesOf(const HloComputation& computation) {
@@ -107,6 +118,12 @@ void HloModule::KeepNamesOf(const HloComputation& computation) {
   // instructions, which die with it.
   auto keep = [this](const std::unique_ptr<HloInstruction>& inst) {
     if (inst == nullptr) return;
+    if (auto found = instruction_names_.find(inst->name());
+        found != instruction_names_.end() && *found == inst.get()) {
+      instruction_names_.erase(found);
+      InsertOwnedName(inst->name());
+      return;
+    }
     auto it = used_names_.find(inst->name());
     if (it == used_names_.end() || it->data() != inst->name().data()) return;
     used_names_.erase(it);
@@ -117,7 +134,7 @@ void HloModule::KeepNamesOf(const HloComputation& computation) {
 }
 
 bool HloModule::InsertOwnedName(absl::string_view name) {
-  if (used_names_.contains(name)) return false;
+  if (IsNameInIndex(name)) return false;
   used_names_.insert(reserved_names_.emplace_back(name));
   return true;
 }
@@ -140,6 +157,7 @@ bool HloModule::ReserveInstructionName(absl::string_view name) {
 void HloModule::ReleaseInstructionName(absl::string_view name) {
   EnsureNameIndex();
   used_names_.erase(name);
+  instruction_names_.erase(name);
 }
 
 }  // namespace hilo

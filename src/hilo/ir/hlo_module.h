@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/instruction_arena.h"
+#include "hilo/ir/name_hash.h"
 
 namespace hilo {
 
@@ -92,6 +93,13 @@ class HloModule {
   // an instruction), so parsing and printing a module never builds it.
   void BeginBulkLoad();
   void EndBulkLoad() { bulk_loading_ = false; }
+  // As above, with the loader's set of every instruction it added (the
+  // parser's): it becomes the name index, so the first new instruction
+  // costs no hashing of all names (74 M instructions on the 374k-instruction
+  // generated module). HILO_NAME_INDEX_REBUILD=1 drops it instead (the
+  // index is then built on demand, as before; measured in
+  // docs/performance.md).
+  void EndBulkLoad(InstructionNameSet names);
   bool bulk_loading() const { return bulk_loading_; }
 
   int64_t NextUniqueId() { return next_unique_id_++; }
@@ -138,7 +146,13 @@ class HloModule {
   bool InsertOwnedName(absl::string_view name);
   // Before `computation` dies: its names move into reserved_names_.
   void KeepNamesOf(const HloComputation& computation);
+  bool IsNameInIndex(absl::string_view name) const {
+    return used_names_.contains(name) || instruction_names_.contains(name);
+  }
   mutable absl::flat_hash_set<absl::string_view> used_names_;
+  // The bulk loader's instructions by name (EndBulkLoad); names are in the
+  // index when in either set.
+  InstructionNameSet instruction_names_;
   std::deque<std::string> reserved_names_;
   mutable bool name_index_built_ = true;
   bool bulk_loading_ = false;

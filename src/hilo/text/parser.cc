@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "hilo/ir/name_hash.h"
 #include "hilo/text/char_class.h"
 #include "hilo/text/input_check.h"
 #include "hilo/text/literal_text.h"
@@ -134,50 +135,8 @@ int64_t ShapeNodes(const Shape& shape, int64_t cap) {
   return n;
 }
 
-// The hash of an instruction name, for the parser's name set. Names are
-// short (`add.12`, `reduce_sum.43166`, `dot_general.1234.clone.2`): they are
-// read eight bytes at a time and mixed inline, where absl::Hash called out
-// to its large-input hash for names over 16 bytes (about half of a large
-// module's names; hashing was 3.5% of a parse). The seed is the address of
-// a static (ASLR), as absl's is, so that a crafted module can not count on
-// colliding names.
-inline uint64_t MixWord(uint64_t h, uint64_t word) {
-  h = (h ^ word) * 0x9E3779B97F4A7C15ull;
-  return h ^ (h >> 29);
-}
-
-size_t HashName(absl::string_view name) {
-  static const char seed_anchor = 0;
-  const char* p = name.data();
-  size_t n = name.size();
-  uint64_t h = reinterpret_cast<uintptr_t>(&seed_anchor) ^ (n * 0xC2B2AE3D27D4EB4Full);
-  if (n >= 8) {
-    uint64_t word;
-    for (; n > 8; p += 8, n -= 8) {
-      std::memcpy(&word, p, 8);
-      h = MixWord(h, word);
-    }
-    // The last (possibly overlapping) eight bytes.
-    std::memcpy(&word, p + n - 8, 8);
-    h = MixWord(h, word);
-  } else if (n >= 4) {
-    uint32_t first;
-    uint32_t last;
-    std::memcpy(&first, p, 4);
-    std::memcpy(&last, p + n - 4, 4);
-    h = MixWord(h, (uint64_t{first} << 32) | last);
-  } else if (n > 0) {
-    const uint64_t word = (uint64_t{static_cast<unsigned char>(p[0])} << 16) |
-                          (uint64_t{static_cast<unsigned char>(p[n / 2])} << 8) |
-                          static_cast<unsigned char>(p[n - 1]);
-    h = MixWord(h, word);
-  }
-  // A final avalanche: the set takes its 7-bit tags from the low bits and
-  // its positions from the high ones.
-  h ^= h >> 32;
-  h *= 0xD6E8FEB86659FD93ull;
-  return static_cast<size_t>(h ^ (h >> 32));
-}
+// HashName (hilo/ir/name_hash.h) hashes instruction names and, being
+// cheap on short texts, the parser's other text keys.
 
 // Comparison opcodes of 2018 XLA, before `compare(...), direction=`: the
 // only legacy opcode names that still mean something. Empty if not one.
@@ -401,21 +360,8 @@ class Parser {
   // instructions whose name the parser made up (`x.1` for a second `x`,
   // nameless nested instructions, compact get-tuple-elements) are also in
   // `generated_`.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(absl::string_view name) const { return HashName(name); }
-    size_t operator()(const HloInstruction* inst) const { return (*this)(inst->name()); }
-  };
-  struct NameEq {
-    using is_transparent = void;
-    static absl::string_view Key(absl::string_view name) { return name; }
-    static absl::string_view Key(const HloInstruction* inst) { return inst->name(); }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return Key(a) == Key(b);
-    }
-  };
-  absl::flat_hash_set<HloInstruction*, NameHash, NameEq> names_;
+  // The module keeps the set as its name index (HloModule::EndBulkLoad).
+  InstructionNameSet names_;
   absl::flat_hash_set<const HloInstruction*> generated_;
   // Where each instruction's shape was written, by unique id: the address
   // of the text (a copy in shape_cache_'s keys, or, when the input is kept,
@@ -749,7 +695,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
     module_->set_entry_computation(comps.back());
   }
   if (!module_->has_header()) module_->set_name(module_->entry_computation()->name());
-  module_->EndBulkLoad();
+  module_->EndBulkLoad(std::move(names_));
   return std::move(module_);
 }
 
