@@ -1182,6 +1182,23 @@ TEST(ParserErrorTest, NestedInstructionsAndInlineComputationsAreBounded) {
   EXPECT_THAT(ParseError(inline_calls(100)), HasSubstr("inline computations nested more than 64"));
 }
 
+// A renamed name (the key of the parser's renamed_ map, a copy in its text
+// store) stays readable after an inline computation in between: the inline
+// computation's resolution set the enclosing store aside instead of clearing
+// it (a heap use-after-free under ASan before; found by CI's corpus test).
+TEST(ParserTest, RenamedNameSurvivesAnInlineComputation) {
+  auto m = Parse(
+      "HloModule m\n"
+      "f {\n x = f32[] parameter(0)\n ROOT n = f32[] negate(x)\n}\n"
+      "ENTRY e {\n x = f32[] parameter(0)\n"
+      " c = f32[] call(x), to_apply={ q = f32[] parameter(0) ROOT r = f32[] negate(q) }\n"
+      " ROOT a = f32[] add(x, c)\n}\n");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* root = m->entry_computation()->root_instruction();
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(root->operand(0)->parent(), m->entry_computation());
+}
+
 TEST(ParserErrorTest, NeverCrashesOnAnyPrefix) {
   std::string text(kCollectives);
   for (size_t n = 0; n < text.size(); ++n) {

@@ -2525,6 +2525,10 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
       auto control = std::move(pending_control_);
       auto declared = std::move(declared_shapes_);
       auto shapes = std::move(needs_shape_);
+      // renamed_'s keys and the pending names may point into operand_text_,
+      // which the inline computation's resolution clears.
+      TextCopies text = std::exchange(operand_text_, TextCopies());
+      const size_t copied = copied_operands_;
       renamed_.clear();
       ++inline_depth_;
       ++pos_;  // '{'
@@ -2536,6 +2540,8 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
       pending_control_ = std::move(control);
       declared_shapes_ = std::move(declared);
       needs_shape_ = std::move(shapes);
+      operand_text_ = std::move(text);
+      copied_operands_ = copied;
       if (!ok_body) return false;
       inst->SetCalledComputations(attr, {comp}, false);
       inst->AppendAttributeName(attr);
