@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/eval/interpreter.h"
 #include "hilo/eval/ops_internal.h"
@@ -266,7 +267,7 @@ class AxisSearch {
     return true;
   }
   const std::string& error() const { return error_; }
-  const absl::flat_hash_map<Node, std::optional<Loc>>& state() const { return state_; }
+  const absl::node_hash_map<Node, std::optional<Loc>>& state() const { return state_; }
 
  private:
   bool Fail(const HloInstruction* i, absl::string_view why) {
@@ -445,7 +446,9 @@ class AxisSearch {
   const HloComputation* before_;
   const HloComputation* after_;
   int64_t S_;
-  absl::flat_hash_map<Node, std::optional<Loc>> state_;
+  // Node-based: Get's pointers stay valid while Set inserts (a flat map
+  // rehashed under them: heap use-after-free in CI's ASan run).
+  absl::node_hash_map<Node, std::optional<Loc>> state_;
   std::vector<const HloInstruction*> queue_;
   absl::flat_hash_set<const HloInstruction*> queued_;
   std::string error_;
