@@ -44,7 +44,7 @@ struct PendingOperand {
   HloInstruction* user;
   absl::string_view name;
   size_t pos;
-  int64_t declared_shape_index;  // into Parser::declared_shapes_, or -1
+  int64_t declared_shape_index;  // into Parser::cur_.declared_shapes, or -1
   HloInstruction* direct;        // a nested instruction (`s32[] constant(0)` as an operand)
   absl::string_view gte_indices; // compact get-tuple-element suffix `#0#1`, or empty
 };
@@ -329,7 +329,7 @@ class Parser {
                                           size_t index, const PendingCallIndex& calls,
                                           std::string* why);
   bool NeedsShape(const HloInstruction* inst) const {
-    return !needs_shape_.empty() && inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0;
+    return !cur_.needs_shape.empty() && inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0;
   }
   bool ParseAttribute(HloInstruction* inst, uint32_t* flags);
   bool ResolveComputation(HloComputation* computation, size_t open_pos);
@@ -383,9 +383,6 @@ class Parser {
   TextCopies cache_keys_;
   static constexpr size_t kShapeCacheLimit = 4096;
   void RecordShapeText(const HloInstruction* inst, absl::string_view shape_text);
-  // Current computation: written names whose instruction was renamed
-  // because another computation already used the name.
-  absl::flat_hash_map<absl::string_view, HloInstruction*> renamed_;
   absl::flat_hash_map<std::string, int64_t> next_suffix_;
   absl::flat_hash_map<absl::string_view, ReplicaGroups> replica_groups_by_text_;
   // The instruction of `comp` written with `name`, or nullptr.
@@ -403,20 +400,40 @@ class Parser {
   // otherwise leaves the position alone and returns nullptr (the caller then
   // parses the shape). Never reports an error.
   HloInstruction* SkipShapeOfDefinedOperand(const HloComputation* comp);
-  std::vector<PendingOperand> pending_operands_;
-  // When the input is dropped behind the parse (done_before_), the names of
-  // pending_operands_ before this index and of pending_control_ point into
-  // operand_text_ (cleared with them, as are renamed_'s keys, always there), those of pending calls to
-  // computations not yet defined into call_text_.
-  size_t copied_operands_ = 0;
-  TextCopies operand_text_;
+  // What the computation being resolved has pending. An inline computation
+  // (`to_apply={...}`) sets the enclosing one's aside as a whole.
+  struct ComputationState {
+    // Written names whose instruction was renamed because another
+    // computation already used the name.
+    absl::flat_hash_map<absl::string_view, HloInstruction*> renamed;
+    std::vector<PendingOperand> pending_operands;
+    // When the input is dropped behind the parse (done_before_), the names
+    // of pending_operands before this index and of pending_control point
+    // into operand_text (as do renamed's keys, always).
+    size_t copied_operands = 0;
+    TextCopies operand_text;
+    // False once an instruction of the computation had to defer its
+    // operands (a forward reference or a compact get-tuple-element).
+    bool resolve_now = true;
+    std::vector<PendingControl> pending_control;
+    std::vector<Shape> declared_shapes;
+    std::vector<std::pair<HloInstruction*, size_t>> needs_shape;  // shape omitted in the text
+    // Empties it for the next computation, keeping the containers' memory.
+    void Clear() {
+      renamed.clear();
+      pending_operands.clear();
+      copied_operands = 0;
+      operand_text.Clear();
+      resolve_now = true;
+      pending_control.clear();
+      declared_shapes.clear();
+      needs_shape.clear();
+    }
+  };
+  ComputationState cur_;
+  // The names of pending calls to computations not yet defined, when the
+  // input is dropped behind the parse.
   TextCopies call_text_;
-  // False once an instruction of the current computation had to defer its
-  // operands (a forward reference or a compact get-tuple-element).
-  bool resolve_now_ = true;
-  std::vector<PendingControl> pending_control_;
-  std::vector<Shape> declared_shapes_;
-  std::vector<std::pair<HloInstruction*, size_t>> needs_shape_;  // shape omitted in the text
   std::vector<PendingCall> pending_calls_;
   bool seen_entry_ = false;
   bool quiet_ = false;  // Fail() records nothing (trying an optional form)
@@ -888,9 +905,9 @@ bool Parser::ParseComputation() {
 // Parses the instructions of `comp` up to its closing '}', then resolves
 // operand names and control predecessors.
 HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* comp) const {
-  if (!renamed_.empty()) {
-    auto it = renamed_.find(name);
-    if (it != renamed_.end()) return it->second;
+  if (!cur_.renamed.empty()) {
+    auto it = cur_.renamed.find(name);
+    if (it != cur_.renamed.end()) return it->second;
   }
   auto it = names_.find(name);
   if (it == names_.end() || (*it)->parent() != comp ||
@@ -991,11 +1008,11 @@ bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstructio
     auto [it, inserted] = names_.insert(inst);
     if (inserted) return true;
     const HloInstruction* existing = *it;
-    if (renamed_.contains(name) ||
+    if (cur_.renamed.contains(name) ||
         (!generated_.contains(existing) && existing->parent() == comp)) {
       return Fail(name_pos, absl::StrCat("duplicate instruction name '", name, "'"));
     }
-    renamed_.emplace(operand_text_.Copy(name), inst);
+    cur_.renamed.emplace(cur_.operand_text.Copy(name), inst);
   }
   inst->SetNameUnchecked(UniqueName(name.empty() ? HloOpcodeString(inst->opcode()) : name));
   names_.insert(inst);
@@ -1005,14 +1022,7 @@ bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstructio
 
 bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
   const size_t calls_begin = pending_calls_.size();
-  renamed_.clear();
-  resolve_now_ = true;
-  pending_operands_.clear();
-  pending_control_.clear();
-  copied_operands_ = 0;
-  operand_text_.Clear();
-  declared_shapes_.clear();
-  needs_shape_.clear();
+  cur_.Clear();
   HloInstruction* root = nullptr;
   HloInstruction* last = nullptr;
   while (true) {
@@ -1043,7 +1053,7 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
     return Fail(open_pos, absl::StrCat("computation '", comp->name(), "' has no instructions"));
   }
   comp->set_root_instruction(root != nullptr ? root : last);
-  for (const PendingOperand& p : pending_operands_) {
+  for (const PendingOperand& p : cur_.pending_operands) {
     HloInstruction* operand = p.direct;
     if (operand == nullptr) {
       operand = FindLocal(p.name, comp);
@@ -1065,10 +1075,10 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
       int64_t index = -1;
       std::from_chars(rest.data(), rest.data() + n, index);
       rest.remove_prefix(n);
-      // NeedsShape first: scanning needs_shape_ for every compact operand
+      // NeedsShape first: scanning cur_.needs_shape for every compact operand
       // would be quadratic (100,000 of each took 3.5 s, 200,000 12.7 s).
       if (NeedsShape(operand)) {
-        for (const auto& [pending, pos] : needs_shape_) {
+        for (const auto& [pending, pos] : cur_.needs_shape) {
           if (pending == operand) {
             return Fail(p.pos, "a compact get-tuple-element needs its operand's shape written");
           }
@@ -1091,9 +1101,9 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
     }
     p.user->AppendOperand(operand);
   }
-  if (!needs_shape_.empty()) {
+  if (!cur_.needs_shape.empty()) {
     absl::flat_hash_map<const HloInstruction*, size_t> pending;
-    for (const auto& [inst, pos] : needs_shape_) pending[inst] = pos;
+    for (const auto& [inst, pos] : cur_.needs_shape) pending[inst] = pos;
     PendingCallIndex calls;
     for (size_t i = calls_begin; i < pending_calls_.size(); ++i) {
       if (pending.contains(pending_calls_[i].inst)) calls[pending_calls_[i].inst].push_back(i);
@@ -1109,20 +1119,20 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
       if (!InferShape(inst, it->second, calls)) return false;
       pending.erase(it);
     }
-    needs_shape_.clear();
+    cur_.needs_shape.clear();
   }
-  for (const PendingOperand& p : pending_operands_) {
+  for (const PendingOperand& p : cur_.pending_operands) {
     if (p.declared_shape_index < 0 || !p.gte_indices.empty()) continue;
     const HloInstruction* operand = p.direct;
     if (operand == nullptr) operand = FindLocal(p.name, comp);
-    const Shape& declared = declared_shapes_[p.declared_shape_index];
+    const Shape& declared = cur_.declared_shapes[p.declared_shape_index];
     if (!declared.Compatible(operand->shape())) {
       return Fail(p.pos, absl::StrCat("the declared operand shape ", declared.ToString(),
                                       " does not match the shape of operand '", operand->name(),
                                       "': ", operand->shape().ToString()));
     }
   }
-  for (const PendingControl& p : pending_control_) {
+  for (const PendingControl& p : cur_.pending_control) {
     HloInstruction* predecessor = FindLocal(p.name, comp);
     if (predecessor == nullptr) {
       return Fail(p.pos, absl::StrCat("undefined control predecessor '", p.name, "'"));
@@ -2317,7 +2327,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     // is already known (the usual case: XLA writes definitions before uses);
     // then the queue entries are taken back and the instruction takes its
     // operands at once.
-    const size_t first_pending = pending_operands_.size();
+    const size_t first_pending = cur_.pending_operands.size();
     absl::InlinedVector<HloInstruction*, 4> defined_operands;
     bool first = true;
     if (!ParseCommaSeparated(')', "to close the operand list", [&] {
@@ -2376,13 +2386,13 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
             }
           } else {
             defined = nullptr;
-            declared_shapes_.push_back(std::move(operand_shape));
-            declared = static_cast<int64_t>(declared_shapes_.size()) - 1;
+            cur_.declared_shapes.push_back(std::move(operand_shape));
+            declared = static_cast<int64_t>(cur_.declared_shapes.size()) - 1;
           }
         }
       }
       if (nested != nullptr) {
-        pending_operands_.push_back({inst, "", operand_pos, -1, nested, ""});
+        cur_.pending_operands.push_back({inst, "", operand_pos, -1, nested, ""});
         defined_operands.push_back(nested);
       } else {
         absl::string_view operand;
@@ -2402,7 +2412,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
           }
         }
         const bool compact_gte = pos_ != gte_start;
-        pending_operands_.push_back({inst, operand, operand_pos, declared, nullptr,
+        cur_.pending_operands.push_back({inst, operand, operand_pos, declared, nullptr,
                                      text_.substr(gte_start, pos_ - gte_start)});
         if (!has_shape && !compact_gte) defined = FindLocal(operand, comp);
         defined_operands.push_back(declared < 0 && !compact_gte ? defined : nullptr);
@@ -2417,24 +2427,24 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     // computation could take them at once; after the first forward
     // reference all wait for the end of the computation, so every value's
     // users stay in the order the text uses it.
-    // (A nested instruction that queued its operands cleared resolve_now_,
+    // (A nested instruction that queued its operands cleared cur_.resolve_now,
     // so here the queue holds exactly this instruction's entries.)
-    if (resolve_now_ &&
+    if (cur_.resolve_now &&
         std::find(defined_operands.begin(), defined_operands.end(), nullptr) ==
             defined_operands.end()) {
-      pending_operands_.resize(first_pending);
+      cur_.pending_operands.resize(first_pending);
       inst->ReserveOperands(defined_operands.size());
       for (HloInstruction* operand : defined_operands) inst->AppendOperand(operand);
     } else {
-      resolve_now_ = false;
+      cur_.resolve_now = false;
       // These wait for the end of the computation: read them from copies.
       if (done_before_ != nullptr) {
-        for (size_t i = copied_operands_; i < pending_operands_.size(); ++i) {
-          PendingOperand& p = pending_operands_[i];
-          p.name = operand_text_.Copy(p.name);
-          p.gte_indices = operand_text_.Copy(p.gte_indices);
+        for (size_t i = cur_.copied_operands; i < cur_.pending_operands.size(); ++i) {
+          PendingOperand& p = cur_.pending_operands[i];
+          p.name = cur_.operand_text.Copy(p.name);
+          p.gte_indices = cur_.operand_text.Copy(p.gte_indices);
         }
-        copied_operands_ = pending_operands_.size();
+        cur_.copied_operands = cur_.pending_operands.size();
       }
     }
     last_operand_count_ = operand_count;
@@ -2451,7 +2461,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   inst->set_text_flags(flags);
   comp->AddInstruction(std::move(inst_owner));
   if (!shape_text.empty()) RecordShapeText(inst, shape_text);
-  if (shape_omitted) needs_shape_.emplace_back(inst, shape_pos);
+  if (shape_omitted) cur_.needs_shape.emplace_back(inst, shape_pos);
   *out = inst;
   return true;
 }
@@ -2518,30 +2528,14 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
       auto computation = std::make_unique<HloComputation>(std::move(comp_name));
       computation->mutable_text_info()->flags = kTextFlagsSet | kTextPercentName;
       HloComputation* comp = module_->AddComputation(std::move(computation));
-      // The enclosing computation's resolution state is set aside.
-      auto renamed = std::move(renamed_);
-      const bool resolve_now = resolve_now_;
-      auto operands = std::move(pending_operands_);
-      auto control = std::move(pending_control_);
-      auto declared = std::move(declared_shapes_);
-      auto shapes = std::move(needs_shape_);
-      // renamed_'s keys and the pending names may point into operand_text_,
-      // which the inline computation's resolution clears.
-      TextCopies text = std::exchange(operand_text_, TextCopies());
-      const size_t copied = copied_operands_;
-      renamed_.clear();
+      // The enclosing computation's resolution state is set aside (its
+      // pending names point into its own text copies).
+      ComputationState enclosing = std::exchange(cur_, ComputationState());
       ++inline_depth_;
       ++pos_;  // '{'
       bool ok_body = ResolveComputation(comp, value_pos);
       --inline_depth_;
-      renamed_ = std::move(renamed);
-      resolve_now_ = resolve_now;
-      pending_operands_ = std::move(operands);
-      pending_control_ = std::move(control);
-      declared_shapes_ = std::move(declared);
-      needs_shape_ = std::move(shapes);
-      operand_text_ = std::move(text);
-      copied_operands_ = copied;
+      cur_ = std::move(enclosing);
       if (!ok_body) return false;
       inst->SetCalledComputations(attr, {comp}, false);
       inst->AppendAttributeName(attr);
@@ -2664,8 +2658,8 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
                                                     " control predecessors on one instruction"));
           }
           absl::string_view name = value.substr(s, *i - s);
-          if (done_before_ != nullptr) name = operand_text_.Copy(name);
-          pending_control_.push_back({inst, name, value_pos + s});
+          if (done_before_ != nullptr) name = cur_.operand_text.Copy(name);
+          cur_.pending_control.push_back({inst, name, value_pos + s});
           return true;
         })) {
       return false;
