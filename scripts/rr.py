@@ -10,7 +10,9 @@ and the median and quartiles of its per-round ratio to the last command (the
 reference, usually `wc -w FILE`). Ratios taken within one round cancel most
 of a shared machine's drift, which varies the same binary by +-20%. The same
 figures follow for CPU time (user + sys of each command), which a loaded
-machine disturbs much less than wall time.
+machine disturbs much less than wall time, and for user time alone (a VM's
+system time can jump by a second in one run: page faults under hypervisor
+steal).
 
 GNU `wc -w` is about twice as fast in the C.UTF-8 locale as in the C locale:
 name the locale (`LC_ALL=C.UTF-8 wc -w FILE`, and `wcC=LC_ALL=C wc -w FILE` beside
@@ -50,6 +52,7 @@ def main():
         commands.append((name, [path if w == "FILE" else w for w in words], env))
     times = {name: [] for name, _, _ in commands}
     cpu = {name: [] for name, _, _ in commands}  # user + sys of the command
+    user = {name: [] for name, _, _ in commands}  # user time alone
     for _ in range(rounds):
         for name, argv, env in commands:
             start = time.perf_counter()
@@ -59,8 +62,9 @@ def main():
             if os.waitstatus_to_exitcode(status) != 0:
                 sys.exit(f"rr: {name} failed: {shlex.join(argv)}")
             cpu[name].append(usage.ru_utime + usage.ru_stime)
+            user[name].append(usage.ru_utime)
     reference = commands[-1][0]
-    for label, values in (("wall", times), ("cpu", cpu)):
+    for label, values in (("wall", times), ("cpu", cpu), ("user", user)):
         for name, _, _ in commands:
             low, mid, high = quartiles(values[name])
             line = (f"{label:4s} {name:12s} median {mid * 1000:8.1f} ms  "
