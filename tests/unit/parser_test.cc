@@ -1199,6 +1199,37 @@ TEST(ParserTest, RenamedNameSurvivesAnInlineComputation) {
   EXPECT_EQ(root->operand(0)->parent(), m->entry_computation());
 }
 
+// A call to a computation defined before it is attached when its
+// instruction is read (not kept pending to the end of the module); one
+// defined later still resolves at the end. Either way an instruction's
+// inline computations come first and named ones follow in written order,
+// as when every named call waited for the end.
+TEST(ParserTest, NamedCallsAttachInTheSameOrderEarlyOrLate) {
+  auto m = Parse(
+      "HloModule m\n"
+      "cond {\n p = s32[] parameter(0)\n ROOT t = pred[] constant(true)\n}\n"
+      "ENTRY e {\n x = s32[] parameter(0)\n"
+      " w = s32[] while(x), condition=cond, body={ q = s32[] parameter(0) ROOT r = s32[] negate(q) }\n"
+      " v = s32[] while(x), condition=cond, body=later\n"
+      " ROOT c = s32[] call(w), to_apply=later\n}\n"
+      "later {\n y = s32[] parameter(0)\n ROOT n = s32[] negate(y)\n}\n");
+  ASSERT_NE(m, nullptr);
+  auto names = [](const HloInstruction* inst) {
+    std::vector<std::string> out;
+    for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+      out.push_back(attr.name + "=" + attr.computations.at(0)->name());
+    }
+    return out;
+  };
+  const HloInstruction* w = Find(*m, "w");
+  ASSERT_EQ(w->called_computation_attributes().size(), 2u);
+  EXPECT_EQ(w->called_computation_attributes()[0].name, "body");
+  EXPECT_EQ(w->called_computation_attributes()[1].name, "condition");
+  EXPECT_EQ(w->while_condition()->name(), "cond");
+  EXPECT_THAT(names(Find(*m, "v")), ::testing::ElementsAre("condition=cond", "body=later"));
+  EXPECT_THAT(names(Find(*m, "c")), ::testing::ElementsAre("to_apply=later"));
+}
+
 TEST(ParserErrorTest, NeverCrashesOnAnyPrefix) {
   std::string text(kCollectives);
   for (size_t n = 0; n < text.size(); ++n) {

@@ -95,13 +95,15 @@ class HloComputation {
 
   // `execution_thread="..."` of an async wrapped computation, verbatim;
   // empty if not written.
-  const std::string& execution_thread() const { return execution_thread_; }
-  void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
+  const std::string& execution_thread() const { return extra().execution_thread; }
+  void set_execution_thread(std::string t) { mutable_extra().execution_thread = std::move(t); }
 
   // Fields of the XLA proto this computation was read from that hilo does
   // not model, serialized; empty when none (owned by hilo/proto).
-  const std::string& opaque_proto_fields() const { return opaque_proto_fields_; }
-  void set_opaque_proto_fields(std::string bytes) { opaque_proto_fields_ = std::move(bytes); }
+  const std::string& opaque_proto_fields() const { return extra().opaque_proto_fields; }
+  void set_opaque_proto_fields(std::string bytes) {
+    if (!bytes.empty() || extra_ != nullptr) mutable_extra().opaque_proto_fields = std::move(bytes);
+  }
 
   // Text-format fidelity state owned by the parser and printer (for example
   // the signature as written). Opaque to everything else.
@@ -126,18 +128,37 @@ class HloComputation {
   // Owned instructions in list order; removed ones leave a null hole that
   // compaction closes once holes outnumber live instructions.
   std::vector<std::unique_ptr<HloInstruction>> instructions_;
-  // Removed instructions stay allocated until the computation is destroyed,
-  // so that a pass holding a pointer to one (for example a worklist
-  // collected before expanding) can still see that it was removed
-  // (parent() == nullptr) instead of reading freed memory.
-  std::vector<std::unique_ptr<HloInstruction>> removed_;
   int64_t live_count_ = 0;
   std::vector<HloInstruction*> parameters_;
   HloInstruction* root_ = nullptr;
-  std::string execution_thread_;
-  std::string opaque_proto_fields_;
+  // What most computations do not have, allocated on first write: a module
+  // of many small computations pays for every byte of a computation.
+  struct Extra {
+    // Removed instructions stay allocated until the computation is
+    // destroyed, so that a pass holding a pointer to one (for example a
+    // worklist collected before expanding) can still see that it was
+    // removed (parent() == nullptr) instead of reading freed memory.
+    std::vector<std::unique_ptr<HloInstruction>> removed;
+    std::string execution_thread;
+    std::string opaque_proto_fields;
+  };
+  const Extra& extra() const {
+    static const Extra* const kDefault = new Extra();
+    return extra_ != nullptr ? *extra_ : *kDefault;
+  }
+  Extra& mutable_extra() {
+    if (extra_ == nullptr) extra_ = std::make_unique<Extra>();
+    return *extra_;
+  }
+  std::unique_ptr<Extra> extra_;
   TextInfo text_info_;
 };
+
+// A module of many small computations pays for every byte of one (docs/
+// performance.md, "tenth session"; 184 bytes with libstdc++ on a 64-bit
+// target).
+static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 184,
+              "HloComputation grew: every computation of every module pays for it");
 
 }  // namespace hilo
 

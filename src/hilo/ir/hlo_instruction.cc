@@ -285,7 +285,7 @@ HloComputation* HloInstruction::called_computation(absl::string_view name) const
 void HloInstruction::SetCalledComputations(absl::string_view name,
                                            std::vector<HloComputation*> computations,
                                            bool braced) {
-  std::vector<CalledComputationAttribute>& called = mutable_rare().called;
+  std::vector<CalledComputationAttribute>& called = Materialize(common_).called;
   for (auto& attr : called) {
     if (attr.name == name) {
       attr.computations = std::move(computations);
@@ -330,7 +330,7 @@ const std::string* HloInstruction::raw_attribute(absl::string_view name) const {
 }
 
 void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) {
-  std::vector<RawAttribute>& raw = mutable_rare().raw_attributes;
+  std::vector<RawAttribute>& raw = Materialize(common_).raw;
   for (auto& attr : raw) {
     if (attr.name == name) {
       attr.value = std::move(value);
@@ -341,8 +341,8 @@ void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) 
 }
 
 bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
-  if (rare_ == nullptr) return false;
-  std::vector<RawAttribute>& raw = rare_->raw_attributes;
+  if (common_ == nullptr) return false;
+  std::vector<RawAttribute>& raw = common_->raw;
   for (auto it = raw.begin(); it != raw.end(); ++it) {
     if (it->name == name) {
       raw.erase(it);

@@ -178,10 +178,10 @@ class HloInstruction {
 
   // --- Called computations -------------------------------------------------
   const std::vector<CalledComputationAttribute>& called_computation_attributes() const {
-    return rare().called;
+    return OrDefault(common_).called;
   }
   std::vector<CalledComputationAttribute>* mutable_called_computation_attributes() {
-    return &mutable_rare().called;
+    return &Materialize(common_).called;
   }
   // Every called computation, in attribute order.
   std::vector<HloComputation*> called_computations() const;
@@ -206,9 +206,11 @@ class HloInstruction {
   void set_tuple_index(int64_t i) { index_ = i; }
   // `dimensions={...}` (broadcast, transpose, reduce, all-gather, ...).
   const std::optional<std::vector<int64_t>>& dimensions() const {
-    return OrDefault(dimensions_).value;
+    return OrDefault(common_).dimensions;
   }
-  void set_dimensions(std::vector<int64_t> dims) { Materialize(dimensions_).value = std::move(dims); }
+  void set_dimensions(std::vector<int64_t> dims) {
+    Materialize(common_).dimensions = std::move(dims);
+  }
   // all-gather / reduce-scatter / all-to-all: dimensions()[0], or -1.
   int64_t collective_dimension() const;
   // dot: lhs_batch_dims=..., lhs_contracting_dims=...
@@ -279,8 +281,8 @@ class HloInstruction {
   void set_literal_text(std::string t) { mutable_rare().literal_text = std::move(t); }
 
   // Attributes that are not typed, in the order written.
-  const std::vector<RawAttribute>& raw_attributes() const { return rare().raw_attributes; }
-  std::vector<RawAttribute>* mutable_raw_attributes() { return &mutable_rare().raw_attributes; }
+  const std::vector<RawAttribute>& raw_attributes() const { return OrDefault(common_).raw; }
+  std::vector<RawAttribute>* mutable_raw_attributes() { return &Materialize(common_).raw; }
   // The verbatim value of raw attribute `name`, or nullptr.
   const std::string* raw_attribute(absl::string_view name) const;
   void SetRawAttribute(absl::string_view name, std::string value);
@@ -329,9 +331,10 @@ class HloInstruction {
 
   // Attributes most instructions do not have live out of line, allocated on
   // first write, in groups so that an instruction pays only for the kind it
-  // has (a collective's attributes, `dimensions`, a dot's dimensions, the
-  // rest). The instruction is then about a third of its first size (952
-  // bytes): it was most of the parser's memory and page faults.
+  // has (a collective's attributes, the common ones, a dot's dimensions, the
+  // rest). The instruction is then under a fifth of its
+  // first size (952 bytes): it was most of the parser's memory and page
+  // faults.
   struct CollectiveAttributes {
     std::optional<ReplicaGroups> replica_groups;
     // Only collective-permute has pairs: out of line.
@@ -340,20 +343,25 @@ class HloInstruction {
     std::optional<bool> use_global_device_ids;
     std::optional<bool> constrain_layout;
   };
-  struct DimensionsAttribute {
-    std::optional<std::vector<int64_t>> value;
+  // The attributes many instructions have, one of them or two together:
+  // `dimensions={...}`, called computations (a reduce has both, a call or a
+  // fusion only computations) and uninterpreted attributes (a compare's
+  // `direction`, a slice's `slice`). They were in `Rare` (280 bytes: a
+  // call's `to_apply` alone cost more than its instruction).
+  struct CommonAttributes {
+    std::optional<std::vector<int64_t>> dimensions;
+    std::vector<CalledComputationAttribute> called;
+    std::vector<RawAttribute> raw;
   };
   struct Rare {
     std::vector<HloInstruction*> control_predecessors;
     std::vector<HloInstruction*> control_successors;
-    std::vector<CalledComputationAttribute> called;
     std::string custom_call_target;
     int api_version = 1;
     bool backend_config_is_dict = false;
     std::optional<std::string> backend_config;
     std::string sharding;
     std::string literal_text;
-    std::vector<RawAttribute> raw_attributes;
     std::string opaque_proto_fields;
     // Position of each user in users_, built once users_ grows past a few
     // entries so that adding and removing users stays O(1) for values with
@@ -383,8 +391,9 @@ class HloInstruction {
   uint32_t text_flags_ = 0;
   SharedShape shape_;
   HloComputation* parent_ = nullptr;
-  int64_t unique_id_ = -1;
-  int64_t index_in_parent_ = -1;
+  // 32 bits: a module of 2^31 instructions would take hundreds of GB.
+  int32_t unique_id_ = -1;
+  int32_t index_in_parent_ = -1;
 
   InstructionList operands_;
   InstructionList users_;
@@ -395,10 +404,16 @@ class HloInstruction {
   CompactString metadata_;
   AttributeOrder attribute_order_;
   std::unique_ptr<CollectiveAttributes> collective_;
-  std::unique_ptr<DimensionsAttribute> dimensions_;
+  std::unique_ptr<CommonAttributes> common_;
   std::unique_ptr<DotDimensionNumbers> dot_dims_;
   std::unique_ptr<Rare> rare_;
 };
+
+// An instruction of a parsed module is most of the module's memory (docs/
+// performance.md, "tenth session"): it must not grow unnoticed (176 bytes
+// with libstdc++ on a 64-bit target).
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 176,
+              "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo
 
