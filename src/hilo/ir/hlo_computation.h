@@ -13,6 +13,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_instruction.h"
 
 namespace hilo {
@@ -112,10 +113,11 @@ class HloComputation {
     uint32_t flags = 0;
     // `(p: f32[2]) -> f32[2]` verbatim, when written otherwise than XLA
     // prints it (empty when written canonically: the printer derives it).
-    std::string signature;
+    // One pointer each: most computations have neither.
+    CompactString signature;
     // The signature as XLA would print it when the text was parsed; the
     // printer writes `signature` back only while that is still current.
-    std::string canonical_signature;
+    CompactString canonical_signature;
   };
   const TextInfo& text_info() const { return text_info_; }
   TextInfo* mutable_text_info() { return &text_info_; }
@@ -155,9 +157,9 @@ class HloComputation {
 };
 
 // A module of many small computations pays for every byte of one (docs/
-// performance.md, "tenth session"; 184 bytes with libstdc++ on a 64-bit
+// performance.md, "tenth session"; 136 bytes with libstdc++ on a 64-bit
 // target).
-static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 184,
+static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 136,
               "HloComputation grew: every computation of every module pays for it");
 
 }  // namespace hilo

@@ -236,27 +236,29 @@ void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
 }
 
 void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
-  if (rare_ == nullptr) return;
-  auto& succs = rare_->control_successors;
+  Rare* rare = rare_or_null();
+  if (rare == nullptr) return;
+  auto& succs = rare->control_successors;
   auto it = std::find(succs.begin(), succs.end(), successor);
   if (it == succs.end()) return;
   succs.erase(it);
-  auto& preds = successor->rare_->control_predecessors;
+  auto& preds = successor->rare_or_null()->control_predecessors;
   preds.erase(std::find(preds.begin(), preds.end(), this));
 }
 
 void HloInstruction::DropAllControlDependencies() {
-  if (rare_ == nullptr) return;
-  for (HloInstruction* succ : rare_->control_successors) {
-    auto& preds = succ->rare_->control_predecessors;
+  Rare* rare = rare_or_null();
+  if (rare == nullptr) return;
+  for (HloInstruction* succ : rare->control_successors) {
+    auto& preds = succ->rare_or_null()->control_predecessors;
     preds.erase(std::find(preds.begin(), preds.end(), this));
   }
-  for (HloInstruction* pred : rare_->control_predecessors) {
-    auto& succs = pred->rare_->control_successors;
+  for (HloInstruction* pred : rare->control_predecessors) {
+    auto& succs = pred->rare_or_null()->control_successors;
     succs.erase(std::find(succs.begin(), succs.end(), this));
   }
-  rare_->control_successors.clear();
-  rare_->control_predecessors.clear();
+  rare->control_successors.clear();
+  rare->control_predecessors.clear();
 }
 
 // ---------------------------------------------------------------------------

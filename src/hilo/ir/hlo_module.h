@@ -133,22 +133,7 @@ class HloModule {
   HloComputation* entry_ = nullptr;
   // Found by their own names: a slot is one pointer (a map from a name's
   // copy took 40 bytes a slot, most of a small computation's index).
-  struct ComputationNameHash {
-    using is_transparent = void;
-    size_t operator()(absl::string_view name) const { return HashName(name); }
-    size_t operator()(const HloComputation* c) const { return HashName(c->name()); }
-  };
-  struct ComputationNameEq {
-    using is_transparent = void;
-    static absl::string_view Key(absl::string_view name) { return name; }
-    static absl::string_view Key(const HloComputation* c) { return c->name(); }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return Key(a) == Key(b);
-    }
-  };
-  absl::flat_hash_set<HloComputation*, ComputationNameHash, ComputationNameEq>
-      computations_by_name_;
+  NamedSet<HloComputation> computations_by_name_;
 
   // Built on demand (EnsureNameIndex) from the instructions' names. It
   // refers to the names where they are: an instruction keeps its name and
