@@ -1008,9 +1008,14 @@ TEST(CompactStringTest, EmptyAssignCopyMove) {
   static_assert(sizeof(CompactString) == sizeof(void*));
 }
 
-TEST(AttributeOrderTest, FourInlineThenMoreEraseAndCompare) {
+// An order is one pointer to an interned list: equal orders, however they
+// were built (on any thread), are the same list, and erasing every name
+// leaves the empty order.
+TEST(AttributeOrderTest, AppendEraseAndCompare) {
+  static_assert(sizeof(AttributeOrder) == sizeof(void*));
   AttributeOrder order;
   EXPECT_TRUE(order.empty());
+  EXPECT_EQ(order.begin(), order.end());
   for (const char* name : {"channel_id", "replica_groups", "dimensions", "frontend_attributes",
                            "metadata", "my_own_attribute"}) {
     order.Append(std::string(name));
@@ -1024,8 +1029,27 @@ TEST(AttributeOrderTest, FourInlineThenMoreEraseAndCompare) {
   EXPECT_FALSE(copy == order);
   EXPECT_EQ(copy.size(), 5u);
   EXPECT_EQ(copy[0], "replica_groups");
+  EXPECT_EQ(order.size(), 6u);  // the copy's change is its own
   order.Append("");
   EXPECT_EQ(order[6], "");
+
+  AttributeOrder rebuilt;
+  for (const char* name : {"replica_groups", "dimensions", "frontend_attributes", "metadata",
+                           "my_own_attribute"}) {
+    rebuilt.Append(name);
+  }
+  EXPECT_TRUE(rebuilt == copy);
+  AttributeOrder other_thread;
+  std::thread([&] {
+    for (absl::string_view name : copy) other_thread.Append(std::string(name));
+  }).join();
+  EXPECT_TRUE(other_thread == copy);
+
+  while (!rebuilt.empty()) rebuilt.Erase(rebuilt.size() - 1);
+  EXPECT_TRUE(rebuilt == AttributeOrder());
+  EXPECT_EQ(rebuilt.size(), 0u);
+  rebuilt.Append("x");
+  EXPECT_THAT(rebuilt, ElementsAre("x"));
 }
 
 TEST(ShapeTest, InlineDimensionsBeyondTheInlineCapacity) {

@@ -450,8 +450,8 @@ ENTRY %e (a: f32[2]{0}) -> f32[2] {
   ASSERT_NE(m, nullptr);
   const HloComputation::TextInfo& info = m->entry_computation()->text_info();
   EXPECT_TRUE(info.has_signature);
-  EXPECT_EQ(info.signature, "(a: f32[2]{0}) -> f32[2]");
-  EXPECT_EQ(info.canonical_signature, "(p: f32[2]) -> f32[2]");
+  EXPECT_EQ(info.signature.view(), "(a: f32[2]{0}) -> f32[2]");
+  EXPECT_EQ(info.canonical_signature.view(), "(p: f32[2]) -> f32[2]");
   EXPECT_THAT(PrintHloModule(*m), HasSubstr("ENTRY %e (a: f32[2]{0}) -> f32[2] {"));
 }
 
@@ -468,7 +468,7 @@ ENTRY %e.1 (p.0: f32[2], q: (s32[], f32[2])) -> f32[2] {
   const HloComputation* e = m->entry_computation();
   EXPECT_TRUE(e->text_info().has_signature);
   // Written as XLA prints it, so not stored: the printer derives it again.
-  EXPECT_EQ(e->text_info().signature, "");
+  EXPECT_EQ(e->text_info().signature.view(), "");
   EXPECT_THAT(PrintHloModule(*m),
               HasSubstr("ENTRY %e.1 (p.0: f32[2], q: (s32[], f32[2])) -> f32[2] {"));
   EXPECT_EQ(e->num_parameters(), 2);
@@ -1197,6 +1197,37 @@ TEST(ParserTest, RenamedNameSurvivesAnInlineComputation) {
   const HloInstruction* root = m->entry_computation()->root_instruction();
   EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kParameter);
   EXPECT_EQ(root->operand(0)->parent(), m->entry_computation());
+}
+
+// A call to a computation defined before it is attached when its
+// instruction is read (not kept pending to the end of the module); one
+// defined later still resolves at the end. Either way an instruction's
+// inline computations come first and named ones follow in written order,
+// as when every named call waited for the end.
+TEST(ParserTest, NamedCallsAttachInTheSameOrderEarlyOrLate) {
+  auto m = Parse(
+      "HloModule m\n"
+      "cond {\n p = s32[] parameter(0)\n ROOT t = pred[] constant(true)\n}\n"
+      "ENTRY e {\n x = s32[] parameter(0)\n"
+      " w = s32[] while(x), condition=cond, body={ q = s32[] parameter(0) ROOT r = s32[] negate(q) }\n"
+      " v = s32[] while(x), condition=cond, body=later\n"
+      " ROOT c = s32[] call(w), to_apply=later\n}\n"
+      "later {\n y = s32[] parameter(0)\n ROOT n = s32[] negate(y)\n}\n");
+  ASSERT_NE(m, nullptr);
+  auto names = [](const HloInstruction* inst) {
+    std::vector<std::string> out;
+    for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+      out.push_back(attr.name + "=" + attr.computations.at(0)->name());
+    }
+    return out;
+  };
+  const HloInstruction* w = Find(*m, "w");
+  ASSERT_EQ(w->called_computation_attributes().size(), 2u);
+  EXPECT_EQ(w->called_computation_attributes()[0].name, "body");
+  EXPECT_EQ(w->called_computation_attributes()[1].name, "condition");
+  EXPECT_EQ(w->while_condition()->name(), "cond");
+  EXPECT_THAT(names(Find(*m, "v")), ::testing::ElementsAre("condition=cond", "body=later"));
+  EXPECT_THAT(names(Find(*m, "c")), ::testing::ElementsAre("to_apply=later"));
 }
 
 TEST(ParserErrorTest, NeverCrashesOnAnyPrefix) {

@@ -1,11 +1,14 @@
 #include "hilo/ir/attribute_names.h"
 
 #include <array>
+#include <cstdint>
 #include <mutex>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_set.h"
+#include "absl/hash/hash.h"
+#include "absl/types/span.h"
 
 namespace hilo {
 namespace {
@@ -74,6 +77,72 @@ absl::string_view InternAttributeName(absl::string_view name) {
   static auto* const pool = new absl::node_hash_set<std::string>();
   std::lock_guard<std::mutex> lock(mutex);
   return *pool->emplace(name).first;
+}
+
+namespace {
+
+// The process-wide lists, each stored once. Never freed: their number grows
+// only with orders never seen before, so by the size of the inputs.
+const AttributeOrder::List* InternList(absl::Span<const char* const> names) {
+  struct ListHash {
+    using is_transparent = void;
+    size_t operator()(absl::Span<const char* const> l) const { return absl::HashOf(l); }
+    size_t operator()(const AttributeOrder::List& l) const {
+      return (*this)(absl::Span<const char* const>(l));
+    }
+  };
+  struct ListEq {
+    using is_transparent = void;
+    bool operator()(absl::Span<const char* const> a, absl::Span<const char* const> b) const {
+      return a == b;
+    }
+  };
+  static std::mutex mutex;
+  // node_hash_set: elements never move, so pointers to them stay valid.
+  static auto* const pool = new absl::node_hash_set<AttributeOrder::List, ListHash, ListEq>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = pool->find(names);
+  if (it == pool->end()) it = pool->emplace(names.begin(), names.end()).first;
+  return &*it;
+}
+
+// This thread's recent steps `list + name -> list`: the parser appends a
+// name per attribute it reads, almost always a step it has made before.
+struct Step {
+  const AttributeOrder::List* from;
+  const char* name;
+  const AttributeOrder::List* to;
+};
+constexpr size_t kStepSlots = 512;
+thread_local std::array<Step, kStepSlots> recent_steps{};
+
+size_t StepSlot(const AttributeOrder::List* from, const char* name) {
+  uint64_t h = (reinterpret_cast<uintptr_t>(from) >> 3) * 0x9E3779B97F4A7C15ull ^
+               reinterpret_cast<uintptr_t>(name);
+  h *= 0xD6E8FEB86659FD93ull;
+  return static_cast<size_t>(h >> 32) % kStepSlots;
+}
+
+}  // namespace
+
+void AttributeOrder::Append(absl::string_view name) {
+  const char* interned = InternAttributeName(name).data();
+  Step& step = recent_steps[StepSlot(list_, interned)];
+  if (step.to != nullptr && step.from == list_ && step.name == interned) {
+    list_ = step.to;
+    return;
+  }
+  List names = list_ != nullptr ? *list_ : List();
+  names.push_back(interned);
+  const List* to = InternList(names);
+  step = Step{list_, interned, to};
+  list_ = to;
+}
+
+void AttributeOrder::Erase(size_t i) {
+  List names = *list_;
+  names.erase(names.begin() + static_cast<std::ptrdiff_t>(i));
+  list_ = names.empty() ? nullptr : InternList(names);
 }
 
 }  // namespace hilo

@@ -9,8 +9,8 @@
 
 #include <cstddef>
 #include <iterator>
+#include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 
 namespace hilo {
@@ -23,11 +23,14 @@ namespace hilo {
 // The view's data() is NUL-terminated.
 absl::string_view InternAttributeName(absl::string_view name);
 
-// The names of one instruction's attributes, in the order written. Each name
-// is interned and held as a pointer to its NUL-terminated text, four inline
-// (40 bytes; a collective usually has four attributes, and a list of views
-// with three inline took 56). Names must not contain NUL bytes (attribute
-// names are identifiers).
+// The names of one instruction's attributes, in the order written: one
+// pointer (8 bytes; a list of four inline names took 40) to an interned,
+// immutable list of interned names. Instructions share few distinct lists
+// (a module's instructions of one kind are written alike), so each list is
+// stored once per process and an instruction holds only which one it has;
+// appending a name moves to the list with the name added, found without a
+// lock once this thread has made the same step before. Names must not
+// contain NUL bytes (attribute names are identifiers).
 class AttributeOrder {
  public:
   class const_iterator {
@@ -59,22 +62,27 @@ class AttributeOrder {
   using iterator = const_iterator;
   using size_type = size_t;
 
-  size_t size() const { return names_.size(); }
-  bool empty() const { return names_.empty(); }
-  const_iterator begin() const { return const_iterator(names_.data()); }
-  const_iterator end() const { return const_iterator(names_.data() + names_.size()); }
-  absl::string_view operator[](size_t i) const { return absl::string_view(names_[i]); }
+  // An interned list: its names (interned, NUL-terminated) in order.
+  using List = std::vector<const char*>;
+
+  size_t size() const { return list_ == nullptr ? 0 : list_->size(); }
+  bool empty() const { return list_ == nullptr; }
+  const_iterator begin() const { return const_iterator(list_ == nullptr ? nullptr : list_->data()); }
+  const_iterator end() const {
+    return const_iterator(list_ == nullptr ? nullptr : list_->data() + list_->size());
+  }
+  absl::string_view operator[](size_t i) const { return absl::string_view((*list_)[i]); }
 
   // Interns `name` and appends it.
-  void Append(absl::string_view name) { names_.push_back(InternAttributeName(name).data()); }
+  void Append(absl::string_view name);
   // Removes the i-th name.
-  void Erase(size_t i) { names_.erase(names_.begin() + static_cast<std::ptrdiff_t>(i)); }
+  void Erase(size_t i);
 
-  // Equal interned names are the same pointer.
-  bool operator==(const AttributeOrder& other) const { return names_ == other.names_; }
+  // Equal lists are the same interned list.
+  bool operator==(const AttributeOrder& other) const { return list_ == other.list_; }
 
  private:
-  absl::InlinedVector<const char*, 4> names_;
+  const List* list_ = nullptr;  // nullptr when empty; never an empty list
 };
 
 }  // namespace hilo

@@ -32,6 +32,10 @@ class CompactString {
     }
     return *this;
   }
+  CompactString& operator=(absl::string_view text) {
+    Assign(text);
+    return *this;
+  }
   ~CompactString() { delete[] block_; }
 
   bool empty() const { return block_ == nullptr; }

@@ -28,9 +28,9 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
       if (hint.empty()) hint = HloOpcodeString(inst->opcode());
       inst->name_ = parent_->UniqueInstructionName(hint);
     }
-    inst->unique_id_ = parent_->NextUniqueId();
+    inst->unique_id_ = static_cast<int32_t>(parent_->NextUniqueId());
   }
-  inst->index_in_parent_ = static_cast<int64_t>(instructions_.size());
+  inst->index_in_parent_ = static_cast<int32_t>(instructions_.size());
   instructions_.push_back(std::move(instruction));
   ++live_count_;
   if (inst->opcode() == HloOpcode::kParameter && inst->parameter_number() >= 0 &&
@@ -207,7 +207,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
     }
   }
   int64_t index = instruction->index_in_parent_;
-  removed_.push_back(std::move(instructions_[index]));
+  mutable_extra().removed.push_back(std::move(instructions_[index]));
   instruction->parent_ = nullptr;
   instruction->index_in_parent_ = -1;
   --live_count_;
@@ -217,7 +217,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
     size_t out = 0;
     for (size_t i = 0; i < instructions_.size(); ++i) {
       if (instructions_[i] == nullptr) continue;
-      instructions_[i]->index_in_parent_ = static_cast<int64_t>(out);
+      instructions_[i]->index_in_parent_ = static_cast<int32_t>(out);
       instructions_[out++] = std::move(instructions_[i]);
     }
     instructions_.resize(out);

@@ -13,6 +13,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_instruction.h"
 
 namespace hilo {
@@ -95,13 +96,15 @@ class HloComputation {
 
   // `execution_thread="..."` of an async wrapped computation, verbatim;
   // empty if not written.
-  const std::string& execution_thread() const { return execution_thread_; }
-  void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
+  const std::string& execution_thread() const { return extra().execution_thread; }
+  void set_execution_thread(std::string t) { mutable_extra().execution_thread = std::move(t); }
 
   // Fields of the XLA proto this computation was read from that hilo does
   // not model, serialized; empty when none (owned by hilo/proto).
-  const std::string& opaque_proto_fields() const { return opaque_proto_fields_; }
-  void set_opaque_proto_fields(std::string bytes) { opaque_proto_fields_ = std::move(bytes); }
+  const std::string& opaque_proto_fields() const { return extra().opaque_proto_fields; }
+  void set_opaque_proto_fields(std::string bytes) {
+    if (!bytes.empty() || extra_ != nullptr) mutable_extra().opaque_proto_fields = std::move(bytes);
+  }
 
   // Text-format fidelity state owned by the parser and printer (for example
   // the signature as written). Opaque to everything else.
@@ -110,10 +113,11 @@ class HloComputation {
     uint32_t flags = 0;
     // `(p: f32[2]) -> f32[2]` verbatim, when written otherwise than XLA
     // prints it (empty when written canonically: the printer derives it).
-    std::string signature;
+    // One pointer each: most computations have neither.
+    CompactString signature;
     // The signature as XLA would print it when the text was parsed; the
     // printer writes `signature` back only while that is still current.
-    std::string canonical_signature;
+    CompactString canonical_signature;
   };
   const TextInfo& text_info() const { return text_info_; }
   TextInfo* mutable_text_info() { return &text_info_; }
@@ -126,18 +130,37 @@ class HloComputation {
   // Owned instructions in list order; removed ones leave a null hole that
   // compaction closes once holes outnumber live instructions.
   std::vector<std::unique_ptr<HloInstruction>> instructions_;
-  // Removed instructions stay allocated until the computation is destroyed,
-  // so that a pass holding a pointer to one (for example a worklist
-  // collected before expanding) can still see that it was removed
-  // (parent() == nullptr) instead of reading freed memory.
-  std::vector<std::unique_ptr<HloInstruction>> removed_;
   int64_t live_count_ = 0;
   std::vector<HloInstruction*> parameters_;
   HloInstruction* root_ = nullptr;
-  std::string execution_thread_;
-  std::string opaque_proto_fields_;
+  // What most computations do not have, allocated on first write: a module
+  // of many small computations pays for every byte of a computation.
+  struct Extra {
+    // Removed instructions stay allocated until the computation is
+    // destroyed, so that a pass holding a pointer to one (for example a
+    // worklist collected before expanding) can still see that it was
+    // removed (parent() == nullptr) instead of reading freed memory.
+    std::vector<std::unique_ptr<HloInstruction>> removed;
+    std::string execution_thread;
+    std::string opaque_proto_fields;
+  };
+  const Extra& extra() const {
+    static const Extra* const kDefault = new Extra();
+    return extra_ != nullptr ? *extra_ : *kDefault;
+  }
+  Extra& mutable_extra() {
+    if (extra_ == nullptr) extra_ = std::make_unique<Extra>();
+    return *extra_;
+  }
+  std::unique_ptr<Extra> extra_;
   TextInfo text_info_;
 };
+
+// A module of many small computations pays for every byte of one (docs/
+// performance.md, "tenth session"; 136 bytes with libstdc++ on a 64-bit
+// target).
+static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 136,
+              "HloComputation grew: every computation of every module pays for it");
 
 }  // namespace hilo
 

@@ -236,27 +236,29 @@ void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
 }
 
 void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
-  if (rare_ == nullptr) return;
-  auto& succs = rare_->control_successors;
+  Rare* rare = rare_or_null();
+  if (rare == nullptr) return;
+  auto& succs = rare->control_successors;
   auto it = std::find(succs.begin(), succs.end(), successor);
   if (it == succs.end()) return;
   succs.erase(it);
-  auto& preds = successor->rare_->control_predecessors;
+  auto& preds = successor->rare_or_null()->control_predecessors;
   preds.erase(std::find(preds.begin(), preds.end(), this));
 }
 
 void HloInstruction::DropAllControlDependencies() {
-  if (rare_ == nullptr) return;
-  for (HloInstruction* succ : rare_->control_successors) {
-    auto& preds = succ->rare_->control_predecessors;
+  Rare* rare = rare_or_null();
+  if (rare == nullptr) return;
+  for (HloInstruction* succ : rare->control_successors) {
+    auto& preds = succ->rare_or_null()->control_predecessors;
     preds.erase(std::find(preds.begin(), preds.end(), this));
   }
-  for (HloInstruction* pred : rare_->control_predecessors) {
-    auto& succs = pred->rare_->control_successors;
+  for (HloInstruction* pred : rare->control_predecessors) {
+    auto& succs = pred->rare_or_null()->control_successors;
     succs.erase(std::find(succs.begin(), succs.end(), this));
   }
-  rare_->control_successors.clear();
-  rare_->control_predecessors.clear();
+  rare->control_successors.clear();
+  rare->control_predecessors.clear();
 }
 
 // ---------------------------------------------------------------------------
@@ -285,7 +287,7 @@ HloComputation* HloInstruction::called_computation(absl::string_view name) const
 void HloInstruction::SetCalledComputations(absl::string_view name,
                                            std::vector<HloComputation*> computations,
                                            bool braced) {
-  std::vector<CalledComputationAttribute>& called = mutable_rare().called;
+  std::vector<CalledComputationAttribute>& called = Materialize(common_).called;
   for (auto& attr : called) {
     if (attr.name == name) {
       attr.computations = std::move(computations);
@@ -330,7 +332,7 @@ const std::string* HloInstruction::raw_attribute(absl::string_view name) const {
 }
 
 void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) {
-  std::vector<RawAttribute>& raw = mutable_rare().raw_attributes;
+  std::vector<RawAttribute>& raw = Materialize(common_).raw;
   for (auto& attr : raw) {
     if (attr.name == name) {
       attr.value = std::move(value);
@@ -341,8 +343,8 @@ void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) 
 }
 
 bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
-  if (rare_ == nullptr) return false;
-  std::vector<RawAttribute>& raw = rare_->raw_attributes;
+  if (common_ == nullptr) return false;
+  std::vector<RawAttribute>& raw = common_->raw;
   for (auto it = raw.begin(); it != raw.end(); ++it) {
     if (it->name == name) {
       raw.erase(it);

@@ -178,10 +178,10 @@ class HloInstruction {
 
   // --- Called computations -------------------------------------------------
   const std::vector<CalledComputationAttribute>& called_computation_attributes() const {
-    return rare().called;
+    return OrDefault(common_).called;
   }
   std::vector<CalledComputationAttribute>* mutable_called_computation_attributes() {
-    return &mutable_rare().called;
+    return &Materialize(common_).called;
   }
   // Every called computation, in attribute order.
   std::vector<HloComputation*> called_computations() const;
@@ -206,42 +206,44 @@ class HloInstruction {
   void set_tuple_index(int64_t i) { index_ = i; }
   // `dimensions={...}` (broadcast, transpose, reduce, all-gather, ...).
   const std::optional<std::vector<int64_t>>& dimensions() const {
-    return OrDefault(dimensions_).value;
+    return OrDefault(common_).dimensions;
   }
-  void set_dimensions(std::vector<int64_t> dims) { Materialize(dimensions_).value = std::move(dims); }
+  void set_dimensions(std::vector<int64_t> dims) {
+    Materialize(common_).dimensions = std::move(dims);
+  }
   // all-gather / reduce-scatter / all-to-all: dimensions()[0], or -1.
   int64_t collective_dimension() const;
   // dot: lhs_batch_dims=..., lhs_contracting_dims=...
-  const DotDimensionNumbers& dot_dimension_numbers() const { return OrDefault(dot_dims_); }
-  DotDimensionNumbers* mutable_dot_dimension_numbers() { return &Materialize(dot_dims_); }
+  const DotDimensionNumbers& dot_dimension_numbers() const { return Group(&Uncommon::dot); }
+  DotDimensionNumbers* mutable_dot_dimension_numbers() { return &MutableGroup(&Uncommon::dot); }
   // `replica_groups=`; nullopt when the attribute is absent.
   const std::optional<ReplicaGroups>& replica_groups() const {
-    return OrDefault(collective_).replica_groups;
+    return collective().replica_groups;
   }
   void set_replica_groups(std::optional<ReplicaGroups> groups) {
-    Materialize(collective_).replica_groups = std::move(groups);
+    mutable_collective().replica_groups = std::move(groups);
   }
   // `channel_id=N`
-  const std::optional<int64_t>& channel_id() const { return OrDefault(collective_).channel_id; }
-  void set_channel_id(std::optional<int64_t> id) { Materialize(collective_).channel_id = id; }
+  const std::optional<int64_t>& channel_id() const { return collective().channel_id; }
+  void set_channel_id(std::optional<int64_t> id) { mutable_collective().channel_id = id; }
   // `use_global_device_ids=true`; nullopt when absent.
   const std::optional<bool>& use_global_device_ids() const {
-    return OrDefault(collective_).use_global_device_ids;
+    return collective().use_global_device_ids;
   }
   void set_use_global_device_ids(std::optional<bool> v) {
-    Materialize(collective_).use_global_device_ids = v;
+    mutable_collective().use_global_device_ids = v;
   }
   // `constrain_layout=true`; nullopt when absent.
   const std::optional<bool>& constrain_layout() const {
-    return OrDefault(collective_).constrain_layout;
+    return collective().constrain_layout;
   }
-  void set_constrain_layout(std::optional<bool> v) { Materialize(collective_).constrain_layout = v; }
+  void set_constrain_layout(std::optional<bool> v) { mutable_collective().constrain_layout = v; }
   // `source_target_pairs={{0,1},{1,2}}`
   const std::optional<std::vector<std::pair<int64_t, int64_t>>>& source_target_pairs() const {
-    return OrDefault(collective_).source_target_pairs.get();
+    return collective().source_target_pairs.get();
   }
   void set_source_target_pairs(std::optional<std::vector<std::pair<int64_t, int64_t>>> p) {
-    Materialize(collective_).source_target_pairs.set(std::move(p));
+    mutable_collective().source_target_pairs.set(std::move(p));
   }
   // custom-call `custom_call_target="..."`
   const std::string& custom_call_target() const { return rare().custom_call_target; }
@@ -279,8 +281,8 @@ class HloInstruction {
   void set_literal_text(std::string t) { mutable_rare().literal_text = std::move(t); }
 
   // Attributes that are not typed, in the order written.
-  const std::vector<RawAttribute>& raw_attributes() const { return rare().raw_attributes; }
-  std::vector<RawAttribute>* mutable_raw_attributes() { return &mutable_rare().raw_attributes; }
+  const std::vector<RawAttribute>& raw_attributes() const { return OrDefault(common_).raw; }
+  std::vector<RawAttribute>* mutable_raw_attributes() { return &Materialize(common_).raw; }
   // The verbatim value of raw attribute `name`, or nullptr.
   const std::string* raw_attribute(absl::string_view name) const;
   void SetRawAttribute(absl::string_view name, std::string value);
@@ -300,7 +302,7 @@ class HloInstruction {
   // when there are none. Owned by hilo/proto, written back unchanged.
   const std::string& opaque_proto_fields() const { return rare().opaque_proto_fields; }
   void set_opaque_proto_fields(std::string bytes) {
-    if (!bytes.empty() || rare_ != nullptr) mutable_rare().opaque_proto_fields = std::move(bytes);
+    if (!bytes.empty() || rare_or_null() != nullptr) mutable_rare().opaque_proto_fields = std::move(bytes);
   }
 
   // Text-format fidelity bits owned by the parser and printer (for example
@@ -329,9 +331,10 @@ class HloInstruction {
 
   // Attributes most instructions do not have live out of line, allocated on
   // first write, in groups so that an instruction pays only for the kind it
-  // has (a collective's attributes, `dimensions`, a dot's dimensions, the
-  // rest). The instruction is then about a third of its first size (952
-  // bytes): it was most of the parser's memory and page faults.
+  // has (the common ones; a collective's attributes, a dot's dimensions and
+  // the rest behind one more pointer). The instruction is then under a fifth of its
+  // first size (952 bytes): it was most of the parser's memory and page
+  // faults.
   struct CollectiveAttributes {
     std::optional<ReplicaGroups> replica_groups;
     // Only collective-permute has pairs: out of line.
@@ -340,42 +343,70 @@ class HloInstruction {
     std::optional<bool> use_global_device_ids;
     std::optional<bool> constrain_layout;
   };
-  struct DimensionsAttribute {
-    std::optional<std::vector<int64_t>> value;
+  // The attributes many instructions have, one of them or two together:
+  // `dimensions={...}`, called computations (a reduce has both, a call or a
+  // fusion only computations) and uninterpreted attributes (a compare's
+  // `direction`, a slice's `slice`). They were in `Rare` (280 bytes: a
+  // call's `to_apply` alone cost more than its instruction).
+  struct CommonAttributes {
+    std::optional<std::vector<int64_t>> dimensions;
+    std::vector<CalledComputationAttribute> called;
+    std::vector<RawAttribute> raw;
   };
   struct Rare {
     std::vector<HloInstruction*> control_predecessors;
     std::vector<HloInstruction*> control_successors;
-    std::vector<CalledComputationAttribute> called;
     std::string custom_call_target;
     int api_version = 1;
     bool backend_config_is_dict = false;
     std::optional<std::string> backend_config;
     std::string sharding;
     std::string literal_text;
-    std::vector<RawAttribute> raw_attributes;
     std::string opaque_proto_fields;
     // Position of each user in users_, built once users_ grows past a few
     // entries so that adding and removing users stays O(1) for values with
     // very many users.
     std::unique_ptr<absl::flat_hash_map<const HloInstruction*, size_t>> user_index;
   };
+  // The groups few instructions have, behind one pointer: a collective's,
+  // a dot's, and the rest.
+  struct Uncommon {
+    std::unique_ptr<CollectiveAttributes> collective;
+    std::unique_ptr<DotDimensionNumbers> dot;
+    std::unique_ptr<Rare> rare;
+  };
   // The value of an absent group: every attribute at its default.
   template <typename T>
-  static const T& OrDefault(const std::unique_ptr<T>& group) {
+  static const T& Default() {
     static const T* const kDefault = new T();
-    return group != nullptr ? *group : *kDefault;
+    return *kDefault;
+  }
+  template <typename T>
+  static const T& OrDefault(const std::unique_ptr<T>& group) {
+    return group != nullptr ? *group : Default<T>();
   }
   template <typename T>
   static T& Materialize(std::unique_ptr<T>& group) {
     if (group == nullptr) group = std::make_unique<T>();
     return *group;
   }
-  const Rare& rare() const { return OrDefault(rare_); }
-  absl::flat_hash_map<const HloInstruction*, size_t>* UserIndex() const {
-    return rare_ != nullptr ? rare_->user_index.get() : nullptr;
+  template <typename T>
+  const T& Group(std::unique_ptr<T> Uncommon::*group) const {
+    return uncommon_ != nullptr ? OrDefault((*uncommon_).*group) : Default<T>();
   }
-  Rare& mutable_rare() { return Materialize(rare_); }
+  template <typename T>
+  T& MutableGroup(std::unique_ptr<T> Uncommon::*group) {
+    return Materialize(Materialize(uncommon_).*group);
+  }
+  const CollectiveAttributes& collective() const { return Group(&Uncommon::collective); }
+  CollectiveAttributes& mutable_collective() { return MutableGroup(&Uncommon::collective); }
+  const Rare& rare() const { return Group(&Uncommon::rare); }
+  Rare& mutable_rare() { return MutableGroup(&Uncommon::rare); }
+  Rare* rare_or_null() const { return uncommon_ != nullptr ? uncommon_->rare.get() : nullptr; }
+  absl::flat_hash_map<const HloInstruction*, size_t>* UserIndex() const {
+    Rare* rare = rare_or_null();
+    return rare != nullptr ? rare->user_index.get() : nullptr;
+  }
 
   std::string name_;
   HloOpcode opcode_;
@@ -383,8 +414,9 @@ class HloInstruction {
   uint32_t text_flags_ = 0;
   SharedShape shape_;
   HloComputation* parent_ = nullptr;
-  int64_t unique_id_ = -1;
-  int64_t index_in_parent_ = -1;
+  // 32 bits: a module of 2^31 instructions would take hundreds of GB.
+  int32_t unique_id_ = -1;
+  int32_t index_in_parent_ = -1;
 
   InstructionList operands_;
   InstructionList users_;
@@ -394,11 +426,15 @@ class HloInstruction {
   OutOfLine<FrontendAttributes> frontend_attributes_;  // most instructions have none
   CompactString metadata_;
   AttributeOrder attribute_order_;
-  std::unique_ptr<CollectiveAttributes> collective_;
-  std::unique_ptr<DimensionsAttribute> dimensions_;
-  std::unique_ptr<DotDimensionNumbers> dot_dims_;
-  std::unique_ptr<Rare> rare_;
+  std::unique_ptr<CommonAttributes> common_;
+  std::unique_ptr<Uncommon> uncommon_;
 };
+
+// An instruction of a parsed module is most of the module's memory (docs/
+// performance.md, "tenth session"): it must not grow unnoticed (160 bytes
+// with libstdc++ on a 64-bit target).
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 160,
+              "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo
 

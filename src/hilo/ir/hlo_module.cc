@@ -31,7 +31,7 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> comput
       }
     }
   }
-  computations_by_name_[comp->name()] = comp;
+  computations_by_name_.insert(comp);
   computations_.push_back(std::move(computation));
   if (is_entry) entry_ = comp;
   return comp;
@@ -62,7 +62,7 @@ std::vector<HloComputation*> HloModule::MakeNonfusionComputations() const {
 
 HloComputation* HloModule::GetComputationWithName(absl::string_view name) const {
   auto it = computations_by_name_.find(name);
-  return it == computations_by_name_.end() ? nullptr : it->second;
+  return it == computations_by_name_.end() ? nullptr : *it;
 }
 
 void HloModule::RemoveComputation(HloComputation* computation) {
@@ -70,7 +70,7 @@ void HloModule::RemoveComputation(HloComputation* computation) {
     if (it->get() == computation) {
       if (entry_ == computation) entry_ = nullptr;
       KeepNamesOf(*computation);
-      computations_by_name_.erase(computation->name());
+      computations_by_name_.erase(computation);
       computations_.erase(it);
       return;
     }
@@ -130,7 +130,7 @@ void HloModule::KeepNamesOf(const HloComputation& computation) {
     InsertOwnedName(inst->name());
   };
   for (const auto& inst : computation.instructions_) keep(inst);
-  for (const auto& inst : computation.removed_) keep(inst);
+  for (const auto& inst : computation.extra().removed) keep(inst);
 }
 
 bool HloModule::InsertOwnedName(absl::string_view name) {

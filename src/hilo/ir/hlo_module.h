@@ -131,7 +131,9 @@ class HloModule {
 
   std::vector<std::unique_ptr<HloComputation>> computations_;
   HloComputation* entry_ = nullptr;
-  absl::flat_hash_map<std::string, HloComputation*> computations_by_name_;
+  // Found by their own names: a slot is one pointer (a map from a name's
+  // copy took 40 bytes a slot, most of a small computation's index).
+  NamedSet<HloComputation> computations_by_name_;
 
   // Built on demand (EnsureNameIndex) from the instructions' names. It
   // refers to the names where they are: an instruction keeps its name and

@@ -60,24 +60,28 @@ inline size_t HashName(absl::string_view name) {
   return static_cast<size_t>(h ^ (h >> 32));
 }
 
-// A set of instructions keyed by their names (one pointer an entry; found
-// by name). An instruction's name must not change while it is in the set.
-struct InstructionNameHash {
+// A set of objects with a name() keyed by their names (one pointer an
+// entry; found by name). A name must not change while its object is in the
+// set.
+template <typename T>
+struct NamedHash {
   using is_transparent = void;
   size_t operator()(absl::string_view name) const { return HashName(name); }
-  size_t operator()(const HloInstruction* inst) const { return HashName(inst->name()); }
+  size_t operator()(const T* named) const { return HashName(named->name()); }
 };
-struct InstructionNameEq {
+template <typename T>
+struct NamedEq {
   using is_transparent = void;
   static absl::string_view Key(absl::string_view name) { return name; }
-  static absl::string_view Key(const HloInstruction* inst) { return inst->name(); }
+  static absl::string_view Key(const T* named) { return named->name(); }
   template <typename A, typename B>
   bool operator()(const A& a, const B& b) const {
     return Key(a) == Key(b);
   }
 };
-using InstructionNameSet =
-    absl::flat_hash_set<HloInstruction*, InstructionNameHash, InstructionNameEq>;
+template <typename T>
+using NamedSet = absl::flat_hash_set<T*, NamedHash<T>, NamedEq<T>>;
+using InstructionNameSet = NamedSet<HloInstruction>;
 
 }  // namespace hilo
 

@@ -1198,8 +1198,8 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   const HloComputation::TextInfo& info = comp.text_info();
   if (info.flags != 0) text.set_flags(info.flags);
   text.set_has_signature(info.has_signature);
-  text.set_signature(info.signature);
-  text.set_canonical_signature(info.canonical_signature);
+  text.set_signature(std::string(info.signature.view()));
+  text.set_canonical_signature(std::string(info.canonical_signature.view()));
   if (text.ByteSizeLong() != 0) *p->mutable_hilo_text() = std::move(text);
   return absl::OkStatus();
 }

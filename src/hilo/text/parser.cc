@@ -334,6 +334,14 @@ class Parser {
   bool ParseAttribute(HloInstruction* inst, uint32_t* flags);
   bool ResolveComputation(HloComputation* computation, size_t open_pos);
   bool ResolveCalls();
+  // Attaches the computations `call` names; false if one is not defined.
+  bool AttachCall(PendingCall& call);
+  // The calls `inst` added to pending_calls_ from `begin` on, when every
+  // computation they name is defined already: attached now (in order, after any
+  // inline ones, as ResolveCalls would attach them) and dropped from
+  // pending_calls_, so that a module of many calls does not hold an entry
+  // per call until its end.
+  void AttachKnownCalls(HloInstruction* inst, size_t begin);
 
   // Typed attribute values, each parsed from the scanned value text.
   bool ParseIntList(absl::string_view v, size_t base, std::vector<int64_t>* out);
@@ -866,7 +874,7 @@ bool Parser::ParseComputation() {
   // the printer derives it again. Only one written differently is kept,
   // with the canonical form it stands for (see TextInfo).
   if (info->has_signature && !ComputationSignatureIs(*comp, written_signature)) {
-    info->signature = std::string(written_signature);
+    info->signature = written_signature;
     info->canonical_signature = ComputationSignature(*comp);
   }
   {
@@ -2183,6 +2191,7 @@ bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstructio
   uint32_t flags = kTextFlagsSet | (percent ? kTextPercentName : 0);
   HloInstruction* inst = nullptr;
   last_operand_count_ = 0;
+  const size_t calls_begin = pending_calls_.size();
   if (!ParseInstructionBody(comp, name, name_pos, flags, nullptr, 0, &inst)) return false;
   flags = inst->text_flags();
   // Attributes.
@@ -2209,6 +2218,9 @@ bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstructio
     calls_style_set_ = true;
     style |= flags & kTextPercentCalls;
   }
+  // After the style: it is taken from the first instruction with an inline
+  // computation, as before named ones were attached this early.
+  AttachKnownCalls(inst, calls_begin);
   *out = inst;
   return true;
 }
@@ -2703,19 +2715,37 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
   return true;
 }
 
+bool Parser::AttachCall(PendingCall& call) {
+  std::vector<HloComputation*> comps;
+  comps.reserve(call.names.size());
+  for (const CalledName& called : call.names) {
+    HloComputation* c =
+        called.known != nullptr ? called.known : module_->GetComputationWithName(called.name);
+    if (c == nullptr) {
+      return Fail(called.pos, absl::StrCat("unknown computation '", called.name, "'"));
+    }
+    comps.push_back(c);
+  }
+  call.inst->SetCalledComputations(call.attribute, std::move(comps), call.braced);
+  return true;
+}
+
+void Parser::AttachKnownCalls(HloInstruction* inst, size_t begin) {
+  for (size_t i = begin; i < pending_calls_.size(); ++i) {
+    const PendingCall& call = pending_calls_[i];
+    if (call.inst != inst) return;
+    for (const CalledName& called : call.names) {
+      if (called.known == nullptr) return;
+    }
+  }
+  for (size_t i = begin; i < pending_calls_.size(); ++i) AttachCall(pending_calls_[i]);
+  pending_calls_.erase(pending_calls_.begin() + static_cast<std::ptrdiff_t>(begin),
+                       pending_calls_.end());
+}
+
 bool Parser::ResolveCalls() {
   for (PendingCall& call : pending_calls_) {
-    std::vector<HloComputation*> comps;
-    comps.reserve(call.names.size());
-    for (const CalledName& called : call.names) {
-      HloComputation* c =
-          called.known != nullptr ? called.known : module_->GetComputationWithName(called.name);
-      if (c == nullptr) {
-        return Fail(called.pos, absl::StrCat("unknown computation '", called.name, "'"));
-      }
-      comps.push_back(c);
-    }
-    call.inst->SetCalledComputations(call.attribute, std::move(comps), call.braced);
+    if (!AttachCall(call)) return false;
   }
   return true;
 }

@@ -699,8 +699,9 @@ void AppendComputation(const HloComputation& comp, std::vector<HloInstruction*>&
     // one is kept while it still describes the same computation.
     const HloComputation::TextInfo& info = comp.text_info();
     w.Push(' ');
-    if (!info.signature.empty() && ComputationSignatureIs(comp, info.canonical_signature)) {
-      w.Append(info.signature);
+    if (!info.signature.empty() &&
+        ComputationSignatureIs(comp, info.canonical_signature.view())) {
+      w.Append(info.signature.view());
     } else {
       AppendSignature(comp, w);
     }
