@@ -936,6 +936,84 @@ TEST_F(ReplacerTest, TwoDotsOfOneAllGatherBothFoldAndTheGatherGoes) {
   EXPECT_TRUE(VerifyHloModule(*t.b.module).ok());
 }
 
+// The plan kept from matching (NeuronLoopedEinsumReplacer::plans_) is used
+// only when no earlier expansion changed what the analysis reads. Here the
+// second dot gathers the first dot's result (RHS-RS, accepted without a
+// weight check), so folding the first reroutes the second's all-gather to
+// the new custom-call: the kept plan's shard, the removed first dot, is
+// stale and the dot is decided again. Same module as deciding again always
+// (HILO_LOOPED_EINSUM_REANALYZE=1, the original's way).
+struct ChainedFolds {
+  LhsCase t;
+  HloInstruction* ag2;
+  HloInstruction* dot2;
+  ChainedFolds() {
+    // dot: bf16[16,8,32]; all-gather it on dim 0 over 4, reshape, dot again.
+    ag2 = t.b.AllGather({t.dot}, BF16({64, 8, 32}), 0, Groups({{0, 1, 2, 3}}), "ag2");
+    HloInstruction* rs2 = t.b.Reshape(ag2, BF16({64, 256}));
+    HloInstruction* y = t.b.Param(2, BF16({8, 64}), "y");
+    dot2 = t.b.Dot(y, rs2, BF16({8, 256}), 1, 0, "dot2");
+    t.b.Root(dot2);
+  }
+};
+
+TEST_F(ReplacerTest, AFoldBelowAnEarlierFoldIsDecidedAgain) {
+  ChainedFolds c;
+  ASSERT_TRUE(VerifyHloModule(*c.t.b.module).ok());
+  NeuronLoopedEinsumReplacer pass{PassOptions{}};
+  ASSERT_TRUE(*pass.Run(c.t.b.module.get()));
+  EXPECT_EQ(pass.candidates().size(), 2u);
+  EXPECT_EQ(c.t.b.Count(HloOpcode::kCustomCall), 2);
+  EXPECT_EQ(c.t.b.Count(HloOpcode::kDot), 0);
+  const absl::Status verified = VerifyHloModule(*c.t.b.module);
+  EXPECT_TRUE(verified.ok()) << verified;
+  // The second fold reshapes the first fold's custom-call (what the all-gather
+  // reads after the first fold), not the removed dot.
+  const HloInstruction* root = c.t.b.comp->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kCustomCall);
+  const HloInstruction* shard = root->operand(0)->operand(0);
+  EXPECT_EQ(shard->opcode(), HloOpcode::kCustomCall);
+  EXPECT_EQ(shard->operand(0)->operand(0), c.t.w);
+
+  ChainedFolds again;
+  setenv("HILO_LOOPED_EINSUM_REANALYZE", "1", 1);
+  NeuronLoopedEinsumReplacer reanalyzing{PassOptions{}};
+  absl::StatusOr<bool> changed = reanalyzing.Run(again.t.b.module.get());
+  unsetenv("HILO_LOOPED_EINSUM_REANALYZE");
+  ASSERT_TRUE(changed.ok() && *changed);
+  EXPECT_EQ(PrintHloModule(*again.t.b.module), PrintHloModule(*c.t.b.module));
+  EXPECT_EQ(reanalyzing.Explanations(), pass.Explanations());
+}
+
+TEST_F(ReplacerTest, TheKeptPlanIsCheckedAlongTheWholeChainTheAnalysisReads) {
+  // dot(x, convert(convert(...(p)))): the instruction at position k of
+  // operand 1's chain (0 = the operand itself) is replaced by a new one,
+  // the only instruction with an id >= its own. Positions below
+  // kLoopedEinsumChainRead are read, the next one is not.
+  for (int k = 0; k <= kLoopedEinsumChainRead; ++k) {
+    Builder b;
+    HloInstruction* x = b.Param(0, BF16({16}), "x");
+    std::vector<HloInstruction*> chain = {b.Param(1, BF16({16}), "p")};
+    for (int i = 0; i < kLoopedEinsumChainRead + 1; ++i) {
+      chain.push_back(b.Op(HloOpcode::kConvert, BF16({16}), {chain.back()}));
+    }
+    HloInstruction* dot = b.Dot(x, chain.back(), BF16({}), 0, 0);
+    const size_t n = chain.size();
+    HloInstruction* replaced = chain[n - 1 - k];
+    HloInstruction* fresh = b.Op(HloOpcode::kConvert, BF16({16}), {replaced->mutable_operand(0)});
+    if (k == 0) {
+      dot->ReplaceOperandWith(1, fresh);
+    } else {
+      chain[n - k]->ReplaceOperandWith(0, fresh);
+    }
+    EXPECT_EQ(LoopedEinsumReadsOnlyIdsBelow(dot, fresh->unique_id()), k == kLoopedEinsumChainRead)
+        << "position " << k;
+    // Operand 0 is read too.
+    dot->ReplaceOperandWith(0, b.Op(HloOpcode::kNegate, BF16({16}), {x}));
+    EXPECT_FALSE(LoopedEinsumReadsOnlyIdsBelow(dot, fresh->unique_id() + 1));
+  }
+}
+
 // The weight is loop-carried: a get-tuple-element of the while body's
 // parameter (converted from f32), gathered and contracted in the body.
 TEST_F(ReplacerTest, WeightCarriedThroughAWhileLoop) {

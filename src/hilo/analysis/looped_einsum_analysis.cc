@@ -1,5 +1,6 @@
 #include "hilo/analysis/looped_einsum_analysis.h"
 
+#include <charconv>
 #include <optional>
 #include <utility>
 
@@ -172,10 +173,35 @@ absl::string_view LoopedEinsumMatcherName(LoopedEinsumMatcher matcher) {
   return "none";
 }
 
+bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end) {
+  if (dot == nullptr) return true;
+  for (int64_t i = 0; i < dot->operand_count() && i < 2; ++i) {
+    const HloInstruction* inst = dot->operand(i);
+    for (int position = 0; position < kLoopedEinsumChainRead && inst != nullptr; ++position) {
+      if (inst->unique_id() >= ids_end) return false;
+      inst = inst->operand_count() > 0 ? inst->operand(0) : nullptr;
+    }
+  }
+  return true;
+}
+
 std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,
                                               int64_t num_groups, bool use_sb_to_sb) {
-  return absl::StrCat("rhs_contracting_dim=", rhs_contracting_dim, ",tp_degree=", tp_degree,
-                      ",num_groups=", num_groups, ",use_sb_to_sb=", use_sb_to_sb ? "1" : "0");
+  // One allocation, appended in place (every fold makes one).
+  std::string out;
+  out.reserve(128);
+  auto number = [&out](int64_t value) {
+    char digits[24];
+    out.append(digits, std::to_chars(digits, digits + sizeof(digits), value).ptr);
+  };
+  out.append("rhs_contracting_dim=");
+  number(rhs_contracting_dim);
+  out.append(",tp_degree=");
+  number(tp_degree);
+  out.append(",num_groups=");
+  number(num_groups);
+  out.append(use_sb_to_sb ? ",use_sb_to_sb=1" : ",use_sb_to_sb=0");
+  return out;
 }
 
 bool FitsSbToSb(PrimitiveType element_type, int64_t elements, int64_t threshold_mb) {
@@ -186,10 +212,13 @@ bool FitsSbToSb(PrimitiveType element_type, int64_t elements, int64_t threshold_
   return need <= limit;
 }
 
-LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings,
-                                        bool with_reason) {
-  LoopedEinsumPlan plan;
-  if (dot == nullptr || dot->opcode() != HloOpcode::kDot) return plan;
+namespace {
+
+// AnalyzeLoopedEinsumDot's work, into a plan the caller made (so that the
+// plan is built in place, not copied out of an early return).
+void AnalyzeInto(HloInstruction* dot, const LoopedEinsumSettings& settings, bool with_reason,
+                 LoopedEinsumPlan& plan) {
+  if (dot == nullptr || dot->opcode() != HloOpcode::kDot) return;
 
   const bool lhs = MatchAllGatherInDotLhs(dot);
   const bool lhs_rs = MatchAllGatherInDotLhsRS(dot);
@@ -204,15 +233,14 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
       break;
     }
   }
-  if (!any_matcher && reaching_operand < 0) return plan;
+  if (!any_matcher && reaching_operand < 0) return;
   plan.candidate = true;
 
   // `reason` builds the text only when the caller wants it: most
   // candidates that are not fused are never explained.
-  auto fail = [&plan, with_reason](const auto& reason) -> LoopedEinsumPlan& {
+  auto fail = [&plan, with_reason](const auto& reason) {
     plan.fold = false;
     if (with_reason) plan.reason = reason();
-    return plan;
   };
 
   // The original's first checks: one contracting dimension per side
@@ -465,6 +493,14 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
     });
   }
   plan.fold = true;
+}
+
+}  // namespace
+
+LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings,
+                                        bool with_reason) {
+  LoopedEinsumPlan plan;
+  AnalyzeInto(dot, settings, with_reason, plan);
   return plan;
 }
 

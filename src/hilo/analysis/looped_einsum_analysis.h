@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "hilo/analysis/looped_einsum_matchers.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/shape.h"
 
@@ -86,6 +87,21 @@ struct LoopedEinsumPlan {
 // building it costs more than the analysis, for a text few callers read.
 LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings,
                                         bool with_reason = true);
+
+// Whether AnalyzeLoopedEinsumDot(dot) reads only instructions whose unique
+// id is below `ids_end`. It reads the dot's operands 0 and 1 and, from each,
+// the chain of operand-0 ancestors up to kLoopedEinsumChainRead positions
+// (the weight search's kWeightSearchHops hops and the three a
+// convert(get-tuple-element(x)) check looks past the last), and of those
+// only their operand 0, operand count, shape, attributes, name and parent;
+// never users or control edges. So when a graph change only adds
+// instructions (with ids >= `ids_end`), reroutes operands to them and
+// removes dead ones, a dot for which this holds still gets the plan it got
+// before the change (NeuronLoopedEinsumReplacer keeps its match-time plan
+// on that condition). Bounded: at most 2 * kLoopedEinsumChainRead
+// instructions.
+inline constexpr int kLoopedEinsumChainRead = kWeightSearchHops + 4;
+bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end);
 
 // "rhs_contracting_dim=R,tp_degree=G,num_groups=N,use_sb_to_sb=B".
 std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,

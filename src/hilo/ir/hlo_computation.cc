@@ -1,5 +1,8 @@
 #include "hilo/ir/hlo_computation.h"
 
+#include <cstdlib>
+
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/ir/hlo_module.h"
 
@@ -123,7 +126,74 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
   }
 }
 
+namespace {
+
+// HILO_CYCLE_SEARCH_WALK=1: FindCycle always walks the whole computation.
+bool CycleSearchAlwaysWalks() {
+  static const bool walk = [] {
+    const char* value = std::getenv("HILO_CYCLE_SEARCH_WALK");
+    return value != nullptr && absl::string_view(value) == "1";
+  }();
+  return walk;
+}
+
+}  // namespace
+
 std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
+  if (CycleSearchAlwaysWalks()) return FindCycleByWalk();
+  // The up-edges (user, dependency): to an instruction of this computation
+  // whose unique id is not below the user's.
+  std::vector<std::pair<const HloInstruction*, const HloInstruction*>> up;
+  size_t edges = 0;
+  for (const auto& holder : instructions_) {
+    const HloInstruction* inst = holder.get();
+    if (inst == nullptr) continue;
+    const int64_t id = inst->unique_id_;
+    for (const HloInstruction* dep : inst->operands_) {
+      if (ABSL_PREDICT_FALSE(dep->unique_id_ >= id) && dep->parent_ == this) up.push_back({inst, dep});
+    }
+    edges += inst->operands_.size();
+    if (inst->rare_ == nullptr) continue;
+    for (const HloInstruction* dep : inst->rare_->control_predecessors) {
+      if (dep->unique_id_ >= id && dep->parent_ == this) up.push_back({inst, dep});
+    }
+    edges += inst->rare_->control_predecessors.size();
+  }
+  if (up.empty()) return std::nullopt;
+  // For each up-edge U -> N: can N reach U through instructions whose ids
+  // are >= U's? `mark` holds the number of the search that last reached an
+  // instruction, so that it is reset for free.
+  std::vector<uint32_t> mark(instructions_.size(), 0);
+  std::vector<const HloInstruction*> stack;
+  size_t budget = instructions_.size() + edges;
+  uint32_t search = 0;
+  for (const auto& [user, start] : up) {
+    ++search;
+    const int64_t floor = user->unique_id_;
+    mark[start->index_in_parent_] = search;
+    stack.assign(1, start);
+    while (!stack.empty()) {
+      const HloInstruction* inst = stack.back();
+      stack.pop_back();
+      if (inst == user) return FindCycleByWalk();
+      const size_t n_operands = inst->operands_.size();
+      const std::vector<HloInstruction*>& preds = inst->control_predecessors();
+      if (n_operands + preds.size() + 1 > budget) return FindCycleByWalk();
+      budget -= n_operands + preds.size() + 1;
+      for (size_t i = 0; i < n_operands + preds.size(); ++i) {
+        const HloInstruction* dep = i < n_operands ? inst->operands_[i] : preds[i - n_operands];
+        if (dep->parent_ != this || dep->unique_id_ < floor) continue;
+        uint32_t& m = mark[dep->index_in_parent_];
+        if (m == search) continue;
+        m = search;
+        stack.push_back(dep);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<HloComputation::CycleEdge> HloComputation::FindCycleByWalk() const {
   enum State : uint8_t { kNew, kActive, kDone };
   std::vector<State> state(instructions_.size(), kNew);
   // Frame: instruction and the index of the next edge to follow (operands
@@ -238,11 +308,12 @@ absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* 
         continue;
       }
     }
-    std::vector<HloInstruction*> operands(inst->operands_.begin(), inst->operands_.end());
+    // Its operands are queued before it is removed (removing detaches it
+    // from them); no copy of the list.
+    worklist.insert(worklist.end(), inst->operands_.begin(), inst->operands_.end());
     absl::Status status = RemoveInstruction(inst);
     if (first && !status.ok()) return status;
     first = false;
-    for (HloInstruction* operand : operands) worklist.push_back(operand);
   }
   return absl::OkStatus();
 }

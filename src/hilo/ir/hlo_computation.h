@@ -65,12 +65,28 @@ class HloComputation {
   // and `to` is already on the path that reached `from`. nullopt if the
   // computation is acyclic. Edges to other computations' instructions
   // (malformed input) are ignored. Iterative, with dense state.
+  //
+  // An acyclic computation is usually recognised without the depth-first
+  // walk: a cycle has to climb somewhere, i.e. use an edge from an
+  // instruction to one with a larger unique id (an "up-edge"); one sweep
+  // finds them, and for each up-edge U -> N a search from N bounded to ids
+  // >= U's looks for U (a cycle's smallest id is the source of one of its
+  // up-edges, so the search for that one follows the whole cycle). A parsed
+  // module whose operands are written before their users has no up-edge; a
+  // pass's rewrite adds a few, whose searches stay near the new
+  // instructions. When the searches together would visit more than the
+  // computation has (so the whole stays linear), and whenever a cycle is
+  // found, the walk gives the answer, so the edge reported is always the
+  // walk's. HILO_CYCLE_SEARCH_WALK=1 always walks (the switch of this
+  // saving, measured in docs/performance.md).
   struct CycleEdge {
     const HloInstruction* from;
     const HloInstruction* to;
     bool control;
   };
   std::optional<CycleEdge> FindCycle() const;
+  // FindCycle's depth-first walk of the whole computation.
+  std::optional<CycleEdge> FindCycleByWalk() const;
 
   // Removes an instruction that has no users and is not the root. Its
   // operands lose it as a user; its control dependencies are dropped.

@@ -110,6 +110,13 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateGetTupleElement(Shape shap
 std::unique_ptr<HloInstruction> HloInstruction::CreateCustomCall(
     Shape shape, absl::Span<HloInstruction* const> operands, std::string target,
     std::string backend_config) {
+  return CreateCustomCall(SharedShape(std::move(shape)), operands, std::move(target),
+                          std::move(backend_config));
+}
+
+std::unique_ptr<HloInstruction> HloInstruction::CreateCustomCall(
+    SharedShape shape, absl::Span<HloInstruction* const> operands, std::string target,
+    std::string backend_config) {
   auto inst = Create(HloOpcode::kCustomCall, std::move(shape), operands);
   inst->set_custom_call_target(std::move(target));
   if (!backend_config.empty()) inst->set_backend_config(std::move(backend_config));

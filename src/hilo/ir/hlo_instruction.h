@@ -110,6 +110,10 @@ class HloInstruction {
   static std::unique_ptr<HloInstruction> CreateCustomCall(
       Shape shape, absl::Span<HloInstruction* const> operands, std::string target,
       std::string backend_config = "");
+  // With a shape shared with other instructions (e.g. the one it replaces).
+  static std::unique_ptr<HloInstruction> CreateCustomCall(
+      SharedShape shape, absl::Span<HloInstruction* const> operands, std::string target,
+      std::string backend_config = "");
 
   ~HloInstruction();
   // `delete` runs the destructor and gives the memory back to the heap, or

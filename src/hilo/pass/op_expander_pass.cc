@@ -22,6 +22,7 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
       if (InstructionMatchesPattern(inst)) matching.push_back(inst);
       return false;
     });
+    old_ids_end_ = old_ids_end;
     bool computation_changed = false;
     for (HloInstruction* inst : matching) {
       if (inst->parent() != computation) continue;  // removed by an earlier expansion

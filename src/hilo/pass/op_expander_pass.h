@@ -37,8 +37,17 @@ class OpExpanderPass : public HloPassInterface {
   virtual bool InstructionMatchesPattern(HloInstruction* instruction) = 0;
   virtual absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) = 0;
 
+  // During ExpandInstruction: the instructions added by the expansions of
+  // this Run in the computation being expanded have unique ids >= this (the
+  // module numbers instructions in order of addition; this is one past the
+  // largest id the computation had when matching began). Every other
+  // instruction of that computation is as it was when matched, except for
+  // operands an expansion rerouted to an added instruction.
+  int64_t added_ids_begin() const { return old_ids_end_; }
+
  private:
   std::vector<const HloInstruction*> touched_;
+  int64_t old_ids_end_ = 0;
 };
 
 }  // namespace hilo

@@ -68,10 +68,14 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   candidates_.clear();
   inexact_.clear();
   candidate_index_.clear();
+  plans_.clear();
   settings_ = ResolveLoopedEinsumSettings(options_, &warnings_, &threshold_source_);
+  const char* reanalyze = GetEnv("HILO_LOOPED_EINSUM_REANALYZE");
+  reanalyze_ = reanalyze != nullptr && absl::string_view(reanalyze) == "1";
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
   candidate_index_.clear();
+  plans_.clear();
   // A fold the kernel contract makes inexact computes something else than
   // the dot: say so by default, not only under --explain.
   for (size_t i = 0; i < outcomes_.size(); ++i) {
@@ -86,20 +90,24 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   return changed;
 }
 
+NeuronLoopedEinsumReplacer::Slot& NeuronLoopedEinsumReplacer::SlotOf(const HloInstruction& dot) {
+  auto [it, inserted] = candidate_index_.try_emplace(&dot);
+  if (inserted) {
+    it->second.outcome = outcomes_.size();
+    outcomes_.emplace_back();
+    if (options_.record_details) candidates_.emplace_back();
+  }
+  return it->second;
+}
+
 NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
-    const HloInstruction& dot, const LoopedEinsumPlan& plan) {
-  auto [it, inserted] = candidate_index_.try_emplace(&dot, outcomes_.size());
-  const size_t index = it->second;
-  if (inserted) outcomes_.emplace_back();
+    Slot& slot, const HloInstruction& dot, const LoopedEinsumPlan& plan) {
+  const size_t index = slot.outcome;
   outcomes_[index] = Outcome{plan.fold, plan.fold && plan.exact};
   const bool warned = plan.fold && !plan.exact;
-  if (!options_.record_details) {
-    if (!warned) {
-      inexact_.erase(index);
-      return nullptr;
-    }
-  } else if (inserted) {
-    candidates_.emplace_back();
+  if (!options_.record_details && !warned) {
+    inexact_.erase(index);
+    return nullptr;
   }
   Candidate& c = options_.record_details ? candidates_[index] : inexact_[index];
   c = Candidate();
@@ -122,28 +130,42 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
   if (instruction->opcode() != HloOpcode::kDot) return false;
   LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(instruction, settings_, options_.record_details);
   if (!plan.candidate) return false;
-  Record(*instruction, plan);
-  return plan.fold;
+  Slot& slot = SlotOf(*instruction);
+  Record(slot, *instruction, plan);
+  if (!plan.fold) return false;
+  if (!reanalyze_) {
+    slot.plan = plans_.size();
+    plans_.push_back(std::move(plan));
+  }
+  return true;
 }
 
 absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
     HloInstruction* dot) {
-  // Decide again: an earlier expansion in this computation may have changed
-  // what this dot sees (the original re-runs its matchers here too).
-  LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
-  if (!plan.fold) {
-    Record(*dot, plan);
-    return nullptr;
+  Slot& slot = SlotOf(*dot);
+  // Decide again when an earlier expansion in this computation may have
+  // changed what this dot sees (the original re-runs its matchers here);
+  // else the plan from matching is what deciding again would give.
+  LoopedEinsumPlan fresh;
+  LoopedEinsumPlan* plan = &fresh;
+  if (slot.plan != kNoPlan && LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin())) {
+    plan = &plans_[slot.plan];
+  } else {
+    fresh = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
   }
+  Candidate* c = Record(slot, *dot, *plan);
+  if (!plan->fold) return nullptr;
+  // The plan is used once: its shape and backend_config move into the new
+  // instructions.
   HloComputation* computation = dot->parent();
   HloInstruction* reshaped = computation->AddInstruction(
-      HloInstruction::CreateReshape(plan.reshaped_weight_shape, plan.shard));
+      HloInstruction::CreateReshape(std::move(plan->reshaped_weight_shape), plan->shard));
   std::unique_ptr<HloInstruction> custom_call = HloInstruction::CreateCustomCall(
-      dot->shape(), {reshaped, plan.activation}, std::string(kCollectiveMatmulTarget),
-      plan.backend_config);
+      dot->shared_shape(), {reshaped, plan->activation}, std::string(kCollectiveMatmulTarget),
+      std::move(plan->backend_config));
   custom_call->set_api_version(1);  // API_VERSION_ORIGINAL
   HloInstruction* added = computation->AddInstruction(std::move(custom_call));
-  if (Candidate* c = Record(*dot, plan)) {
+  if (c != nullptr) {
     c->custom_call = added->name();
     if (options_.record_details) absl::StrAppend(&c->explanation, " -> %", added->name());
   }

@@ -85,9 +85,18 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override;
 
  private:
+  // Where the decision for a candidate dot is kept.
+  struct Slot {
+    size_t outcome = 0;  // into outcomes_
+    // Into plans_: the plan of a dot matched for folding, kept for its
+    // expansion; kNoPlan when none is kept.
+    size_t plan = kNoPlan;
+  };
+  static constexpr size_t kNoPlan = ~size_t{0};
   // Records the decision for `dot` (a later one replaces an earlier);
   // returns its Candidate when one is kept (see details_), else nullptr.
-  Candidate* Record(const HloInstruction& dot, const LoopedEinsumPlan& plan);
+  Candidate* Record(Slot& slot, const HloInstruction& dot, const LoopedEinsumPlan& plan);
+  Slot& SlotOf(const HloInstruction& dot);
   // Candidates fused, and those of them exact under the kernel contract.
   struct FoldCounts {
     int64_t fused = 0;
@@ -106,7 +115,16 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
     bool exact = false;
   };
   std::vector<Outcome> outcomes_;
-  absl::flat_hash_map<const HloInstruction*, size_t> candidate_index_;  // into outcomes_
+  absl::flat_hash_map<const HloInstruction*, Slot> candidate_index_;
+  // The match-time plans of the dots matched for folding in the computation
+  // being expanded. ExpandInstruction uses a dot's plan as it is when the
+  // expansions before it changed nothing the analysis reads
+  // (LoopedEinsumReadsOnlyIdsBelow), and decides again otherwise, so the result is
+  // the same as deciding again every time (the original's way, and this
+  // pass's with HILO_LOOPED_EINSUM_REANALYZE=1: the switch of this saving,
+  // measured in docs/performance.md).
+  std::vector<LoopedEinsumPlan> plans_;
+  bool reanalyze_ = false;
   // With record_details, candidates_[i] describes outcomes_[i]. Without,
   // candidates_ is empty and only the candidates a warning names (fused,
   // not exact) are kept, here, by outcome index.

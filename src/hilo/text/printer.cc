@@ -631,15 +631,15 @@ void PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
   auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
   // The common case, a parsed computation no pass added to, is list order.
   if (std::none_of(result->begin(), result->end(), created)) return;
-  const std::vector<HloInstruction*> list = *result;
+  const std::vector<HloInstruction*> list = std::move(*result);
+  // Only created instructions are pushed as dependencies, so a parsed one is
+  // placed exactly once, by the first loop below: the set holds the created
+  // ones only (on a module a pass added to, a small part of it).
   absl::flat_hash_set<const HloInstruction*> placed;
-  placed.reserve(list.size());
   std::vector<HloInstruction*> order;
   order.reserve(list.size());
   std::vector<std::pair<HloInstruction*, size_t>> stack;  // (instruction, next edge)
   auto place = [&](HloInstruction* start) {
-    if (placed.contains(start)) return;
-    placed.insert(start);
     stack.push_back({start, 0});
     while (!stack.empty()) {
       auto& [inst, next] = stack.back();
@@ -649,8 +649,7 @@ void PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
         HloInstruction* dep = next < operands ? inst->operands()[next]
                                               : inst->control_predecessors()[next - operands];
         ++next;
-        if (created(dep) && dep->parent() == &comp && !placed.contains(dep)) {
-          placed.insert(dep);
+        if (created(dep) && dep->parent() == &comp && placed.insert(dep).second) {
           stack.push_back({dep, 0});
         }
         continue;
@@ -659,10 +658,25 @@ void PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
       stack.pop_back();
     }
   };
+  // Whether `dep` is a created instruction of this computation not placed
+  // yet: one that must come first.
+  auto pending = [&](const HloInstruction* dep) {
+    return created(dep) && dep->parent() == &comp && !placed.contains(dep);
+  };
   for (HloInstruction* inst : list) {
-    if (!created(inst)) place(inst);
+    if (created(inst)) continue;
+    // Most parsed instructions need nothing placed before them.
+    if (std::none_of(inst->operands().begin(), inst->operands().end(), pending) &&
+        std::none_of(inst->control_predecessors().begin(), inst->control_predecessors().end(),
+                     pending)) {
+      order.push_back(inst);
+    } else {
+      place(inst);
+    }
   }
-  for (HloInstruction* inst : list) place(inst);
+  for (HloInstruction* inst : list) {
+    if (created(inst) && placed.insert(inst).second) place(inst);
+  }
   *result = std::move(order);
 }
 
