@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/stubs/logging.h"
 #include "hilo/proto/proto_text_attributes.h"
@@ -549,25 +550,56 @@ bool LiteralTypesSupported(const Shape& shape) {
 
 // ---------------------------------------------------------------- metadata
 
-std::string Quote(absl::string_view s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
+// `s` quoted as absl::CEscape escapes it; most names need no escape, and
+// are appended as they are (RenderMetadata runs for every instruction with
+// metadata, both ways: CEscape's copy per string was 5% of a round trip).
+void AppendQuoted(absl::string_view s, std::string* out) {
+  out->push_back('"');
+  bool plain = true;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    out->append(s.data(), s.size());
+  } else {
+    out->append(absl::CEscape(s));
+  }
+  out->push_back('"');
+}
 
 std::string RenderMetadata(const xla::OpMetadata& m) {
-  std::vector<std::string> parts;
-  if (!m.op_type().empty()) parts.push_back("op_type=" + Quote(m.op_type()));
-  if (!m.op_name().empty()) parts.push_back("op_name=" + Quote(m.op_name()));
-  if (!m.source_file().empty()) parts.push_back("source_file=" + Quote(m.source_file()));
-  if (m.source_line() != 0) parts.push_back(absl::StrCat("source_line=", m.source_line()));
-  if (m.source_end_line() != 0) parts.push_back(absl::StrCat("source_end_line=", m.source_end_line()));
-  if (m.source_column() != 0) parts.push_back(absl::StrCat("source_column=", m.source_column()));
-  if (m.source_end_column() != 0) {
-    parts.push_back(absl::StrCat("source_end_column=", m.source_end_column()));
-  }
-  if (!m.deduplicated_name().empty()) {
-    parts.push_back("deduplicated_name=" + Quote(m.deduplicated_name()));
-  }
-  if (!m.scheduling_name().empty()) parts.push_back("scheduling_name=" + Quote(m.scheduling_name()));
-  if (m.stack_frame_id() != 0) parts.push_back(absl::StrCat("stack_frame_id=", m.stack_frame_id()));
-  return absl::StrJoin(parts, " ");
+  std::string out;
+  out.reserve(32 + m.op_type().size() + m.op_name().size() + m.source_file().size());
+  auto key = [&out](absl::string_view name) {
+    if (!out.empty()) out.push_back(' ');
+    out.append(name.data(), name.size());
+    out.push_back('=');
+  };
+  auto string_field = [&](absl::string_view name, const std::string& value) {
+    if (value.empty()) return;
+    key(name);
+    AppendQuoted(value, &out);
+  };
+  auto int_field = [&](absl::string_view name, int64_t value) {
+    if (value == 0) return;
+    key(name);
+    absl::StrAppend(&out, value);
+  };
+  string_field("op_type", m.op_type());
+  string_field("op_name", m.op_name());
+  string_field("source_file", m.source_file());
+  int_field("source_line", m.source_line());
+  int_field("source_end_line", m.source_end_line());
+  int_field("source_column", m.source_column());
+  int_field("source_end_column", m.source_end_column());
+  string_field("deduplicated_name", m.deduplicated_name());
+  string_field("scheduling_name", m.scheduling_name());
+  int_field("stack_frame_id", m.stack_frame_id());
+  return out;
 }
 
 // `op_type="x" op_name="y" source_line=3 ...` -> OpMetadata; false for text
@@ -589,7 +621,12 @@ bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
       size_t j = i + 1;
       while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
       if (j >= text.size()) return false;
-      if (!absl::CUnescape(text.substr(i + 1, j - i - 1), &str)) return false;
+      const absl::string_view quoted = text.substr(i + 1, j - i - 1);
+      if (absl::StrContains(quoted, '\\')) {
+        if (!absl::CUnescape(quoted, &str)) return false;
+      } else {
+        str.assign(quoted.data(), quoted.size());
+      }
       i = j + 1;
       is_string = true;
     } else {
@@ -785,6 +822,14 @@ class Encoder {
     }
     return it->second;
   }
+  // The same for a name of an AttributeOrder, interned (InternAttributeName):
+  // found by its address, which no other name has (hashing the text of every
+  // instruction's every attribute name was 2.5% of a round trip).
+  int32_t InternedNameIndex(absl::string_view interned) {
+    auto [it, inserted] = interned_name_index_.try_emplace(interned.data(), 0);
+    if (inserted) it->second = NameIndex(interned);
+    return it->second;
+  }
   // With `hot`, the fields every instruction has (name, opcode, shape, ids,
   // parameter number, tuple index, metadata) are appended to `*hot` as wire
   // bytes instead of set in `*p` (the hand-written writer; `*p` holds the
@@ -799,6 +844,7 @@ class Encoder {
   InstructionIds inst_ids_;
   absl::flat_hash_map<const HloComputation*, int64_t> comp_ids_;
   absl::flat_hash_map<std::string, int32_t> name_index_;
+  absl::flat_hash_map<const char*, int32_t> interned_name_index_;
   std::vector<std::string> names_;
   uint32_t instruction_flags_ = 0;
   AsyncStarts async_starts_;
@@ -1125,7 +1171,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   if (record_printed_order) {
     for (absl::string_view name : PrintedAttributeNames(inst)) text.add_attribute_order(NameIndex(name));
   } else {
-    for (absl::string_view name : order) text.add_attribute_order(NameIndex(name));
+    for (absl::string_view name : order) text.add_attribute_order(InternedNameIndex(name));
   }
   if (const size_t size = text.ByteSizeLong(); size != 0 && hot != nullptr) {
     AppendFieldHeader(100001, size, hot);
@@ -1485,8 +1531,13 @@ class Decoder {
   // Streaming: `fields` are the module's fields without its computations,
   // which are `computations`; instructions are parsed with
   // `instruction_budget` nested messages allowed below them.
-  Decoder(xla::HloModuleProto& fields, std::vector<ComputationInput>& computations, int instruction_budget)
-      : proto_(fields), inputs_(&computations), streamed_(true), instruction_budget_(instruction_budget) {}
+  Decoder(xla::HloModuleProto& fields, std::vector<ComputationInput>& computations, int instruction_budget,
+          const std::function<void(const char*)>& done_before)
+      : proto_(fields),
+        inputs_(&computations),
+        streamed_(true),
+        instruction_budget_(instruction_budget),
+        done_before_(done_before) {}
   absl::StatusOr<std::unique_ptr<HloModule>> Run();
 
  private:
@@ -1518,6 +1569,9 @@ class Decoder {
   std::vector<ComputationInput>* inputs_ = &owned_inputs_;
   bool streamed_ = false;
   int instruction_budget_ = 0;
+  // Streaming: told the input address every instruction before which is
+  // built (HloModuleFromBytes' `done_before`).
+  std::function<void(const char*)> done_before_;
   xla::HloInstructionProto scratch_;
   // The hand-written reader's state (ReadHotFields).
   bool hand_written_ = UseHandWrittenProtoCodec();
@@ -1933,7 +1987,26 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     std::vector<xla::HiloCalledAttribute> names;
   };
   std::vector<Calls> calls;
+  // Streaming with done_before_: instructions [0, built_below) of the input
+  // are built (the text's order only strays a little from the input's).
+  std::vector<bool> built(done_before_ ? n : 0, false);
+  int built_below = 0;
+  int previous = -1;  // the instruction built last
+  const char* reported = nullptr;
+  constexpr ptrdiff_t kReportStep = ptrdiff_t{1} << 20;
   for (int i : order) {
+    if (done_before_ && streamed_ && previous >= 0) {
+      built[previous] = true;
+      while (built_below < n && built[built_below]) ++built_below;
+      if (built_below < n) {
+        const char* at = input.instruction_bytes[built_below].data();
+        if (reported == nullptr || at - reported >= kReportStep) {
+          done_before_(at);
+          reported = at;
+        }
+      }
+    }
+    previous = i;
     HotFields h;
     xla::HloInstructionProto* parsed = &scratch_;
     if (!ReadHotFields(input, i, &h)) {
@@ -2315,7 +2388,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
   return Decoder(proto).Run();
 }
 
-absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget) {
+absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget,
+                                                              const std::function<void(const char*)>& done_before) {
   google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
   constexpr int kComputationsField = xla::HloModuleProto::kComputationsFieldNumber;
   constexpr int kInstructionsField = xla::HloComputationProto::kInstructionsFieldNumber;
@@ -2328,20 +2402,51 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view 
   std::string rest;
   if (!SplitField(bytes, kComputationsField, &computation_bytes, &rest)) return not_a_module;
   if (computation_bytes.empty()) return absl::NotFoundError("the HloModuleProto has no computations");
+  // Program shapes (each computation's, and the module's host_program_shape
+  // in a module hilo wrote) are dropped when read: writing makes them again
+  // from the IR. They are only checked to parse, on an arena freed at once:
+  // kept as messages until the module was built, the 27,275 parameter
+  // shapes of the generated 300k module's two were 20 MB of its peak memory
+  // and their parse and destruction 6% of its round trip.
+  std::vector<absl::string_view> program_shapes;
+  std::string program_shape_storage, other;
+  auto split_program_shape = [&](int field) {
+    program_shapes.clear();
+    other.clear();
+    if (!SplitField(rest, field, &program_shapes, &other)) return false;
+    rest.swap(other);
+    return true;
+  };
+  auto program_shape_parses = [&](int budget) {
+    if (program_shapes.empty()) return true;
+    google::protobuf::Arena arena;
+    auto* scratch = google::protobuf::Arena::CreateMessage<xla::ProgramShapeProto>(&arena);
+    return ParseAtDepth(JoinPayloads(program_shapes, &program_shape_storage), budget, scratch);
+  };
+  if (!split_program_shape(xla::HloModuleProto::kHostProgramShapeFieldNumber)) return not_a_module;
   xla::HloModuleProto fields;
   if (!ParseAtDepth(rest, recursion_budget, &fields)) return not_a_module;
+  if (fields.has_hilo_text()) {
+    if (!program_shape_parses(recursion_budget - 1)) return not_a_module;
+  } else if (!program_shapes.empty() &&
+             !ParseAtDepth(JoinPayloads(program_shapes, &program_shape_storage), recursion_budget - 1,
+                           fields.mutable_host_program_shape())) {
+    return not_a_module;  // (XLA's: the entry computation layout comes from it)
+  }
   std::vector<xla::HloComputationProto> computation_fields(computation_bytes.size());
   std::vector<ComputationInput> computations(computation_bytes.size());
   for (size_t i = 0; i < computation_bytes.size(); ++i) {
     rest.clear();
     if (!SplitField(computation_bytes[i], kInstructionsField, &computations[i].instruction_bytes, &rest) ||
+        !split_program_shape(xla::HloComputationProto::kProgramShapeFieldNumber) ||
+        !program_shape_parses(recursion_budget - 2) ||
         !ParseAtDepth(rest, recursion_budget - 1, &computation_fields[i])) {
       return not_a_module;
     }
     computations[i].fields = &computation_fields[i];
   }
   const int instruction_budget = recursion_budget - 2;
-  absl::StatusOr<std::unique_ptr<HloModule>> module = Decoder(fields, computations, instruction_budget).Run();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = Decoder(fields, computations, instruction_budget, done_before).Run();
   if (!module.ok() && module.status().code() != absl::StatusCode::kDataLoss) {
     // Protobuf's parser reads a whole message before hilo converts any of
     // it: bytes that do not parse are no module, whatever else is wrong.
