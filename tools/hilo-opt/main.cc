@@ -328,19 +328,21 @@ class Driver {
   // --num-partitions applied.
   absl::StatusOr<std::unique_ptr<HloModule>> ReadPart(const InputPart& part) {
     absl::StatusOr<std::unique_ptr<HloModule>> module;
+    // The input's pages the parse (or a binary proto's decoding) is done
+    // with leave memory as it goes (InputBuffer::DropPagesBefore);
+    // HILO_DROP_INPUT=0 keeps them.
+    std::function<void(size_t)> done_before;
+    if (!SwitchedOff("HILO_DROP_INPUT")) {
+      const size_t part_offset = static_cast<size_t>(part.text.data() - input_.text().data());
+      done_before = [this, part_offset](size_t offset) {
+        input_.DropPagesBefore(part_offset + offset);
+      };
+    }
     if (input_format_ == ModuleFormat::kText) {
-      // The input's pages the parse is done with leave memory as it goes
-      // (InputBuffer::DropPagesBefore); HILO_DROP_INPUT=0 keeps them.
-      std::function<void(size_t)> done_before;
-      if (!SwitchedOff("HILO_DROP_INPUT")) {
-        const size_t part_offset = static_cast<size_t>(part.text.data() - input_.text().data());
-        done_before = [this, part_offset](size_t offset) {
-          input_.DropPagesBefore(part_offset + offset);
-        };
-      }
       module = ParseTextModule(part.text, display_, done_before);
     } else {
-      absl::StatusOr<LoadedModule> loaded = LoadModule(part.text, display_);
+      absl::StatusOr<LoadedModule> loaded =
+          LoadModule(part.text, display_, input_format_ == ModuleFormat::kProto ? done_before : nullptr);
       if (!loaded.ok()) return loaded.status();
       proto_message_ = loaded->message;
       proto_envelope_ = std::move(loaded->envelope);

@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/stubs/logging.h"
 #include "hilo/proto/proto_text_attributes.h"
@@ -549,25 +550,56 @@ bool LiteralTypesSupported(const Shape& shape) {
 
 // ---------------------------------------------------------------- metadata
 
-std::string Quote(absl::string_view s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
+// `s` quoted as absl::CEscape escapes it; most names need no escape, and
+// are appended as they are (RenderMetadata runs for every instruction with
+// metadata, both ways: CEscape's copy per string was 5% of a round trip).
+void AppendQuoted(absl::string_view s, std::string* out) {
+  out->push_back('"');
+  bool plain = true;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    out->append(s.data(), s.size());
+  } else {
+    out->append(absl::CEscape(s));
+  }
+  out->push_back('"');
+}
 
 std::string RenderMetadata(const xla::OpMetadata& m) {
-  std::vector<std::string> parts;
-  if (!m.op_type().empty()) parts.push_back("op_type=" + Quote(m.op_type()));
-  if (!m.op_name().empty()) parts.push_back("op_name=" + Quote(m.op_name()));
-  if (!m.source_file().empty()) parts.push_back("source_file=" + Quote(m.source_file()));
-  if (m.source_line() != 0) parts.push_back(absl::StrCat("source_line=", m.source_line()));
-  if (m.source_end_line() != 0) parts.push_back(absl::StrCat("source_end_line=", m.source_end_line()));
-  if (m.source_column() != 0) parts.push_back(absl::StrCat("source_column=", m.source_column()));
-  if (m.source_end_column() != 0) {
-    parts.push_back(absl::StrCat("source_end_column=", m.source_end_column()));
-  }
-  if (!m.deduplicated_name().empty()) {
-    parts.push_back("deduplicated_name=" + Quote(m.deduplicated_name()));
-  }
-  if (!m.scheduling_name().empty()) parts.push_back("scheduling_name=" + Quote(m.scheduling_name()));
-  if (m.stack_frame_id() != 0) parts.push_back(absl::StrCat("stack_frame_id=", m.stack_frame_id()));
-  return absl::StrJoin(parts, " ");
+  std::string out;
+  out.reserve(32 + m.op_type().size() + m.op_name().size() + m.source_file().size());
+  auto key = [&out](absl::string_view name) {
+    if (!out.empty()) out.push_back(' ');
+    out.append(name.data(), name.size());
+    out.push_back('=');
+  };
+  auto string_field = [&](absl::string_view name, const std::string& value) {
+    if (value.empty()) return;
+    key(name);
+    AppendQuoted(value, &out);
+  };
+  auto int_field = [&](absl::string_view name, int64_t value) {
+    if (value == 0) return;
+    key(name);
+    absl::StrAppend(&out, value);
+  };
+  string_field("op_type", m.op_type());
+  string_field("op_name", m.op_name());
+  string_field("source_file", m.source_file());
+  int_field("source_line", m.source_line());
+  int_field("source_end_line", m.source_end_line());
+  int_field("source_column", m.source_column());
+  int_field("source_end_column", m.source_end_column());
+  string_field("deduplicated_name", m.deduplicated_name());
+  string_field("scheduling_name", m.scheduling_name());
+  int_field("stack_frame_id", m.stack_frame_id());
+  return out;
 }
 
 // `op_type="x" op_name="y" source_line=3 ...` -> OpMetadata; false for text
@@ -589,7 +621,12 @@ bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
       size_t j = i + 1;
       while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
       if (j >= text.size()) return false;
-      if (!absl::CUnescape(text.substr(i + 1, j - i - 1), &str)) return false;
+      const absl::string_view quoted = text.substr(i + 1, j - i - 1);
+      if (absl::StrContains(quoted, '\\')) {
+        if (!absl::CUnescape(quoted, &str)) return false;
+      } else {
+        str.assign(quoted.data(), quoted.size());
+      }
       i = j + 1;
       is_string = true;
     } else {
@@ -774,7 +811,13 @@ class Encoder {
   // computations are not added to `proto` but appended to `*streamed` as
   // their wire form (field 3 of HloModuleProto), one instruction message at
   // a time: the whole message never exists at once.
-  absl::Status Run(xla::HloModuleProto& proto, std::string* streamed = nullptr);
+  // With `host_program_shape` too (streaming), the module's
+  // host_program_shape is not set in `proto` but written there as the wire
+  // bytes of a ProgramShapeProto, when the module has one, and so are the
+  // computations' program shapes (not messages: 20 MB and 4% of writing
+  // the generated 300k module, whose entry has 27,275 parameters).
+  absl::Status Run(xla::HloModuleProto& proto, std::string* streamed = nullptr,
+                   std::optional<std::string>* host_program_shape = nullptr);
 
  private:
   int32_t NameIndex(absl::string_view name) {
@@ -785,6 +828,14 @@ class Encoder {
     }
     return it->second;
   }
+  // The same for a name of an AttributeOrder, interned (InternAttributeName):
+  // found by its address, which no other name has (hashing the text of every
+  // instruction's every attribute name was 2.5% of a round trip).
+  int32_t InternedNameIndex(absl::string_view interned) {
+    auto [it, inserted] = interned_name_index_.try_emplace(interned.data(), 0);
+    if (inserted) it->second = NameIndex(interned);
+    return it->second;
+  }
   // With `hot`, the fields every instruction has (name, opcode, shape, ids,
   // parameter number, tuple index, metadata) are appended to `*hot` as wire
   // bytes instead of set in `*p` (the hand-written writer; `*p` holds the
@@ -792,13 +843,18 @@ class Encoder {
   absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p, std::string* hot);
   // The wire bytes of `shape`'s ShapeProto, made once per shared shape.
   const std::string& ShapeBytes(const Shape& shape);
+  std::string ShapeProtoBytes(const Shape& shape);  // made each time
+  // With `program_shape_bytes`, the program shape is not set in `*p` but
+  // written there as the wire bytes of a ProgramShapeProto (the shapes'
+  // bytes made once each: ShapeBytes).
   absl::Status EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
-                                 std::string* streamed_instructions);
+                                 std::string* streamed_instructions, std::string* program_shape_bytes = nullptr);
 
   const HloModule& module_;
   InstructionIds inst_ids_;
   absl::flat_hash_map<const HloComputation*, int64_t> comp_ids_;
   absl::flat_hash_map<std::string, int32_t> name_index_;
+  absl::flat_hash_map<const char*, int32_t> interned_name_index_;
   std::vector<std::string> names_;
   uint32_t instruction_flags_ = 0;
   AsyncStarts async_starts_;
@@ -807,46 +863,56 @@ class Encoder {
   xla::OpMetadata metadata_scratch_;
   std::vector<int64_t> id_scratch_;
   std::string sub_;  // a sub-message's bytes
+  std::string program_shape_;  // a computation's, as bytes (Run)
 };
 
 // Protobuf's wire format: a varint, and a length-delimited field's header.
-void AppendVarint(uint64_t v, std::string* out) {
-  char bytes[10];
-  int n = 0;
+// Writes `v` at `p`, returning the end (at most 10 bytes).
+char* PutVarint(uint64_t v, char* p) {
   while (v >= 0x80) {
-    bytes[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  bytes[n++] = static_cast<char>(v);
-  out->append(bytes, n);  // one append: push_back per byte was 4% of a round trip
+  *p++ = static_cast<char>(v);
+  return p;
 }
+// Each in one append (an append per varint, or per byte, was up to 10% of
+// writing the generated 300k module).
 void AppendFieldHeader(int field, size_t length, std::string* out) {
-  AppendVarint((static_cast<uint64_t>(field) << 3) | 2, out);
-  AppendVarint(length, out);
+  char bytes[20];
+  char* end = PutVarint((static_cast<uint64_t>(field) << 3) | 2, bytes);
+  out->append(bytes, PutVarint(length, end) - bytes);
 }
 // A proto3 int64 field as protobuf writes it: nothing when 0.
 void AppendInt64Field(int field, int64_t v, std::string* out) {
   if (v == 0) return;
-  AppendVarint(static_cast<uint64_t>(field) << 3, out);
-  AppendVarint(static_cast<uint64_t>(v), out);
+  char bytes[20];
+  char* end = PutVarint(static_cast<uint64_t>(field) << 3, bytes);
+  out->append(bytes, PutVarint(static_cast<uint64_t>(v), end) - bytes);
 }
 // A repeated int64 field, packed (proto3's default); nothing when empty.
 void AppendPackedInt64Field(int field, absl::Span<const int64_t> values, std::string* out) {
   if (values.empty()) return;
   size_t length = 0;
   for (int64_t v : values) length += google::protobuf::io::CodedOutputStream::VarintSize64(static_cast<uint64_t>(v));
-  AppendFieldHeader(field, length, out);
-  for (int64_t v : values) AppendVarint(static_cast<uint64_t>(v), out);
+  const size_t at = out->size();
+  out->resize(at + 20 + length);  // room for the header's two varints
+  char* p = PutVarint((static_cast<uint64_t>(field) << 3) | 2, out->data() + at);
+  p = PutVarint(length, p);
+  for (int64_t v : values) p = PutVarint(static_cast<uint64_t>(v), p);
+  out->resize(static_cast<size_t>(p - out->data()));
 }
 
 const std::string& Encoder::ShapeBytes(const Shape& shape) {
   auto [it, added] = shape_bytes_.try_emplace(&shape);
-  if (added) {
-    shape_scratch_.Clear();
-    ShapeToProto(shape, &shape_scratch_);
-    shape_scratch_.SerializeToString(&it->second);
-  }
+  if (added) it->second = ShapeProtoBytes(shape);
   return it->second;
+}
+
+std::string Encoder::ShapeProtoBytes(const Shape& shape) {
+  shape_scratch_.Clear();
+  ShapeToProto(shape, &shape_scratch_);
+  return shape_scratch_.SerializeAsString();
 }
 
 absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p, std::string* hot) {
@@ -1125,7 +1191,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   if (record_printed_order) {
     for (absl::string_view name : PrintedAttributeNames(inst)) text.add_attribute_order(NameIndex(name));
   } else {
-    for (absl::string_view name : order) text.add_attribute_order(NameIndex(name));
+    for (absl::string_view name : order) text.add_attribute_order(InternedNameIndex(name));
   }
   if (const size_t size = text.ByteSizeLong(); size != 0 && hot != nullptr) {
     AppendFieldHeader(100001, size, hot);
@@ -1141,14 +1207,18 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
 }  // namespace
 
 void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out) {
-  AppendFieldHeader(field, payload.size(), out);
-  out->append(payload.data(), payload.size());
+  const size_t at = out->size();
+  out->resize(at + 20 + payload.size());  // room for the header's two varints
+  char* p = PutVarint((static_cast<uint64_t>(field) << 3) | 2, out->data() + at);
+  p = PutVarint(payload.size(), p);
+  if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
+  out->resize(static_cast<size_t>(p - out->data()) + payload.size());
 }
 
 namespace {
 
 absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
-                                        std::string* streamed_instructions) {
+                                        std::string* streamed_instructions, std::string* program_shape_bytes) {
   if (!comp.opaque_proto_fields().empty() && !p->ParseFromString(comp.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(comp.name(), ": kept proto fields do not parse"));
   }
@@ -1180,20 +1250,36 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
       one_used = size != 0;  // (an empty message needs no Clear())
       AppendFieldHeader(2, hot.size() + size, streamed_instructions);
       streamed_instructions->append(hot);
-      const size_t at = streamed_instructions->size();
-      streamed_instructions->resize(at + size);
-      one.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(streamed_instructions->data() + at));
+      if (size != 0) {  // (most instructions: the hand-written writer wrote all)
+        const size_t at = streamed_instructions->size();
+        streamed_instructions->resize(at + size);
+        one.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(streamed_instructions->data() + at));
+      }
     }
   }
   if (comp.root_instruction() != nullptr) p->set_root_id(inst_ids_.at(comp.root_instruction()));
-  xla::ProgramShapeProto* ps = p->mutable_program_shape();
-  for (const HloInstruction* param : comp.parameter_instructions()) {
-    if (param == nullptr) continue;
-    ShapeToProto(param->shape(), ps->add_parameters());
-    ps->add_parameter_names(param->name());
-  }
-  if (comp.root_instruction() != nullptr) {
-    ShapeToProto(comp.root_instruction()->shape(), ps->mutable_result());
+  if (program_shape_bytes != nullptr) {
+    // ProgramShapeProto's fields in protobuf's order: parameters (1), result
+    // (2), parameter_names (3).
+    for (const HloInstruction* param : comp.parameter_instructions()) {
+      if (param != nullptr) AppendLengthDelimitedField(1, ShapeBytes(param->shape()), program_shape_bytes);
+    }
+    if (comp.root_instruction() != nullptr) {
+      AppendLengthDelimitedField(2, ShapeBytes(comp.root_instruction()->shape()), program_shape_bytes);
+    }
+    for (const HloInstruction* param : comp.parameter_instructions()) {
+      if (param != nullptr) AppendLengthDelimitedField(3, param->name(), program_shape_bytes);
+    }
+  } else {
+    xla::ProgramShapeProto* ps = p->mutable_program_shape();
+    for (const HloInstruction* param : comp.parameter_instructions()) {
+      if (param == nullptr) continue;
+      ShapeToProto(param->shape(), ps->add_parameters());
+      ps->add_parameter_names(param->name());
+    }
+    if (comp.root_instruction() != nullptr) {
+      ShapeToProto(comp.root_instruction()->shape(), ps->mutable_result());
+    }
   }
   const HloComputation::TextInfo& info = comp.text_info();
   if (info.flags != 0) text.set_flags(info.flags);
@@ -1204,7 +1290,8 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   return absl::OkStatus();
 }
 
-absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
+absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
+                          std::optional<std::string>* host_program_shape) {
   if (!module_.opaque_proto_fields().empty() && !proto.ParseFromString(module_.opaque_proto_fields())) {
     return absl::InternalError("kept module proto fields do not parse");
   }
@@ -1281,8 +1368,26 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
     constexpr size_t kRoom = 11;  // a tag byte and a 10-byte varint
     const size_t start = streamed->size();
     streamed->append(kRoom, '\0');
-    if (absl::Status s = EncodeComputation(*c, &cp, streamed); !s.ok()) return s;
-    if (c == entry) *proto.mutable_host_program_shape() = cp.program_shape();
+    // The program shape as bytes, unless kept fields could hold fields
+    // protobuf would write before it (it is field 4; hilo sets 1 and 5-8).
+    const bool shape_bytes = host_program_shape != nullptr && c->opaque_proto_fields().empty();
+    program_shape_.clear();
+    if (absl::Status s = EncodeComputation(*c, &cp, streamed, shape_bytes ? &program_shape_ : nullptr); !s.ok()) {
+      return s;
+    }
+    if (shape_bytes) {
+      // The fields in protobuf's order: name (1), program_shape (4), the rest.
+      if (!cp.name().empty()) AppendLengthDelimitedField(1, cp.name(), streamed);
+      cp.clear_name();
+      AppendLengthDelimitedField(4, program_shape_, streamed);
+      if (c == entry) *host_program_shape = program_shape_;
+    } else if (c == entry) {
+      *proto.mutable_host_program_shape() = cp.program_shape();
+      if (host_program_shape != nullptr) {
+        *host_program_shape = proto.host_program_shape().SerializeAsString();
+        proto.clear_host_program_shape();
+      }
+    }
     streamed->append(cp.SerializeAsString());
     std::string header;
     AppendFieldHeader(3, streamed->size() - start - kRoom, &header);
@@ -1294,8 +1399,24 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed) {
     proto.set_entry_computation_id(comp_ids_.at(entry));
     // XLA's host_program_shape is the entry computation layout, when the
     // header gives one (its text stays in hilo_text, as written).
-    if (const std::string* layout = module_.header_attribute("entry_computation_layout"); layout != nullptr) {
+    const std::string* layout = module_.header_attribute("entry_computation_layout");
+    if (layout != nullptr && (host_program_shape == nullptr || !host_program_shape->has_value())) {
       EntryComputationLayoutToProto(*layout, proto.mutable_host_program_shape());
+    } else if (layout != nullptr) {
+      // As EntryComputationLayoutToProto: the layout's shapes, the entry's
+      // parameter names, when it names as many parameters as the entry has.
+      std::vector<Shape> params;
+      Shape result;
+      std::vector<absl::string_view> names;
+      for (const HloInstruction* param : entry->parameter_instructions()) {
+        if (param != nullptr) names.push_back(param->name());
+      }
+      if (EntryComputationLayoutShapes(*layout, &params, &result) && params.size() == names.size()) {
+        std::string& out = host_program_shape->emplace();
+        for (const Shape& shape : params) AppendLengthDelimitedField(1, ShapeProtoBytes(shape), &out);
+        AppendLengthDelimitedField(2, ShapeProtoBytes(result), &out);
+        for (absl::string_view name : names) AppendLengthDelimitedField(3, name, &out);
+      }
     }
   }
   const std::string* scheduled = module_.header_attribute("is_scheduled");
@@ -1485,8 +1606,13 @@ class Decoder {
   // Streaming: `fields` are the module's fields without its computations,
   // which are `computations`; instructions are parsed with
   // `instruction_budget` nested messages allowed below them.
-  Decoder(xla::HloModuleProto& fields, std::vector<ComputationInput>& computations, int instruction_budget)
-      : proto_(fields), inputs_(&computations), streamed_(true), instruction_budget_(instruction_budget) {}
+  Decoder(xla::HloModuleProto& fields, std::vector<ComputationInput>& computations, int instruction_budget,
+          const std::function<void(const char*)>& done_before)
+      : proto_(fields),
+        inputs_(&computations),
+        streamed_(true),
+        instruction_budget_(instruction_budget),
+        done_before_(done_before) {}
   absl::StatusOr<std::unique_ptr<HloModule>> Run();
 
  private:
@@ -1518,6 +1644,9 @@ class Decoder {
   std::vector<ComputationInput>* inputs_ = &owned_inputs_;
   bool streamed_ = false;
   int instruction_budget_ = 0;
+  // Streaming: told the input address every instruction before which is
+  // built (HloModuleFromBytes' `done_before`).
+  std::function<void(const char*)> done_before_;
   xla::HloInstructionProto scratch_;
   // The hand-written reader's state (ReadHotFields).
   bool hand_written_ = UseHandWrittenProtoCodec();
@@ -1933,7 +2062,26 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     std::vector<xla::HiloCalledAttribute> names;
   };
   std::vector<Calls> calls;
+  // Streaming with done_before_: instructions [0, built_below) of the input
+  // are built (the text's order only strays a little from the input's).
+  std::vector<bool> built(done_before_ ? n : 0, false);
+  int built_below = 0;
+  int previous = -1;  // the instruction built last
+  const char* reported = nullptr;
+  constexpr ptrdiff_t kReportStep = ptrdiff_t{1} << 20;
   for (int i : order) {
+    if (done_before_ && streamed_ && previous >= 0) {
+      built[previous] = true;
+      while (built_below < n && built[built_below]) ++built_below;
+      if (built_below < n) {
+        const char* at = input.instruction_bytes[built_below].data();
+        if (reported == nullptr || at - reported >= kReportStep) {
+          done_before_(at);
+          reported = at;
+        }
+      }
+    }
+    previous = i;
     HotFields h;
     xla::HloInstructionProto* parsed = &scratch_;
     if (!ReadHotFields(input, i, &h)) {
@@ -2315,7 +2463,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
   return Decoder(proto).Run();
 }
 
-absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget) {
+absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget,
+                                                              const std::function<void(const char*)>& done_before) {
   google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
   constexpr int kComputationsField = xla::HloModuleProto::kComputationsFieldNumber;
   constexpr int kInstructionsField = xla::HloComputationProto::kInstructionsFieldNumber;
@@ -2328,20 +2477,51 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view 
   std::string rest;
   if (!SplitField(bytes, kComputationsField, &computation_bytes, &rest)) return not_a_module;
   if (computation_bytes.empty()) return absl::NotFoundError("the HloModuleProto has no computations");
+  // Program shapes (each computation's, and the module's host_program_shape
+  // in a module hilo wrote) are dropped when read: writing makes them again
+  // from the IR. They are only checked to parse, on an arena freed at once:
+  // kept as messages until the module was built, the 27,275 parameter
+  // shapes of the generated 300k module's two were 20 MB of its peak memory
+  // and their parse and destruction 6% of its round trip.
+  std::vector<absl::string_view> program_shapes;
+  std::string program_shape_storage, other;
+  auto split_program_shape = [&](int field) {
+    program_shapes.clear();
+    other.clear();
+    if (!SplitField(rest, field, &program_shapes, &other)) return false;
+    rest.swap(other);
+    return true;
+  };
+  auto program_shape_parses = [&](int budget) {
+    if (program_shapes.empty()) return true;
+    google::protobuf::Arena arena;
+    auto* scratch = google::protobuf::Arena::CreateMessage<xla::ProgramShapeProto>(&arena);
+    return ParseAtDepth(JoinPayloads(program_shapes, &program_shape_storage), budget, scratch);
+  };
+  if (!split_program_shape(xla::HloModuleProto::kHostProgramShapeFieldNumber)) return not_a_module;
   xla::HloModuleProto fields;
   if (!ParseAtDepth(rest, recursion_budget, &fields)) return not_a_module;
+  if (fields.has_hilo_text()) {
+    if (!program_shape_parses(recursion_budget - 1)) return not_a_module;
+  } else if (!program_shapes.empty() &&
+             !ParseAtDepth(JoinPayloads(program_shapes, &program_shape_storage), recursion_budget - 1,
+                           fields.mutable_host_program_shape())) {
+    return not_a_module;  // (XLA's: the entry computation layout comes from it)
+  }
   std::vector<xla::HloComputationProto> computation_fields(computation_bytes.size());
   std::vector<ComputationInput> computations(computation_bytes.size());
   for (size_t i = 0; i < computation_bytes.size(); ++i) {
     rest.clear();
     if (!SplitField(computation_bytes[i], kInstructionsField, &computations[i].instruction_bytes, &rest) ||
+        !split_program_shape(xla::HloComputationProto::kProgramShapeFieldNumber) ||
+        !program_shape_parses(recursion_budget - 2) ||
         !ParseAtDepth(rest, recursion_budget - 1, &computation_fields[i])) {
       return not_a_module;
     }
     computations[i].fields = &computation_fields[i];
   }
   const int instruction_budget = recursion_budget - 2;
-  absl::StatusOr<std::unique_ptr<HloModule>> module = Decoder(fields, computations, instruction_budget).Run();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = Decoder(fields, computations, instruction_budget, done_before).Run();
   if (!module.ok() && module.status().code() != absl::StatusCode::kDataLoss) {
     // Protobuf's parser reads a whole message before hilo converts any of
     // it: bytes that do not parse are no module, whatever else is wrong.
@@ -2376,8 +2556,22 @@ absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
   bytes.reserve(static_cast<size_t>(instructions) * 256 + (size_t{1} << 20));
   if (!module.name().empty()) AppendLengthDelimitedField(1, module.name(), &bytes);
   xla::HloModuleProto rest;
-  if (absl::Status s = Encoder(module).Run(rest, &bytes); !s.ok()) return s;
+  std::optional<std::string> host_program_shape;
+  if (absl::Status s = Encoder(module).Run(rest, &bytes, &host_program_shape); !s.ok()) return s;
   if (rest.name() == module.name()) rest.clear_name();
+  if (host_program_shape.has_value()) {
+    if (!rest.name().empty()) {
+      rest.mutable_host_program_shape()->ParseFromString(*host_program_shape);
+    } else {
+      // The fields in protobuf's order: entry_computation_name (2),
+      // host_program_shape (4), the rest (numbered above 4; unknown ones last).
+      if (!rest.entry_computation_name().empty()) {
+        AppendLengthDelimitedField(2, rest.entry_computation_name(), &bytes);
+        rest.clear_entry_computation_name();
+      }
+      AppendLengthDelimitedField(4, *host_program_shape, &bytes);
+    }
+  }
   bytes += rest.SerializeAsString();
   return bytes;
 }

@@ -17,6 +17,7 @@
 #ifndef HILO_PROTO_HLO_PROTO_CONVERT_H_
 #define HILO_PROTO_HLO_PROTO_CONVERT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +43,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
 // do not parse as an HloModuleProto, NotFound when it has no computations,
 // InvalidArgument (as HloModuleFromProto) for a message that parses but is
 // no valid module.
-absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget);
+// `done_before`, when set, is called as the instructions are built with an
+// address in `bytes` before which nothing is read again (unless decoding
+// fails: the error path reads every instruction's bytes again), so that a
+// caller can give a mapped input's pages back as the text parser's
+// `done_before` does (InputBuffer::DropPagesBefore; docs/performance.md).
+absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(
+    absl::string_view bytes, int recursion_budget,
+    const std::function<void(const char*)>& done_before = {});
 
 // Whether HloModuleFromBytes and HloModuleToBytes read and write each
 // instruction's common fields straight from and to the wire bytes (the

@@ -208,7 +208,8 @@ bool ReadWholeMessages() {
 // message holding a module (the caller tries another), else the module's
 // error, prefixed with the file name.
 absl::StatusOr<LoadedModule> ReadBinaryAs(ProtoMessage message, absl::string_view bytes,
-                                          absl::string_view filename) {
+                                          absl::string_view filename,
+                                          const std::function<void(size_t)>& done_before) {
   google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
   const int budget = DefaultProtoRecursionBudget();
   const absl::Status not_it = absl::DataLossError("the bytes do not parse as this message");
@@ -255,7 +256,16 @@ absl::StatusOr<LoadedModule> ReadBinaryAs(ProtoMessage message, absl::string_vie
     if (!ParseAtDepth(module_bytes, budget - depth, m) || m->computations_size() == 0) return not_it;
     module = HloModuleFromProto(*m);
   } else {
-    module = HloModuleFromBytes(module_bytes, budget - depth);
+    std::function<void(const char*)> done_at;
+    if (done_before) {
+      // (A module joined from repeated fields is a copy: nothing to report.)
+      done_at = [&](const char* at) {
+        if (at >= bytes.data() && at <= bytes.data() + bytes.size()) {
+          done_before(static_cast<size_t>(at - bytes.data()));
+        }
+      };
+    }
+    module = HloModuleFromBytes(module_bytes, budget - depth, done_at);
   }
   if (!module.ok()) {
     const absl::StatusCode code = module.status().code();
@@ -332,7 +342,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
   return module;
 }
 
-absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename) {
+absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename,
+                                        const std::function<void(size_t)>& done_before) {
   LoadedModule loaded;
   const ModuleFormat format = DetectModuleFormat(bytes, filename);
   const bool binary = format == ModuleFormat::kProto;
@@ -389,7 +400,7 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
   }
   std::string note;  // why the first message type whose bytes got as far as an instruction failed
   for (ProtoMessage candidate : order) {
-    absl::StatusOr<LoadedModule> out = ReadBinaryAs(candidate, bytes, filename);
+    absl::StatusOr<LoadedModule> out = ReadBinaryAs(candidate, bytes, filename, done_before);
     if (out.ok()) return out;
     const absl::StatusCode code = out.status().code();
     if (code != absl::StatusCode::kDataLoss && code != absl::StatusCode::kNotFound) return out.status();

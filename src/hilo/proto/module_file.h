@@ -58,7 +58,10 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
 // messages and as a hint: a `.pb` name is read as binary, `.pbtxt` as text
 // proto, `.hlo_module.pb` / `.hlo.pb` / `.snapshot.` name the message).
 // Errors are InvalidArgument, prefixed with the file name.
-absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename);
+// `done_before`: as ParseHloModule's, for binary protos too (offsets in
+// `bytes` before which nothing is read again, while instructions are built).
+absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename,
+                                        const std::function<void(size_t)>& done_before = {});
 
 // `module` in `format`. For the proto formats, `message` says which message
 // to write; `envelope` (LoadedModule::envelope) is the rest of it.

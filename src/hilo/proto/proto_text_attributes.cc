@@ -1103,7 +1103,7 @@ std::optional<std::string> DecodeHeaderAttribute(absl::string_view name, xla::Hl
   return text;
 }
 
-bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProto* program_shape) {
+bool EntryComputationLayoutShapes(absl::string_view text, std::vector<Shape>* parameters, Shape* result) {
   // `{(p0, p1, ...)->result}`: the parameters end at the `)` closing the first `(`.
   if (!absl::ConsumePrefix(&text, "{(") || !absl::ConsumeSuffix(&text, "}")) return false;
   size_t close = absl::string_view::npos;
@@ -1116,18 +1116,27 @@ bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProt
   absl::string_view rest = text.substr(close + 1);
   if (!absl::ConsumePrefix(&rest, "->")) return false;
   absl::StatusOr<std::vector<Shape>> params = ParseShapeList(text.substr(0, close));
-  absl::StatusOr<std::vector<Shape>> result = ParseShapeList(rest);
-  if (!params.ok() || !result.ok() || result->size() != 1 ||
-      static_cast<int>(params->size()) != program_shape->parameters_size()) {
+  absl::StatusOr<std::vector<Shape>> results = ParseShapeList(rest);
+  if (!params.ok() || !results.ok() || results->size() != 1) return false;
+  *parameters = *std::move(params);
+  *result = std::move(results->front());
+  return true;
+}
+
+bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProto* program_shape) {
+  std::vector<Shape> params;
+  Shape result;
+  if (!EntryComputationLayoutShapes(text, &params, &result) ||
+      static_cast<int>(params.size()) != program_shape->parameters_size()) {
     return false;
   }
-  for (size_t i = 0; i < params->size(); ++i) {
+  for (size_t i = 0; i < params.size(); ++i) {
     xla::ShapeProto* sp = program_shape->mutable_parameters(static_cast<int>(i));
     sp->Clear();
-    ShapeToProto((*params)[i], sp);
+    ShapeToProto(params[i], sp);
   }
   program_shape->mutable_result()->Clear();
-  ShapeToProto(result->front(), program_shape->mutable_result());
+  ShapeToProto(result, program_shape->mutable_result());
   return true;
 }
 

@@ -55,6 +55,9 @@ std::optional<std::string> DecodeHeaderAttribute(absl::string_view name, xla::Hl
 // False, and `program_shape` unchanged, for a text that does not parse or
 // whose parameter count differs.
 bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProto* program_shape);
+// The parameter and result shapes of `entry_computation_layout` text; false
+// when it does not read as one.
+bool EntryComputationLayoutShapes(absl::string_view text, std::vector<Shape>* parameters, Shape* result);
 // Their names, in the order XLA's printer writes them.
 const std::vector<std::string>& MappedHeaderAttributes();
 
