@@ -153,11 +153,12 @@ std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
       if (ABSL_PREDICT_FALSE(dep->unique_id_ >= id) && dep->parent_ == this) up.push_back({inst, dep});
     }
     edges += inst->operands_.size();
-    if (inst->rare_ == nullptr) continue;
-    for (const HloInstruction* dep : inst->rare_->control_predecessors) {
+    const HloInstruction::Rare* rare = inst->rare_or_null();
+    if (rare == nullptr) continue;
+    for (const HloInstruction* dep : rare->control_predecessors) {
       if (dep->unique_id_ >= id && dep->parent_ == this) up.push_back({inst, dep});
     }
-    edges += inst->rare_->control_predecessors.size();
+    edges += rare->control_predecessors.size();
   }
   if (up.empty()) return std::nullopt;
   // For each up-edge U -> N: can N reach U through instructions whose ids

@@ -23,6 +23,7 @@
 #include "absl/types/span.h"
 #include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
 #include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
@@ -1206,6 +1207,26 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
 
 }  // namespace
 
+void AppendDeterministicBytes(const google::protobuf::MessageLite& message, size_t cached_size,
+                              std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + cached_size);
+  google::protobuf::io::ArrayOutputStream array(out->data() + at, static_cast<int>(cached_size));
+  google::protobuf::io::CodedOutputStream coded(&array);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeWithCachedSizes(&coded);
+}
+
+void AppendDeterministicBytes(const google::protobuf::MessageLite& message, std::string* out) {
+  AppendDeterministicBytes(message, message.ByteSizeLong(), out);
+}
+
+std::string DeterministicBytes(const google::protobuf::MessageLite& message) {
+  std::string out;
+  AppendDeterministicBytes(message, &out);
+  return out;
+}
+
 void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out) {
   const size_t at = out->size();
   out->resize(at + 20 + payload.size());  // room for the header's two varints
@@ -1250,11 +1271,8 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
       one_used = size != 0;  // (an empty message needs no Clear())
       AppendFieldHeader(2, hot.size() + size, streamed_instructions);
       streamed_instructions->append(hot);
-      if (size != 0) {  // (most instructions: the hand-written writer wrote all)
-        const size_t at = streamed_instructions->size();
-        streamed_instructions->resize(at + size);
-        one.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(streamed_instructions->data() + at));
-      }
+      // (Most instructions: empty, the hand-written writer wrote all.)
+      if (size != 0) AppendDeterministicBytes(one, size, streamed_instructions);
     }
   }
   if (comp.root_instruction() != nullptr) p->set_root_id(inst_ids_.at(comp.root_instruction()));
@@ -1384,11 +1402,11 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
     } else if (c == entry) {
       *proto.mutable_host_program_shape() = cp.program_shape();
       if (host_program_shape != nullptr) {
-        *host_program_shape = proto.host_program_shape().SerializeAsString();
+        *host_program_shape = DeterministicBytes(proto.host_program_shape());
         proto.clear_host_program_shape();
       }
     }
-    streamed->append(cp.SerializeAsString());
+    AppendDeterministicBytes(cp, streamed);
     std::string header;
     AppendFieldHeader(3, streamed->size() - start - kRoom, &header);
     std::memcpy(streamed->data() + start + kRoom - header.size(), header.data(), header.size());
@@ -2141,7 +2159,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     if (h.replica_groups == nullptr) ShareReplicaGroups(inst);  // (else shared already)
     if (!h.message_empty) {
       ClearHotFields(ip);
-      if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(ip.SerializeAsString());
+      if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(DeterministicBytes(ip));
     }
   }
   if (!ids_first) {
@@ -2350,7 +2368,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     comps_by_id_[cp.id()] = comps[i];
     cp.clear_name();
     cp.clear_id();
-    if (cp.ByteSizeLong() != 0) comps[i]->set_opaque_proto_fields(cp.SerializeAsString());
+    if (cp.ByteSizeLong() != 0) comps[i]->set_opaque_proto_fields(DeterministicBytes(cp));
   }
   module_->EndBulkLoad();
   proto_.clear_computations();
@@ -2359,7 +2377,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
   proto_.clear_entry_computation_name();
   proto_.clear_host_program_shape();
   proto_.clear_schedule();
-  if (proto_.ByteSizeLong() != 0) module_->set_opaque_proto_fields(proto_.SerializeAsString());
+  if (proto_.ByteSizeLong() != 0) module_->set_opaque_proto_fields(DeterministicBytes(proto_));
   return std::move(module_);
 }
 
@@ -2572,7 +2590,7 @@ absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
       AppendLengthDelimitedField(4, *host_program_shape, &bytes);
     }
   }
-  bytes += rest.SerializeAsString();
+  AppendDeterministicBytes(rest, &bytes);
   return bytes;
 }
 

@@ -67,6 +67,17 @@ absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* prot
 // The binary HloModuleProto, written one instruction message at a time (the
 // same message HloModuleToProto gives, its fields in another order).
 absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module);
+// Appends `message`'s wire form to `out`, map fields in key order. Protobuf's
+// own order for a map follows its hash table, whose seed changes from run to
+// run: a scheduled module's `schedule.sequences` and frontend attributes
+// written through the generated message came out in a different order each
+// run. Every message hilo writes goes through here.
+void AppendDeterministicBytes(const google::protobuf::MessageLite& message, std::string* out);
+std::string DeterministicBytes(const google::protobuf::MessageLite& message);
+// The same, `cached_size` being what message.ByteSizeLong() just returned
+// (serializing reuses the sizes it cached).
+void AppendDeterministicBytes(const google::protobuf::MessageLite& message, size_t cached_size,
+                              std::string* out);
 // Appends protobuf's wire form of length-delimited field `field` holding `payload`.
 void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out);
 

@@ -441,9 +441,9 @@ absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleForma
         if (!envelope.empty() && !snap.ParseFromArray(envelope.data(), static_cast<int>(envelope.size()))) {
           return absl::InternalError("kept HloSnapshot fields do not parse");
         }
-        const std::string hlo_rest = snap.hlo().SerializeAsString();
+        const std::string hlo_rest = DeterministicBytes(snap.hlo());
         snap.clear_hlo();
-        bytes = frame(frame(*module_bytes, hlo_rest), snap.SerializeAsString());
+        bytes = frame(frame(*module_bytes, hlo_rest), DeterministicBytes(snap));
         break;
       }
     }
@@ -483,8 +483,7 @@ absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleForma
     if (size > static_cast<size_t>(INT_MAX)) {
       return absl::InvalidArgumentError("the module is larger than 2 GiB, the most a protobuf can hold");
     }
-    bytes.resize(size);
-    out->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(bytes.data()));
+    AppendDeterministicBytes(*out, size, &bytes);
     return bytes;
   }
   // Refused rather than written in a form that does not read back (or
