@@ -1228,12 +1228,8 @@ std::string DeterministicBytes(const google::protobuf::MessageLite& message) {
 }
 
 void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out) {
-  const size_t at = out->size();
-  out->resize(at + 20 + payload.size());  // room for the header's two varints
-  char* p = PutVarint((static_cast<uint64_t>(field) << 3) | 2, out->data() + at);
-  p = PutVarint(payload.size(), p);
-  if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
-  out->resize(static_cast<size_t>(p - out->data()) + payload.size());
+  AppendFieldHeader(field, payload.size(), out);
+  out->append(payload.data(), payload.size());
 }
 
 namespace {
