@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <unistd.h>
 #include <memory>
 #include <string>
 #include <utility>
@@ -162,6 +163,32 @@ TEST(InstructionArenaTest, InstructionsInTheArenaAreDeletedLikeOthers) {
   EXPECT_EQ(param->users().size(), 1u);
 }
 
+size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// The untouched pages at the end of the last block go back to the system;
+// what was allocated stays, and the next allocation starts a new block.
+TEST(InstructionArenaTest, ReleaseUnusedGivesBackTheLastBlocksUnusedPages) {
+  if (InstructionArena::kBlocksFromHeap) GTEST_SKIP() << "heap blocks are not given back in part";
+  InstructionArena arena;
+  arena.ExpectBytes(size_t{64} << 20);
+  char* p = static_cast<char*>(arena.Allocate(10000, 16));
+  std::fill(p, p + 10000, 'x');
+  ASSERT_EQ(arena.reserved_bytes(), kHuge);
+  arena.ReleaseUnused();
+  const size_t kept = (10000 + PageSize() - 1) / PageSize() * PageSize();
+  EXPECT_EQ(arena.reserved_bytes(), kept);
+  ASSERT_EQ(arena.blocks().size(), 1u);
+  EXPECT_EQ(arena.blocks()[0].size, kept);
+  EXPECT_TRUE(VmFlagsOf(p + kept).empty());  // no longer mapped
+  EXPECT_EQ(std::count(p, p + 10000, 'x'), 10000);
+  char* q = static_cast<char*>(arena.Allocate(64, 16));
+  ASSERT_EQ(arena.blocks().size(), 2u);
+  EXPECT_EQ(arena.blocks()[1].begin, q);
+  arena.ReleaseUnused();
+  arena.ReleaseUnused();  // nothing more to give back
+  EXPECT_EQ(arena.reserved_bytes(), kept + PageSize());
+}
+
 TEST(InstructionArenaTest, TheParserMakesInstructionsInTheModulesArena) {
   auto parsed = ParseHloModule(R"(HloModule m
 ENTRY e {
@@ -172,6 +199,10 @@ ENTRY e {
 )");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   HloModule& module = **parsed;
+  // Three instructions: the first block's pages after the first were given back.
+  if (!InstructionArena::kBlocksFromHeap) {
+    EXPECT_EQ(module.instruction_arena().reserved_bytes(), PageSize());
+  }
   EXPECT_GT(module.instruction_arena().reserved_bytes(), 0u);
   const HloComputation* e = module.entry_computation();
   // Made one after the other: next to each other.

@@ -1,8 +1,10 @@
 // Tests of the HLO text parser (ParseHloModule) and of the literal reader
 // (ParseLiteralElements).
 #include <cmath>
+#include <functional>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -1204,6 +1206,27 @@ TEST(ParserTest, RenamedNameSurvivesAnInlineComputation) {
 // defined later still resolves at the end. Either way an instruction's
 // inline computations come first and named ones follow in written order,
 // as when every named call waited for the end.
+// The caller may drop the text behind the parse: told every 256 KB or so,
+// in increasing offsets, and of the whole text once the module is read.
+TEST(ParserTest, SaysHowFarTheTextIsReadEvery256KBAndAtTheEnd) {
+  std::string text = "HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n";
+  for (int i = 0; i < 40000; ++i) absl::StrAppend(&text, "  n", i, " = f32[] negate(p)\n");
+  absl::StrAppend(&text, "  ROOT r = f32[] negate(p)\n}\n");
+  ASSERT_GT(text.size(), size_t{1} << 20);
+  std::vector<size_t> offsets;
+  const std::function<void(size_t)> done_before = [&](size_t offset) { offsets.push_back(offset); };
+  auto parsed = ParseHloModule(text, "<input>", done_before);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_GE(offsets.size(), 5u);
+  size_t before = 0;
+  for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+    EXPECT_GE(offsets[i] - before, size_t{256} << 10) << i;
+    EXPECT_LT(offsets[i] - before, (size_t{256} << 10) + 100) << i;  // one line more at most
+    before = offsets[i];
+  }
+  EXPECT_EQ(offsets.back(), text.size());
+}
+
 TEST(ParserTest, NamedCallsAttachInTheSameOrderEarlyOrLate) {
   auto m = Parse(
       "HloModule m\n"
@@ -1217,7 +1240,7 @@ TEST(ParserTest, NamedCallsAttachInTheSameOrderEarlyOrLate) {
   auto names = [](const HloInstruction* inst) {
     std::vector<std::string> out;
     for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
-      out.push_back(attr.name + "=" + attr.computations.at(0)->name());
+      out.push_back(absl::StrCat(attr.name.view(), "=", attr.computations.at(0)->name()));
     }
     return out;
   };

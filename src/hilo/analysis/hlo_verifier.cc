@@ -281,8 +281,8 @@ class Verifier {
           absl::StrCat("module ", module_.name(), " has no entry computation"));
     }
     computations_ = module_.computations();
-    for (const HloComputation* comp : computations_) computation_set_.insert(comp);
-    if (!computation_set_.contains(module_.entry_computation())) {
+    IndexComputations();
+    if (!computation_index_.contains(module_.entry_computation())) {
       return absl::FailedPreconditionError(
           absl::StrCat("module ", module_.name(), ": the entry computation ",
                        Name(module_.entry_computation()), " is not one of its computations"));
@@ -290,17 +290,32 @@ class Verifier {
     const int64_t instruction_count = module_.instruction_count();
     names_.Reserve(instruction_count);
     all_.reserve(instruction_count);
-    absl::flat_hash_set<absl::string_view> comp_names;
-    for (const HloComputation* comp : computations_) {
-      if (!comp_names.insert(comp->name()).second) {
-        return FailComputation(comp, "computation name is used twice in the module");
+    {
+      absl::flat_hash_set<absl::string_view> comp_names;  // freed before the walk
+      for (const HloComputation* comp : computations_) {
+        if (!comp_names.insert(comp->name()).second) {
+          return FailComputation(comp, "computation name is used twice in the module");
+        }
       }
     }
     acyclic_.assign(computations_.size(), false);
+    comp_begin_.reserve(computations_.size() + 1);
     for (size_t c = 0; c < computations_.size(); ++c) {
+      comp_begin_.push_back(all_.size());
       if (absl::Status s = VerifyStructure(c); !s.ok()) return s;
     }
+    comp_begin_.push_back(all_.size());
+    // The tables of the walk are not needed after it: freed now, so that
+    // the rest of the verification (and the printer, on the other thread)
+    // reuses their memory instead of adding to the peak.
+    Release(names_);
+    Release(name_hashes_);
+    Release(edges_);
+    Release(user_sets_);
     if (absl::Status s = VerifyCallGraphAcyclic(); !s.ok()) return s;
+    Release(all_);
+    Release(comp_begin_);
+    Release(computation_index_);
     for (size_t c = 0; c < computations_.size(); ++c) {
       if (absl::Status s = VerifyAcyclic(c); !s.ok()) return s;
     }
@@ -312,6 +327,18 @@ class Verifier {
     return shape_error_;
   }
 
+  // Frees a table's memory (clear() keeps it).
+  template <typename T>
+  static void Release(T& table) {
+    table = T();
+  }
+
+  // computation_index_ for computations_.
+  void IndexComputations() {
+    computation_index_.reserve(computations_.size());
+    for (size_t c = 0; c < computations_.size(); ++c) computation_index_.emplace(computations_[c], c);
+  }
+
   // VerifyHloInstructions (hlo_verifier.h): the checks of phases 1-3 that
   // concern `touched`, then a cycle search in their computations. Anything
   // that needs the whole module (a parameter's numbering, a called
@@ -319,7 +346,7 @@ class Verifier {
   absl::Status RunTouched(absl::Span<const HloInstruction* const> touched) {
     if (module_.entry_computation() == nullptr) return Run();
     computations_ = module_.computations();
-    for (const HloComputation* comp : computations_) computation_set_.insert(comp);
+    IndexComputations();
     absl::flat_hash_set<const HloInstruction*> seen;
     seen.reserve(touched.size());
     std::vector<const HloComputation*> comps;  // with a touched instruction, in first-seen order
@@ -335,7 +362,7 @@ class Verifier {
     }
     for (const HloInstruction* inst : live) {
       const HloComputation* comp = inst->parent();
-      if (!computation_set_.contains(comp) || comp->parent() != &module_) {
+      if (!computation_index_.contains(comp) || comp->parent() != &module_) {
         return Fail(comp, inst, "its parent ", Name(comp), " is not a computation of this module");
       }
       if (comp_seen.insert(comp).second) comps.push_back(comp);
@@ -587,14 +614,14 @@ class Verifier {
     for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
       for (const HloComputation* called : attr.computations) {
         if (called == nullptr) {
-          return Fail(comp, inst, attr.name, " names a computation that does not exist");
+          return Fail(comp, inst, attr.name.view(), " names a computation that does not exist");
         }
-        if (!computation_set_.contains(called)) {
-          return Fail(comp, inst, attr.name, "=", Name(called),
+        if (!computation_index_.contains(called)) {
+          return Fail(comp, inst, attr.name.view(), "=", Name(called),
                       " is not a computation of this module");
         }
         if (called == comp) {
-          return Fail(comp, inst, attr.name, " calls its own computation ", Name(comp));
+          return Fail(comp, inst, attr.name.view(), " calls its own computation ", Name(comp));
         }
       }
     }
@@ -744,45 +771,53 @@ class Verifier {
   // edge per called computation of each instruction: linear in the module.
   absl::Status VerifyCallGraphAcyclic() {
     const size_t n = computations_.size();
-    absl::flat_hash_map<const HloComputation*, size_t> index;
-    index.reserve(n);
-    for (size_t c = 0; c < n; ++c) index[computations_[c]] = c;
+    enum : uint8_t { kWhite, kGrey, kBlack };
+    std::vector<uint8_t> colour(n, kWhite);
+    // The edges are not stored: a frame walks its computation's
+    // instructions (all_, from comp_begin_), their attributes and their
+    // computations, in that order.
+    struct Frame {
+      size_t comp;
+      size_t inst;  // in all_
+      size_t attr = 0;
+      size_t k = 0;
+    };
     struct CallEdge {
       size_t callee;
       const HloInstruction* caller;
     };
-    std::vector<std::vector<CallEdge>> calls(n);
-    for (size_t c = 0; c < n; ++c) {
-      for (const HloInstruction* inst : computations_[c]->instructions()) {
-        for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
-          for (const HloComputation* called : attr.computations) {
-            calls[c].push_back({index.at(called), inst});  // phase 1: in the module
+    // The next edge out of `top`'s computation, or nullopt.
+    auto next_edge = [&](Frame& top) -> std::optional<CallEdge> {
+      for (; top.inst < comp_begin_[top.comp + 1]; ++top.inst, top.attr = 0, top.k = 0) {
+        const HloInstruction* inst = all_[top.inst];
+        const CalledAttributeList& attrs = inst->called_computation_attributes();
+        for (; top.attr < attrs.size(); ++top.attr, top.k = 0) {
+          const CalledComputationList& called = attrs[top.attr].computations;
+          if (top.k < called.size()) {
+            // phase 1: in the module
+            return CallEdge{computation_index_.find(called[top.k++])->second, inst};
           }
         }
       }
-    }
-    enum : uint8_t { kWhite, kGrey, kBlack };
-    std::vector<uint8_t> colour(n, kWhite);
-    struct Frame {
-      size_t comp;
-      size_t next_edge;
+      return std::nullopt;
     };
     std::vector<Frame> stack;
     for (size_t root = 0; root < n; ++root) {
       if (colour[root] != kWhite) continue;
       colour[root] = kGrey;
-      stack.push_back({root, 0});
+      stack.push_back({root, comp_begin_[root]});
       while (!stack.empty()) {
         Frame& top = stack.back();
-        if (top.next_edge == calls[top.comp].size()) {
+        const std::optional<CallEdge> next = next_edge(top);
+        if (!next.has_value()) {
           colour[top.comp] = kBlack;
           stack.pop_back();
           continue;
         }
-        const CallEdge& edge = calls[top.comp][top.next_edge++];
+        const CallEdge& edge = *next;
         if (colour[edge.callee] == kWhite) {
           colour[edge.callee] = kGrey;
-          stack.push_back({edge.callee, 0});
+          stack.push_back({edge.callee, comp_begin_[edge.callee]});
         } else if (colour[edge.callee] == kGrey) {
           // The grey computations on the stack from the callee up are the cycle.
           size_t from = stack.size() - 1;
@@ -1481,7 +1516,11 @@ class Verifier {
   const HloModule& module_;
   const HloVerifierOptions options_;
   std::vector<HloComputation*> computations_;
-  absl::flat_hash_set<const HloComputation*> computation_set_;
+  // Each computation's position in computations_.
+  absl::flat_hash_map<const HloComputation*, size_t> computation_index_;
+  // Where each computation's instructions begin in all_ (and where the
+  // last one's end).
+  std::vector<size_t> comp_begin_;
   NameHashSet names_;
   // Every instruction, computation by computation in module order.
   std::vector<HloInstruction*> all_;

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -22,6 +23,30 @@ namespace hilo {
 // Thread-safe.
 // The view's data() is NUL-terminated.
 absl::string_view InternAttributeName(absl::string_view name);
+
+// One interned attribute name held as a pointer (8 bytes; a std::string was
+// 32): what a called-computation attribute is named by. Made from any
+// string (interned then); compares and converts as its text.
+class AttributeName {
+ public:
+  AttributeName() = default;
+  // Implicit, like a std::string from a string literal.
+  AttributeName(absl::string_view name) : name_(InternAttributeName(name).data()) {}  // NOLINT
+  AttributeName(const char* name) : AttributeName(absl::string_view(name)) {}          // NOLINT
+  AttributeName(const std::string& name) : AttributeName(absl::string_view(name)) {}   // NOLINT
+
+  absl::string_view view() const { return absl::string_view(name_); }
+  operator absl::string_view() const { return view(); }  // NOLINT
+  bool empty() const { return *name_ == '\0'; }
+
+  // Interned: equal names are the same pointer.
+  friend bool operator==(AttributeName a, AttributeName b) { return a.name_ == b.name_; }
+  friend bool operator==(AttributeName a, absl::string_view b) { return a.view() == b; }
+  friend bool operator==(AttributeName a, const char* b) { return a.view() == b; }
+
+ private:
+  const char* name_ = "";  // interned, NUL-terminated
+};
 
 // The names of one instruction's attributes, in the order written: one
 // pointer (8 bytes; a list of four inline names took 40) to an interned,

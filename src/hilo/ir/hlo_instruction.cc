@@ -7,6 +7,12 @@
 
 namespace hilo {
 
+const HloInstruction::Absent<HloInstruction::CommonAttributes> HloInstruction::kAbsentCommon;
+const HloInstruction::Absent<HloInstruction::CollectiveAttributes>
+    HloInstruction::kAbsentCollective;
+const HloInstruction::Absent<DotDimensionNumbers> HloInstruction::kAbsentDot;
+const HloInstruction::Absent<HloInstruction::Rare> HloInstruction::kAbsentRare;
+
 // ---------------------------------------------------------------------------
 // FrontendAttributes
 
@@ -294,15 +300,16 @@ HloComputation* HloInstruction::called_computation(absl::string_view name) const
 void HloInstruction::SetCalledComputations(absl::string_view name,
                                            std::vector<HloComputation*> computations,
                                            bool braced) {
-  std::vector<CalledComputationAttribute>& called = Materialize(common_).called;
+  CalledAttributeList& called = Materialize(common_).called;
   for (auto& attr : called) {
     if (attr.name == name) {
-      attr.computations = std::move(computations);
+      attr.computations.assign(computations.begin(), computations.end());
       attr.braced = braced;
       return;
     }
   }
-  called.push_back({std::string(name), std::move(computations), braced});
+  called.push_back(
+      {AttributeName(name), CalledComputationList(computations.begin(), computations.end()), braced});
 }
 
 // ---------------------------------------------------------------------------

@@ -90,7 +90,7 @@ void HloModule::BeginBulkLoad() {
 }
 
 void HloModule::EndBulkLoad(InstructionNameSet names) {
-  bulk_loading_ = false;
+  EndBulkLoad();
   if (name_index_built_ || !used_names_.empty()) return;
   const char* rebuild = std::getenv("HILO_NAME_INDEX_REBUILD");
   if (rebuild != nullptr && rebuild[0] == '1') return;

@@ -92,7 +92,11 @@ class HloModule {
   // then built only when something first asks for a name (a pass creating
   // an instruction), so parsing and printing a module never builds it.
   void BeginBulkLoad();
-  void EndBulkLoad() { bulk_loading_ = false; }
+  // Also gives back the arena's unused pages (InstructionArena::ReleaseUnused).
+  void EndBulkLoad() {
+    bulk_loading_ = false;
+    instruction_arena_.ReleaseUnused();
+  }
   // As above, with the loader's set of every instruction it added (the
   // parser's): it becomes the name index, so the first new instruction
   // costs no hashing of all names (74 M instructions on the 374k-instruction

@@ -9,18 +9,6 @@
 #include <new>
 #include <string>
 
-// Under AddressSanitizer or ThreadSanitizer the blocks come from the heap:
-// their leak checker does not look for pointers in memory mapped by hand,
-// so the heap memory only an arena instruction points to (a long name, a
-// side struct) would be reported as leaked. No huge pages then.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define HILO_ARENA_FROM_HEAP 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define HILO_ARENA_FROM_HEAP 1
-#endif
-#endif
-
 namespace hilo {
 namespace {
 
@@ -119,6 +107,22 @@ void* InstructionArena::AllocateSlow(size_t size, size_t alignment) {
   uintptr_t at = (reinterpret_cast<uintptr_t>(next_) + alignment - 1) & ~(alignment - 1);
   next_ = reinterpret_cast<char*>(at + size);
   return reinterpret_cast<void*>(at);
+}
+
+void InstructionArena::ReleaseUnused() {
+#ifndef HILO_ARENA_FROM_HEAP  // a heap block can not be given back in part
+  if (blocks_.empty()) return;
+  Block& last = blocks_.back();
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* const keep_end = last.begin + RoundUp(static_cast<size_t>(next_ - last.begin), page);
+  if (keep_end >= end_) return;
+  munmap(keep_end, static_cast<size_t>(end_ - keep_end));
+  reserved_ -= static_cast<size_t>(end_ - keep_end);
+  last.size = static_cast<size_t>(keep_end - last.begin);
+  if (last.size == 0) blocks_.pop_back();
+  // Full: the next allocation maps a new block.
+  next_ = end_ = keep_end;
+#endif
 }
 
 }  // namespace hilo

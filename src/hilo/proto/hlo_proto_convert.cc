@@ -690,7 +690,7 @@ std::vector<CalledComputationAttribute> DefaultCalledAttributes(
         single("false_computation", 1);
         return out;
       }
-      out.push_back({"branch_computations", comps, true});
+      out.push_back({"branch_computations", CalledComputationList(comps.begin(), comps.end()), true});
       return out;
     case HloOpcode::kFusion:
     case HloOpcode::kAsyncStart:
@@ -701,7 +701,7 @@ std::vector<CalledComputationAttribute> DefaultCalledAttributes(
       }
       break;
     case HloOpcode::kCustomCall:
-      out.push_back({"called_computations", comps, true});
+      out.push_back({"called_computations", CalledComputationList(comps.begin(), comps.end()), true});
       return out;
     default:
       if (comps.size() == 1) {
@@ -710,12 +710,12 @@ std::vector<CalledComputationAttribute> DefaultCalledAttributes(
       }
       break;
   }
-  out.push_back({"called_computations", comps, true});
+  out.push_back({"called_computations", CalledComputationList(comps.begin(), comps.end()), true});
   return out;
 }
 
-bool SameCalled(const std::vector<CalledComputationAttribute>& a,
-                const std::vector<CalledComputationAttribute>& b) {
+bool SameCalled(absl::Span<const CalledComputationAttribute> a,
+                absl::Span<const CalledComputationAttribute> b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].name != b[i].name || a[i].computations != b[i].computations ||
@@ -1156,7 +1156,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   if (!SameCalled(inst.called_computation_attributes(), DefaultCalledAttributes(inst, called))) {
     for (const CalledComputationAttribute& c : inst.called_computation_attributes()) {
       xla::HiloCalledAttribute* h = text.add_called();
-      h->set_name(c.name);
+      h->set_name(std::string(c.name.view()));
       h->set_count(static_cast<int64_t>(c.computations.size()));
       h->set_braced(c.braced);
     }
@@ -2193,7 +2193,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
         if (name.count() < 0 || at + static_cast<size_t>(name.count()) > c.called.size()) {
           return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
         }
-        std::vector<HloComputation*> comps(c.called.begin() + at, c.called.begin() + at + name.count());
+        CalledComputationList comps(c.called.begin() + at, c.called.begin() + at + name.count());
         at += name.count();
         inst->mutable_called_computation_attributes()->push_back({name.name(), std::move(comps), name.braced()});
       }
