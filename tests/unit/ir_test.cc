@@ -864,6 +864,10 @@ TEST(AttributeNamesTest, EqualNamesShareOneLongLivedCopy) {
   EXPECT_EQ(unknown, "my_custom_attribute_12345");
   EXPECT_EQ(unknown.data(), InternAttributeName("my_custom_attribute_12345").data());
   EXPECT_TRUE(InternAttributeName("").empty());
+  // The empty name too is one pointer, however it is made.
+  EXPECT_EQ(InternAttributeName(std::string()).data(), AttributeName().view().data());
+  EXPECT_TRUE(AttributeName() == AttributeName(""));
+  EXPECT_TRUE(AttributeName().empty());
   // Names that share the quick table's slot key still intern separately.
   EXPECT_NE(InternAttributeName("slice").data(), InternAttributeName("sxxce").data());
   EXPECT_EQ(InternAttributeName("sxxce"), "sxxce");

@@ -68,7 +68,7 @@ const std::array<absl::string_view, kQuickSlots>& QuickTable() {
 }  // namespace
 
 absl::string_view InternAttributeName(absl::string_view name) {
-  if (name.empty()) return absl::string_view("");  // NUL-terminated like the others
+  if (name.empty()) return absl::string_view(kEmptyAttributeName, 0);  // NUL-terminated like the others
   if (absl::string_view quick = QuickTable()[QuickSlot(name)]; quick == name) return quick;
   const auto& builtin = BuiltinNames();
   if (auto it = builtin.find(name); it != builtin.end()) return *it;

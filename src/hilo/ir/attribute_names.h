@@ -24,6 +24,11 @@ namespace hilo {
 // The view's data() is NUL-terminated.
 absl::string_view InternAttributeName(absl::string_view name);
 
+// The empty name's one copy (an inline variable has one address in the whole
+// program; two "" literals need not), so that an AttributeName made empty and
+// one interned from "" are the same pointer.
+inline constexpr char kEmptyAttributeName[] = "";
+
 // One interned attribute name held as a pointer (8 bytes; a std::string was
 // 32): what a called-computation attribute is named by. Made from any
 // string (interned then); compares and converts as its text.
@@ -45,7 +50,7 @@ class AttributeName {
   friend bool operator==(AttributeName a, const char* b) { return a.view() == b; }
 
  private:
-  const char* name_ = "";  // interned, NUL-terminated
+  const char* name_ = kEmptyAttributeName;  // interned, NUL-terminated
 };
 
 // The names of one instruction's attributes, in the order written: one
