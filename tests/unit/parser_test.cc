@@ -846,6 +846,80 @@ ENTRY e {
   }
 }
 
+// A nameless instruction a pass adds is named in place
+// (HloModule::NameInstructionUniquely): the same names, in the same order,
+// as HloModule::UniqueInstructionName gives for its opcode on a twin module,
+// whether the opcode's own name is free, taken by the input, taken by an
+// earlier added instruction, released again, or its suffixes are partly
+// taken; with the parser's name index and with one built on demand. A name
+// given in place is used afterwards, and survives its computation's removal.
+TEST(ParserTest, NamesGivenInPlaceAreTheUniqueNames) {
+  for (const char* rebuild : {"0", "1"}) {
+    SCOPED_TRACE(rebuild);
+    setenv("HILO_NAME_INDEX_REBUILD", rebuild, 1);
+    constexpr absl::string_view kText = R"(HloModule m
+c {
+  x = f32[] parameter(0)
+  negate.2 = f32[] negate(x)
+  ROOT add.1 = f32[] add(negate.2, x)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  add = f32[] add(p, p)
+  add.3 = f32[] add(add, p)
+  ROOT r = f32[] call(add.3), to_apply=c
+}
+)";
+    auto in_place = Parse(kText);
+    auto by_copy = Parse(kText);
+    unsetenv("HILO_NAME_INDEX_REBUILD");
+    ASSERT_NE(in_place, nullptr);
+    ASSERT_NE(by_copy, nullptr);
+    HloComputation* e = in_place->entry_computation();
+    HloComputation* c = in_place->GetComputationWithName("c");
+    HloInstruction* p = e->parameter_instruction(0);
+    auto add = [&](HloComputation* comp, HloOpcode opcode) {
+      HloInstruction* operand = comp->parameter_instruction(0);
+      return comp->AddInstruction(HloInstruction::Create(
+          opcode, Shape::MakeScalar(PrimitiveType::F32),
+          {operand, operand}, ""));
+    };
+    std::vector<std::string> got;
+    std::vector<std::string> want;
+    auto step = [&](HloComputation* comp, HloOpcode opcode) {
+      got.push_back(add(comp, opcode)->name());
+      want.push_back(by_copy->UniqueInstructionName(HloOpcodeString(opcode)));
+    };
+    step(e, HloOpcode::kMultiply);  // free
+    step(e, HloOpcode::kMultiply);  // taken by the one just added
+    step(e, HloOpcode::kAdd);       // taken, add.1 in c, add.2 free, add.3 taken
+    step(c, HloOpcode::kAdd);
+    step(e, HloOpcode::kAdd);
+    in_place->ReleaseInstructionName("add");
+    by_copy->ReleaseInstructionName("add");
+    step(e, HloOpcode::kAdd);  // free again
+    step(e, HloOpcode::kAdd);
+    in_place->ReleaseInstructionName("multiply.1");
+    by_copy->ReleaseInstructionName("multiply.1");
+    step(e, HloOpcode::kMultiply);  // the counter goes on: multiply.2
+    EXPECT_EQ(got, want);
+    EXPECT_THAT(got, ::testing::ElementsAre("multiply", "multiply.1", "add.2", "add.4", "add.5",
+                                            "add", "add.6", "multiply.2"));
+    for (const std::string& name : got) {
+      // multiply.1 was released above.
+      EXPECT_EQ(in_place->IsInstructionNameUsed(name), name != "multiply.1") << name;
+    }
+    EXPECT_FALSE(in_place->ReserveInstructionName("add.4"));
+    // c dies, with add.4 in it: the name stays used.
+    HloInstruction* call = e->root_instruction();
+    e->set_root_instruction(p);
+    ASSERT_TRUE(e->RemoveInstruction(call).ok());
+    in_place->RemoveComputation(c);
+    EXPECT_TRUE(in_place->IsInstructionNameUsed("add.4"));
+    EXPECT_EQ(add(e, HloOpcode::kAdd)->name(), "add.7");
+  }
+}
+
 // Operands are taken as soon as they are known, but a forward reference
 // makes the rest of the computation wait: users stay in text order either way.
 TEST(ParserTest, UsersFollowTheTextOrderWithForwardReferences) {

@@ -347,13 +347,28 @@ class Verifier {
     if (module_.entry_computation() == nullptr) return Run();
     computations_ = module_.computations();
     IndexComputations();
-    absl::flat_hash_set<const HloInstruction*> seen;
-    seen.reserve(touched.size());
+    // Seen ones by unique id (ids are dense in a module), one bit each.
+    int64_t max_id = -1;
+    for (const HloInstruction* inst : touched) {
+      if (inst != nullptr && inst->parent() != nullptr) max_id = std::max(max_id, inst->unique_id());
+    }
+    std::vector<uint64_t> seen(static_cast<size_t>(max_id + 64) / 64);
+    // An instruction without an id (of a computation outside any module)
+    // is checked each time: it fails below anyway.
+    auto first_time = [&seen](const HloInstruction* inst) {
+      if (inst->unique_id() < 0) return true;
+      const auto id = static_cast<uint64_t>(inst->unique_id());
+      uint64_t& word = seen[id / 64];
+      const uint64_t bit = uint64_t{1} << (id % 64);
+      if ((word & bit) != 0) return false;
+      word |= bit;
+      return true;
+    };
     std::vector<const HloComputation*> comps;  // with a touched instruction, in first-seen order
     absl::flat_hash_set<const HloComputation*> comp_seen;
     std::vector<const HloInstruction*> live;
     for (const HloInstruction* inst : touched) {
-      if (inst == nullptr || inst->parent() == nullptr || !seen.insert(inst).second) continue;
+      if (inst == nullptr || inst->parent() == nullptr || !first_time(inst)) continue;
       if (inst->opcode() == HloOpcode::kParameter ||
           !inst->called_computation_attributes().empty()) {
         return Run();
@@ -365,7 +380,9 @@ class Verifier {
       if (!computation_index_.contains(comp) || comp->parent() != &module_) {
         return Fail(comp, inst, "its parent ", Name(comp), " is not a computation of this module");
       }
-      if (comp_seen.insert(comp).second) comps.push_back(comp);
+      if ((comps.empty() || comps.back() != comp) && comp_seen.insert(comp).second) {
+        comps.push_back(comp);
+      }
       // The module's name index has it: a name AddInstruction gives is
       // unique in the module by construction (docs/pass-framework.md says
       // what this leaves out).

@@ -19,6 +19,30 @@ bool HloComputation::IsEntryComputation() const {
   return parent_ != nullptr && parent_->entry_computation() == this;
 }
 
+namespace {
+
+// A speed switch (docs/performance.md): the environment variable is "1".
+bool EnvIsOne(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && absl::string_view(value) == "1";
+}
+
+// HILO_UNIQUE_NAME_COPY=1: a new instruction's name comes from
+// HloModule::UniqueInstructionName (a copy kept by the module) instead of
+// NameInstructionUniquely.
+bool UniqueNamesByCopy() {
+  static const bool by_copy = EnvIsOne("HILO_UNIQUE_NAME_COPY");
+  return by_copy;
+}
+
+// HILO_CYCLE_SEARCH_WALK=1: FindCycle always walks the whole computation.
+bool CycleSearchAlwaysWalks() {
+  static const bool walk = EnvIsOne("HILO_CYCLE_SEARCH_WALK");
+  return walk;
+}
+
+}  // namespace
+
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
   HloInstruction* inst = instruction.get();
   inst->parent_ = this;
@@ -26,7 +50,9 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     // A written name that is still free is kept as is (the common case:
     // one hash and one copy into the module's name set).
     const bool trusted = parent_->bulk_loading() && !inst->name_.empty();
-    if (!trusted && (inst->name_.empty() || !parent_->ReserveInstructionName(inst->name_))) {
+    if (!trusted && inst->name_.empty() && !UniqueNamesByCopy()) {
+      parent_->NameInstructionUniquely(inst, HloOpcodeString(inst->opcode()));
+    } else if (!trusted && (inst->name_.empty() || !parent_->ReserveInstructionName(inst->name_))) {
       absl::string_view hint = inst->name_;
       if (hint.empty()) hint = HloOpcodeString(inst->opcode());
       inst->name_ = parent_->UniqueInstructionName(hint);
@@ -125,19 +151,6 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
     }
   }
 }
-
-namespace {
-
-// HILO_CYCLE_SEARCH_WALK=1: FindCycle always walks the whole computation.
-bool CycleSearchAlwaysWalks() {
-  static const bool walk = [] {
-    const char* value = std::getenv("HILO_CYCLE_SEARCH_WALK");
-    return value != nullptr && absl::string_view(value) == "1";
-  }();
-  return walk;
-}
-
-}  // namespace
 
 std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
   if (CycleSearchAlwaysWalks()) return FindCycleByWalk();

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/ir/hlo_computation.h"
 
@@ -87,6 +88,7 @@ void HloModule::BeginBulkLoad() {
   bulk_loading_ = true;
   name_index_built_ = false;
   used_names_.clear();
+  for (auto& [hint, suffix] : next_suffix_) suffix.hint_used = false;
 }
 
 void HloModule::EndBulkLoad(InstructionNameSet names) {
@@ -142,10 +144,43 @@ bool HloModule::InsertOwnedName(absl::string_view name) {
 std::string HloModule::UniqueInstructionName(absl::string_view hint) {
   EnsureNameIndex();
   if (InsertOwnedName(hint)) return std::string(hint);
-  int64_t& next = next_suffix_[hint];
+  NameSuffix& suffix = SuffixOfUsedHint(hint);
   while (true) {
-    std::string candidate = absl::StrCat(hint, ".", ++next);
+    std::string candidate = absl::StrCat(hint, ".", ++suffix.next);
     if (InsertOwnedName(candidate)) return candidate;
+  }
+}
+
+HloModule::NameSuffix& HloModule::SuffixOfUsedHint(absl::string_view hint) {
+  auto it = next_suffix_.find(hint);
+  if (it == next_suffix_.end()) it = next_suffix_.emplace(hint, NameSuffix{}).first;
+  it->second.hint_used = true;
+  return it->second;
+}
+
+void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::string_view hint) {
+  EnsureNameIndex();
+  std::string& name = instruction->name_;
+  auto it = next_suffix_.find(hint);
+  if (it == next_suffix_.end() || !it->second.hint_used) {
+    if (!IsNameInIndex(hint)) {
+      name.assign(hint.data(), hint.size());
+      instruction_names_.insert(instruction);
+      return;
+    }
+  }
+  NameSuffix& suffix = it != next_suffix_.end() && it->second.hint_used ? it->second
+                                                                      : SuffixOfUsedHint(hint);
+  char digits[absl::numbers_internal::kFastToBufferSize];
+  while (true) {
+    const char* end = absl::numbers_internal::FastIntToBuffer(++suffix.next, digits);
+    name.assign(hint.data(), hint.size());
+    name.push_back('.');
+    name.append(digits, static_cast<size_t>(end - digits));
+    if ((used_names_.empty() || !used_names_.contains(name)) &&
+        instruction_names_.insert(instruction).second) {
+      return;
+    }
   }
 }
 
@@ -156,6 +191,7 @@ bool HloModule::ReserveInstructionName(absl::string_view name) {
 
 void HloModule::ReleaseInstructionName(absl::string_view name) {
   EnsureNameIndex();
+  if (auto it = next_suffix_.find(name); it != next_suffix_.end()) it->second.hint_used = false;
   used_names_.erase(name);
   instruction_names_.erase(name);
 }

@@ -81,6 +81,14 @@ class HloModule {
   // A name not used by any instruction of the module, derived from `hint`
   // (`hint`, else `hint.1`, `hint.2`, ...). The name is reserved.
   std::string UniqueInstructionName(absl::string_view hint);
+  // Gives `instruction` (of this module, named "") the name
+  // UniqueInstructionName(hint) would return, written in place and indexed
+  // by the instruction as the parser's names are: no copy of the name, one
+  // hash per candidate, and `hint` itself is looked up only until it is
+  // found used (HloComputation::AddInstruction's way for a new instruction;
+  // HILO_UNIQUE_NAME_COPY=1 goes through UniqueInstructionName instead,
+  // the switch of this saving, measured in docs/performance.md).
+  void NameInstructionUniquely(HloInstruction* instruction, absl::string_view hint);
   // Reserves `name` exactly; false if it is already used.
   bool ReserveInstructionName(absl::string_view name);
   void ReleaseInstructionName(absl::string_view name);
@@ -162,7 +170,14 @@ class HloModule {
   std::deque<std::string> reserved_names_;
   mutable bool name_index_built_ = true;
   bool bulk_loading_ = false;
-  absl::flat_hash_map<std::string, int64_t> next_suffix_;
+  // Per hint: the last suffix given (`hint.N`), and whether `hint` itself
+  // was found used (until ReleaseInstructionName frees it).
+  struct NameSuffix {
+    int64_t next = 0;
+    bool hint_used = false;
+  };
+  NameSuffix& SuffixOfUsedHint(absl::string_view hint);
+  absl::flat_hash_map<std::string, NameSuffix> next_suffix_;
   int64_t next_unique_id_ = 0;
   std::string opaque_proto_fields_;
   TextInfo text_info_;
