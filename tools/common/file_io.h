@@ -72,6 +72,12 @@ class AtomicFileWriter {
   // for a fifo, a terminal or any other device.
   static bool HidesWritesUntilCommit(const std::string& path);
   absl::Status Write(absl::string_view data);
+  // The temporary file's descriptor, open for reading and writing (for a
+  // writer that goes back to fill in what it wrote: a binary proto's
+  // lengths, WriteBinaryModule), or -1 when `path` is written directly (a
+  // device or fifo) or nothing is open. Writes through it are committed
+  // as Write()'s are.
+  int temporary_fd() const { return temp_.empty() ? -1 : fd_; }
   // Syncs, closes and renames the temporary file over the path.
   absl::Status Commit();
 

@@ -27,6 +27,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
+#include "hilo/proto/wire_writer.h"
 #include "hilo/text/literal_text.h"
 #include "hilo/text/printer.h"
 #include "hilo/text/text_flags.h"
@@ -657,6 +658,74 @@ bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
   return true;
 }
 
+// Speed-only mechanisms of the writer, each on unless its variable is 0 in
+// the environment (read once; docs/performance.md, "Proto formats").
+bool SwitchedOnByDefault(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr || absl::string_view(v) != "0";
+}
+bool PlainMetadataOn() {
+  static const bool on = SwitchedOnByDefault("HILO_PROTO_PLAIN_METADATA");
+  return on;
+}
+bool SkipEmptySizeOn() {
+  static const bool on = SwitchedOnByDefault("HILO_PROTO_SKIP_EMPTY_SIZE");
+  return on;
+}
+
+// A proto3 int64 field as protobuf writes it: nothing when 0.
+void AppendInt64Field(int field, int64_t v, std::string* out);
+
+// The OpMetadata wire bytes of metadata `text`, when the text is exactly
+// what RenderMetadata gives for them and names only OpMetadata's first four
+// fields (op_type, op_name, source_file, source_line: in that order the
+// render order is protobuf's field order), as nearly every instruction's
+// metadata does; false otherwise (the caller parses the text, renders it
+// and compares). Written without an OpMetadata message, a parse or a render:
+// they were 0.2 G instructions of the 300k module's round trip.
+bool PlainMetadataBytes(absl::string_view text, std::string* out) {
+  static constexpr absl::string_view kKeys[] = {"op_type", "op_name", "source_file", "source_line"};
+  out->clear();
+  size_t i = 0;
+  int next = 0;  // the first key that may come next
+  while (i < text.size()) {
+    if (i > 0 && text[i++] != ' ') return false;
+    const size_t eq = text.find('=', i);
+    if (eq == absl::string_view::npos) return false;
+    const absl::string_view key = text.substr(i, eq - i);
+    int k = next;
+    while (k < 4 && kKeys[k] != key) ++k;
+    if (k == 4) return false;
+    next = k + 1;
+    i = eq + 1;
+    if (k < 3) {
+      // A non-empty string AppendQuoted writes as it is.
+      if (i >= text.size() || text[i] != '"') return false;
+      size_t j = i + 1;
+      for (; j < text.size(); ++j) {
+        const auto c = static_cast<unsigned char>(text[j]);
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') break;
+      }
+      if (j >= text.size() || text[j] != '"' || j == i + 1) return false;
+      AppendLengthDelimitedField(k + 1, text.substr(i + 1, j - i - 1), out);
+      i = j + 1;
+    } else {
+      // A non-zero int32 as StrAppend writes it (no leading zero or '+').
+      size_t j = i < text.size() && text[i] == '-' ? i + 1 : i;
+      const size_t digits = j;
+      while (j < text.size() && absl::ascii_isdigit(text[j])) ++j;
+      int64_t v = 0;
+      if (j == digits || text[digits] == '0' || j - digits > 10 || !absl::SimpleAtoi(text.substr(i, j - i), &v) ||
+          v < INT32_MIN || v > INT32_MAX) {
+        return false;
+      }
+      AppendInt64Field(4, v, out);  // int32 and int64 are the same varint
+      i = j;
+    }
+  }
+  return true;
+}
+
 // ------------------------------------------------------- called computations
 
 // The attribute names XLA's printer gives an instruction's called
@@ -817,7 +886,7 @@ class Encoder {
   // bytes of a ProgramShapeProto, when the module has one, and so are the
   // computations' program shapes (not messages: 20 MB and 4% of writing
   // the generated 300k module, whose entry has 27,275 parameters).
-  absl::Status Run(xla::HloModuleProto& proto, std::string* streamed = nullptr,
+  absl::Status Run(xla::HloModuleProto& proto, WireWriter* streamed = nullptr,
                    std::optional<std::string>* host_program_shape = nullptr);
 
  private:
@@ -841,7 +910,10 @@ class Encoder {
   // parameter number, tuple index, metadata) are appended to `*hot` as wire
   // bytes instead of set in `*p` (the hand-written writer; `*p` holds the
   // rest, serialized after them).
-  absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p, std::string* hot);
+  absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* proto, std::string* hot);
+  bool proto_touched_ = false;  // EncodeInstruction wrote to its message
+  const bool plain_metadata_ = PlainMetadataOn();
+  const bool skip_empty_size_ = SkipEmptySizeOn();
   // The wire bytes of `shape`'s ShapeProto, made once per shared shape.
   const std::string& ShapeBytes(const Shape& shape);
   std::string ShapeProtoBytes(const Shape& shape);  // made each time
@@ -849,7 +921,7 @@ class Encoder {
   // written there as the wire bytes of a ProgramShapeProto (the shapes'
   // bytes made once each: ShapeBytes).
   absl::Status EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
-                                 std::string* streamed_instructions, std::string* program_shape_bytes = nullptr);
+                                 WireWriter* streamed_instructions, std::string* program_shape_bytes = nullptr);
 
   const HloModule& module_;
   InstructionIds inst_ids_;
@@ -884,7 +956,6 @@ void AppendFieldHeader(int field, size_t length, std::string* out) {
   char* end = PutVarint((static_cast<uint64_t>(field) << 3) | 2, bytes);
   out->append(bytes, PutVarint(length, end) - bytes);
 }
-// A proto3 int64 field as protobuf writes it: nothing when 0.
 void AppendInt64Field(int field, int64_t v, std::string* out) {
   if (v == 0) return;
   char bytes[20];
@@ -916,10 +987,18 @@ std::string Encoder::ShapeProtoBytes(const Shape& shape) {
   return shape_scratch_.SerializeAsString();
 }
 
-absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p, std::string* hot) {
+absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* proto,
+                                        std::string* hot) {
+  // `*proto`, noted as touched (a message never touched is empty: no
+  // ByteSizeLong, which was 3.6% of the 300k module's round trip).
+  proto_touched_ = false;
+  auto P = [this, proto] {
+    proto_touched_ = true;
+    return proto;
+  };
   const std::string& where = inst.name();
   if (!inst.opaque_proto_fields().empty() &&
-      !p->ParseFromString(inst.opaque_proto_fields())) {
+      !P()->ParseFromString(inst.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(where, ": kept proto fields do not parse"));
   }
   xla::HiloInstructionText text;
@@ -945,24 +1024,24 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     AppendInt64Field(13, tuple_index, hot);
     AppendInt64Field(35, inst_ids_.at(&inst), hot);
   } else {
-    p->set_name(inst.name());
-    p->set_opcode(std::string(HloOpcodeString(inst.opcode())));
-    ShapeToProto(inst.shape(), p->mutable_shape());
-    p->set_id(inst_ids_.at(&inst));
-    p->set_parameter_number(parameter_number);
-    p->set_tuple_index(tuple_index);
+    P()->set_name(inst.name());
+    P()->set_opcode(std::string(HloOpcodeString(inst.opcode())));
+    ShapeToProto(inst.shape(), P()->mutable_shape());
+    P()->set_id(inst_ids_.at(&inst));
+    P()->set_parameter_number(parameter_number);
+    P()->set_tuple_index(tuple_index);
   }
   if (absl::Status s = ids_of(inst.operands(), "operand"); !s.ok()) return s;
   if (hot != nullptr) {
     AppendPackedInt64Field(36, id_scratch_, hot);
   } else {
-    p->mutable_operand_ids()->Add(id_scratch_.begin(), id_scratch_.end());
+    P()->mutable_operand_ids()->Add(id_scratch_.begin(), id_scratch_.end());
   }
   if (absl::Status s = ids_of(inst.control_predecessors(), "control predecessor"); !s.ok()) return s;
   if (hot != nullptr) {
     AppendPackedInt64Field(37, id_scratch_, hot);
   } else {
-    p->mutable_control_predecessor_ids()->Add(id_scratch_.begin(), id_scratch_.end());
+    P()->mutable_control_predecessor_ids()->Add(id_scratch_.begin(), id_scratch_.end());
   }
   if (inst.text_flags() != instruction_flags_) text.set_flags(inst.text_flags());
 
@@ -986,7 +1065,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (hot != nullptr) {
       AppendPackedInt64Field(14, *inst.dimensions(), hot);
     } else {
-      for (int64_t d : *inst.dimensions()) p->add_dimensions(d);
+      for (int64_t d : *inst.dimensions()) P()->add_dimensions(d);
     }
     if (inst.dimensions()->empty()) list_if_unlisted("dimensions");
   }
@@ -1001,7 +1080,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     AppendLengthDelimitedField(30, sub_, hot);
   } else if (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers())) {
     const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
-    xla::DotDimensionNumbers* d = p->mutable_dot_dimension_numbers();
+    xla::DotDimensionNumbers* d = P()->mutable_dot_dimension_numbers();
     for (int64_t v : dn.lhs_batch_dimensions) d->add_lhs_batch_dimensions(v);
     for (int64_t v : dn.rhs_batch_dimensions) d->add_rhs_batch_dimensions(v);
     for (int64_t v : dn.lhs_contracting_dimensions) d->add_lhs_contracting_dimensions(v);
@@ -1018,7 +1097,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
             AppendLengthDelimitedField(49, sub_, hot);
             continue;
           }
-          xla::ReplicaGroup* g = p->add_replica_groups();
+          xla::ReplicaGroup* g = P()->add_replica_groups();
           for (int64_t id : group) g->add_replica_ids(id);
         }
         if (rg->empty()) list_if_unlisted("replica_groups");
@@ -1026,7 +1105,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       case ReplicaGroups::Form::kIota: {
         const IotaReplicaGroupList& iota = rg->iota();
         xla::IotaReplicaGroupListProto* ip =
-            p->mutable_collective_device_list()->mutable_iota_replica_group_list();
+            P()->mutable_collective_device_list()->mutable_iota_replica_group_list();
         ip->set_num_replica_groups(iota.num_groups);
         ip->set_num_devices_per_group(iota.group_size);
         for (int64_t d : iota.reshape_dims) ip->add_iota_reshape_dims(d);
@@ -1053,32 +1132,32 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (hot != nullptr) {
       AppendInt64Field(26, *inst.channel_id(), hot);
     } else {
-      p->set_channel_id(*inst.channel_id());
+      P()->set_channel_id(*inst.channel_id());
     }
     if (*inst.channel_id() == 0) list_if_unlisted("channel_id");
   }
   if (inst.use_global_device_ids().has_value()) {
-    p->set_use_global_device_ids(*inst.use_global_device_ids());
+    P()->set_use_global_device_ids(*inst.use_global_device_ids());
     if (!*inst.use_global_device_ids()) list_if_unlisted("use_global_device_ids");
   }
   if (inst.constrain_layout().has_value()) {
-    p->set_constrain_layout(*inst.constrain_layout());
+    P()->set_constrain_layout(*inst.constrain_layout());
     if (!*inst.constrain_layout()) list_if_unlisted("constrain_layout");
   }
   if (const auto& pairs = inst.source_target_pairs(); pairs.has_value()) {
     for (const auto& [s, t] : *pairs) {
-      xla::SourceTarget* st = p->add_source_target_pairs();
+      xla::SourceTarget* st = P()->add_source_target_pairs();
       st->set_source(s);
       st->set_target(t);
     }
     if (pairs->empty()) list_if_unlisted("source_target_pairs");
   }
-  if (!inst.custom_call_target().empty()) p->set_custom_call_target(inst.custom_call_target());
+  if (!inst.custom_call_target().empty()) P()->set_custom_call_target(inst.custom_call_target());
   if (inst.opcode() == HloOpcode::kCustomCall || inst.api_version() != 1) {
-    p->set_custom_call_api_version(static_cast<xla::CustomCallApiVersion>(inst.api_version()));
+    P()->set_custom_call_api_version(static_cast<xla::CustomCallApiVersion>(inst.api_version()));
   }
   if (inst.backend_config().has_value()) {
-    p->set_backend_config(*inst.backend_config());
+    P()->set_backend_config(*inst.backend_config());
     if (inst.backend_config_is_dict()) text.set_backend_config_is_dict(true);
     if (inst.backend_config()->empty()) list_if_unlisted("backend_config");
   }
@@ -1098,7 +1177,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       }
       AppendLengthDelimitedField(68, sub_, hot);
     }
-    auto* map = hot != nullptr ? nullptr : p->mutable_frontend_attributes()->mutable_map();
+    auto* map = hot != nullptr ? nullptr : P()->mutable_frontend_attributes()->mutable_map();
     for (size_t i = 0; i < entries.size(); ++i) {
       if (map != nullptr) (*map)[entries[i].first] = entries[i].second;
       if (i > 0 && !(entries[i - 1].first < entries[i].first)) sorted = false;
@@ -1107,7 +1186,11 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       for (const auto& [k, v] : entries) text.add_frontend_attribute_order(k);
     }
   }
-  if (!inst.metadata().empty() || listed("metadata")) {
+  if (hot != nullptr && plain_metadata_ && (!inst.metadata().empty() || listed("metadata")) &&
+      PlainMetadataBytes(inst.metadata(), &sub_)) {
+    AppendLengthDelimitedField(7, sub_, hot);
+    if (inst.metadata().empty()) list_if_unlisted("metadata");
+  } else if (!inst.metadata().empty() || listed("metadata")) {
     xla::OpMetadata& m = metadata_scratch_;
     m.Clear();
     const bool parsed = ParseMetadata(inst.metadata(), &m);
@@ -1117,7 +1200,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       hot->resize(at + m.GetCachedSize());
       m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
     } else if (parsed) {
-      *p->mutable_metadata() = m;
+      *P()->mutable_metadata() = m;
     }
     if (!parsed || RenderMetadata(m) != inst.metadata()) text.set_metadata(std::string(inst.metadata()));
     if (inst.metadata().empty()) list_if_unlisted("metadata");
@@ -1125,7 +1208,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   if (!inst.sharding().empty()) {
     xla::OpSharding s;
     const bool parsed = ParseSharding(inst.sharding(), &s);
-    if (parsed) *p->mutable_sharding() = s;
+    if (parsed) *P()->mutable_sharding() = s;
     if (!parsed || RenderSharding(s) != inst.sharding()) text.set_sharding(inst.sharding());
   }
   if (inst.opcode() == HloOpcode::kConstant) {
@@ -1135,7 +1218,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       xla::LiteralProto lit;
       if (LiteralTextToProto(inst.shape(), lt, &lit).ok()) {
         absl::StatusOr<std::string> back = LiteralProtoToText(lit);
-        *p->mutable_literal() = std::move(lit);
+        *P()->mutable_literal() = std::move(lit);
         exact = back.ok() && *back == lt;
       }
     }
@@ -1149,7 +1232,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       if (it == comp_ids_.end()) {
         return Invalid(where, absl::StrCat("calls computation ", comp->name(), " not in the module"));
       }
-      p->add_called_computation_ids(it->second);
+      P()->add_called_computation_ids(it->second);
       called.push_back(comp);
     }
   }
@@ -1169,10 +1252,10 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (const HloInstruction* start = AsyncChainStart(&inst, &async_starts_); start != nullptr) {
       for (const HloComputation* comp : start->called_computations()) {
         auto it = comp_ids_.find(comp);
-        if (it != comp_ids_.end()) p->add_called_computation_ids(it->second);
+        if (it != comp_ids_.end()) P()->add_called_computation_ids(it->second);
       }
       for (const RawAttribute& raw : start->raw_attributes()) {
-        if (raw.name == "async_execution_thread") EncodeTextAttribute(start->opcode(), raw.name, raw.value, p);
+        if (raw.name == "async_execution_thread") EncodeTextAttribute(start->opcode(), raw.name, raw.value, P());
       }
     }
   }
@@ -1182,7 +1265,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   const bool iota_with_dimensions = inst.opcode() == HloOpcode::kIota && inst.dimensions().has_value();
   for (const RawAttribute& raw : inst.raw_attributes()) {
     const bool shared_field = iota_with_dimensions && raw.name == "iota_dimension";
-    if (shared_field || !EncodeTextAttribute(inst.opcode(), raw.name, raw.value, p)) {
+    if (shared_field || !EncodeTextAttribute(inst.opcode(), raw.name, raw.value, P())) {
       xla::HiloAttribute* a = text.add_attributes();
       a->set_name(raw.name);
       a->set_value(raw.value);
@@ -1200,7 +1283,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     hot->resize(at + size);
     text.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
   } else if (size != 0) {
-    *p->mutable_hilo_text() = std::move(text);
+    *P()->mutable_hilo_text() = std::move(text);
   }
   return absl::OkStatus();
 }
@@ -1235,7 +1318,7 @@ void AppendLengthDelimitedField(int field, absl::string_view payload, std::strin
 namespace {
 
 absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
-                                        std::string* streamed_instructions, std::string* program_shape_bytes) {
+                                        WireWriter* streamed_instructions, std::string* program_shape_bytes) {
   if (!comp.opaque_proto_fields().empty() && !p->ParseFromString(comp.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(comp.name(), ": kept proto fields do not parse"));
   }
@@ -1263,12 +1346,14 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
       return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", s.message()));
     }
     if (streamed_instructions != nullptr) {
-      const size_t size = one.ByteSizeLong();
+      const size_t size = hand_written && skip_empty_size_ && !proto_touched_ ? 0 : one.ByteSizeLong();
       one_used = size != 0;  // (an empty message needs no Clear())
-      AppendFieldHeader(2, hot.size() + size, streamed_instructions);
-      streamed_instructions->append(hot);
+      std::string& out = streamed_instructions->buffer();
+      AppendFieldHeader(2, hot.size() + size, &out);
+      out.append(hot);
       // (Most instructions: empty, the hand-written writer wrote all.)
-      if (size != 0) AppendDeterministicBytes(one, size, streamed_instructions);
+      if (size != 0) AppendDeterministicBytes(one, size, &out);
+      if (absl::Status s = streamed_instructions->MaybeFlush(); !s.ok()) return s;
     }
   }
   if (comp.root_instruction() != nullptr) p->set_root_id(inst_ids_.at(comp.root_instruction()));
@@ -1304,7 +1389,19 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   return absl::OkStatus();
 }
 
-absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
+}  // namespace
+
+uint64_t ComputationBytesGuess(const HloComputation& comp) {
+  uint64_t bytes = 0;
+  for (const HloInstruction* inst : comp.instructions()) {
+    bytes += inst->name().size() + HloOpcodeString(inst->opcode()).size() + 8;
+  }
+  return bytes;
+}
+
+namespace {
+
+absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
                           std::optional<std::string>* host_program_shape) {
   if (!module_.opaque_proto_fields().empty() && !proto.ParseFromString(module_.opaque_proto_fields())) {
     return absl::InternalError("kept module proto fields do not parse");
@@ -1375,13 +1472,11 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
       continue;
     }
     // The instructions' bytes first, then the computation's other fields
-    // (the wire format takes fields in any order), written in place after
-    // room for the field's header, which is moved up to them once their
-    // length is known (no second copy of a large computation).
+    // (the wire format takes fields in any order), written as they come
+    // after room for the field's length (WireWriter: no copy of a large
+    // computation, and streamed to the output file when there is one).
     xla::HloComputationProto cp;
-    constexpr size_t kRoom = 11;  // a tag byte and a 10-byte varint
-    const size_t start = streamed->size();
-    streamed->append(kRoom, '\0');
+    streamed->Begin(3, ComputationBytesGuess(*c));
     // The program shape as bytes, unless kept fields could hold fields
     // protobuf would write before it (it is field 4; hilo sets 1 and 5-8).
     const bool shape_bytes = host_program_shape != nullptr && c->opaque_proto_fields().empty();
@@ -1389,11 +1484,12 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
     if (absl::Status s = EncodeComputation(*c, &cp, streamed, shape_bytes ? &program_shape_ : nullptr); !s.ok()) {
       return s;
     }
+    std::string& out = streamed->buffer();
     if (shape_bytes) {
       // The fields in protobuf's order: name (1), program_shape (4), the rest.
-      if (!cp.name().empty()) AppendLengthDelimitedField(1, cp.name(), streamed);
+      if (!cp.name().empty()) AppendLengthDelimitedField(1, cp.name(), &out);
       cp.clear_name();
-      AppendLengthDelimitedField(4, program_shape_, streamed);
+      AppendLengthDelimitedField(4, program_shape_, &out);
       if (c == entry) *host_program_shape = program_shape_;
     } else if (c == entry) {
       *proto.mutable_host_program_shape() = cp.program_shape();
@@ -1402,11 +1498,8 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
         proto.clear_host_program_shape();
       }
     }
-    AppendDeterministicBytes(cp, streamed);
-    std::string header;
-    AppendFieldHeader(3, streamed->size() - start - kRoom, &header);
-    std::memcpy(streamed->data() + start + kRoom - header.size(), header.data(), header.size());
-    streamed->erase(start, kRoom - header.size());
+    AppendDeterministicBytes(cp, &out);
+    if (absl::Status s = streamed->End(); !s.ok()) return s;
   }
   if (entry != nullptr) {
     proto.set_entry_computation_name(entry->name());
@@ -2559,19 +2652,14 @@ absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* prot
   return Encoder(module).Run(*proto);
 }
 
-absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
+absl::Status HloModuleToWire(const HloModule& module, WireWriter* out) {
   // The name first (LoadModule tells an HloModuleProto by its first field),
-  // then the computations, then the module's other fields. Room for every
-  // instruction is reserved at once: a string that grows by doubling holds
-  // two copies while it moves (only the bytes written are memory in use).
-  std::string bytes;
-  int64_t instructions = 0;
-  for (const HloComputation* c : module.computations()) instructions += c->instruction_count();
-  bytes.reserve(static_cast<size_t>(instructions) * 256 + (size_t{1} << 20));
+  // then the computations, then the module's other fields.
+  std::string& bytes = out->buffer();
   if (!module.name().empty()) AppendLengthDelimitedField(1, module.name(), &bytes);
   xla::HloModuleProto rest;
   std::optional<std::string> host_program_shape;
-  if (absl::Status s = Encoder(module).Run(rest, &bytes, &host_program_shape); !s.ok()) return s;
+  if (absl::Status s = Encoder(module).Run(rest, out, &host_program_shape); !s.ok()) return s;
   if (rest.name() == module.name()) rest.clear_name();
   if (host_program_shape.has_value()) {
     if (!rest.name().empty()) {
@@ -2587,7 +2675,19 @@ absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
     }
   }
   AppendDeterministicBytes(rest, &bytes);
-  return bytes;
+  return out->MaybeFlush();
+}
+
+absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
+  // Room for every instruction is reserved at once: a string that grows by
+  // doubling holds two copies while it moves (only the bytes written are
+  // memory in use).
+  WireWriter out;
+  int64_t instructions = 0;
+  for (const HloComputation* c : module.computations()) instructions += c->instruction_count();
+  out.buffer().reserve(static_cast<size_t>(instructions) * 256 + (size_t{1} << 20));
+  if (absl::Status s = HloModuleToWire(module, &out); !s.ok()) return s;
+  return out.TakeBytes();
 }
 
 }  // namespace hilo

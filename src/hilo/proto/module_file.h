@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/proto/hlo.pb.h"
+#include "hilo/proto/wire_writer.h"
 
 namespace hilo {
 
@@ -68,6 +69,15 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
 absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleFormat format,
                                             ProtoMessage message = ProtoMessage::kHloModuleProto,
                                             absl::string_view envelope = "");
+
+// `module` as a binary proto, `message` (`envelope` being the rest of it),
+// as SerializeModule gives it, appended to `out`: with a file, streamed to
+// it (at most about a megabyte of it in memory at once), so that only the
+// module and the writer's state are in memory (docs/performance.md, "Proto
+// formats"). Ends with out->Finish(). On an error, what was written is
+// incomplete: the caller discards it (a temporary file, removed).
+absl::Status WriteBinaryModule(const HloModule& module, ProtoMessage message, absl::string_view envelope,
+                               WireWriter* out);
 
 }  // namespace hilo
 
