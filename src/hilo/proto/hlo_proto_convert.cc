@@ -914,6 +914,9 @@ class Encoder {
   bool proto_touched_ = false;  // EncodeInstruction wrote to its message
   const bool plain_metadata_ = PlainMetadataOn();
   const bool skip_empty_size_ = SkipEmptySizeOn();
+  // HILO_PROTO_GROUP_BYTES=0: every collective's replica groups encoded anew.
+  const bool group_bytes_ = SwitchedOnByDefault("HILO_PROTO_GROUP_BYTES");
+  absl::flat_hash_map<const void*, std::string> replica_group_bytes_;  // by the shared groups' address
   // The wire bytes of `shape`'s ShapeProto, made once per shared shape.
   const std::string& ShapeBytes(const Shape& shape);
   std::string ShapeProtoBytes(const Shape& shape);  // made each time
@@ -1089,16 +1092,31 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   if (const auto& rg = inst.replica_groups(); rg.has_value()) {
     switch (rg->form()) {
       case ReplicaGroups::Form::kExplicit:
-        // The field every XLA version reads.
-        for (const auto& group : rg->explicit_groups()) {
-          if (hot != nullptr) {
-            sub_.clear();
-            AppendPackedInt64Field(1, group, &sub_);
-            AppendLengthDelimitedField(49, sub_, hot);
-            continue;
+        // The field every XLA version reads. Collectives with equal groups
+        // share them (as the parser and the reader make them): their bytes
+        // are made once per shared groups (82,000 collectives of 8 groups in
+        // the 300k module).
+        if (hot != nullptr && group_bytes_) {
+          auto [it, added] = replica_group_bytes_.try_emplace(&rg->explicit_groups());
+          if (added) {
+            for (const auto& group : rg->explicit_groups()) {
+              sub_.clear();
+              AppendPackedInt64Field(1, group, &sub_);
+              AppendLengthDelimitedField(49, sub_, &it->second);
+            }
           }
-          xla::ReplicaGroup* g = P()->add_replica_groups();
-          for (int64_t id : group) g->add_replica_ids(id);
+          hot->append(it->second);
+        } else {
+          for (const auto& group : rg->explicit_groups()) {
+            if (hot != nullptr) {
+              sub_.clear();
+              AppendPackedInt64Field(1, group, &sub_);
+              AppendLengthDelimitedField(49, sub_, hot);
+              continue;
+            }
+            xla::ReplicaGroup* g = P()->add_replica_groups();
+            for (int64_t id : group) g->add_replica_ids(id);
+          }
         }
         if (rg->empty()) list_if_unlisted("replica_groups");
         break;
@@ -1773,7 +1791,13 @@ class Decoder {
   uint32_t instruction_flags_ = kXlaStyle;
   std::vector<absl::string_view> attribute_names_;
   absl::flat_hash_map<int64_t, HloComputation*> comps_by_id_;
-  absl::flat_hash_set<absl::string_view> names_;
+  // Every instruction, by name (unique in the module); handed to the module
+  // as its name index at the end, as the text parser's is (EndBulkLoad).
+  InstructionNameSet names_;
+  // HILO_PROTO_EARLY_OPERANDS=0: every instruction's operands attached
+  // after all are built (docs/performance.md, "Proto formats").
+  const bool early_operands_ = SwitchedOnByDefault("HILO_PROTO_EARLY_OPERANDS");
+  std::vector<HloInstruction*> early_;  // an instruction's operands, found
   absl::flat_hash_map<std::string, SharedShape> shapes_;
   std::string shape_key_;
   AsyncStarts async_starts_;
@@ -2155,10 +2179,10 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     for (int i = 0; i < n; ++i) order.push_back(i);
   }
   std::vector<HloInstruction*> insts(n, nullptr);
-  // Operand ids of the instructions in `order`, one after the other.
+  // Operand ids of the instructions in `pending` (below), one after the other.
   std::vector<int64_t> operand_ids;
   std::vector<size_t> operands_end;
-  operands_end.reserve(n);
+  if (!ids_first || !early_operands_) operands_end.reserve(n);
   // (instruction index, control predecessor id), in `order`.
   std::vector<std::pair<int, int64_t>> predecessor_ids;
   // Called computations, named once the operands are there (a conditional's
@@ -2169,6 +2193,38 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     std::vector<xla::HiloCalledAttribute> names;
   };
   std::vector<Calls> calls;
+  // An async-update/-done's computation is its start's (checked below).
+  std::vector<std::pair<HloInstruction*, HloComputation*>> async_followers;
+  // Names a call's computations (its instruction's operands attached).
+  auto name_calls = [&](Calls& c) -> absl::Status {
+    HloInstruction* inst = c.inst;
+    if (c.names.empty() && IsAsyncFollower(inst->opcode()) && c.called.size() == 1) {
+      async_followers.emplace_back(inst, c.called[0]);
+      return absl::OkStatus();
+    }
+    if (!c.names.empty()) {
+      size_t at = 0;
+      for (const xla::HiloCalledAttribute& name : c.names) {
+        if (name.count() < 0 || at + static_cast<size_t>(name.count()) > c.called.size()) {
+          return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+        }
+        std::vector<HloComputation*> comps(c.called.begin() + at, c.called.begin() + at + name.count());
+        at += name.count();
+        inst->mutable_called_computation_attributes()->push_back({name.name(), std::move(comps), name.braced()});
+      }
+      if (at != c.called.size()) {
+        return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+      }
+    } else {
+      for (CalledComputationAttribute& attr : DefaultCalledAttributes(*inst, c.called)) {
+        inst->mutable_called_computation_attributes()->push_back(std::move(attr));
+      }
+    }
+    return absl::OkStatus();
+  };
+  // The instructions whose operands were not attached as they were built
+  // (in the order built), their operand ids one after the other.
+  std::vector<int> pending;
   // Streaming with done_before_: instructions [0, built_below) of the input
   // are built (the text's order only strays a little from the input's).
   std::vector<bool> built(done_before_ ? n : 0, false);
@@ -2213,7 +2269,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode, *std::move(h.shape),
                                                std::string(h.name));
     HloInstruction* inst = owned.get();
-    if (!names_.insert(inst->name()).second) {
+    if (!names_.insert(inst).second) {
       return Invalid(absl::StrCat(where, ", instruction ", inst->name()), "instruction name is used twice");
     }
     // The parameter number first: AddInstruction registers parameters by it.
@@ -2227,8 +2283,6 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     }
     comp->AddInstruction(std::move(owned));
     insts[i] = inst;
-    operand_ids.insert(operand_ids.end(), h.operand_ids.begin(), h.operand_ids.end());
-    operands_end.push_back(operand_ids.size());
     for (int64_t id : h.control_predecessor_ids) predecessor_ids.emplace_back(i, id);
     // Called computations: must be defined (earlier in the proto).
     std::vector<HloComputation*> called;
@@ -2241,8 +2295,9 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       called.push_back(it->second);
     }
     const xla::HiloInstructionText& t = ip.hilo_text();
+    std::optional<Calls> call;
     if (!called.empty() || t.called_size() > 0) {
-      calls.push_back({inst, std::move(called), {t.called().begin(), t.called().end()}});
+      call = Calls{inst, std::move(called), {t.called().begin(), t.called().end()}};
     }
     if (absl::Status s = DecodeAttributes(h, ip, inst); !s.ok()) return s;
     if (h.replica_groups == nullptr) ShareReplicaGroups(inst);  // (else shared already)
@@ -2250,13 +2305,41 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       ClearHotFields(ip);
       if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(DeterministicBytes(ip));
     }
+    // Operands already built (every id was read first, and an operand
+    // nearly always comes before its users) are attached now, and the
+    // calls named: nothing of the instruction is kept for later (what was
+    // kept for every instruction was 16 MB at the 300k module's peak).
+    bool attached = false;
+    if (ids_first && early_operands_) {
+      early_.clear();
+      for (int64_t id : h.operand_ids) {
+        const int j = index.Find(id);
+        if (j < 0 || insts[j] == nullptr) break;
+        early_.push_back(insts[j]);
+      }
+      if (early_.size() == h.operand_ids.size()) {
+        inst->ReserveOperands(static_cast<int64_t>(early_.size()));
+        for (HloInstruction* operand : early_) inst->AppendOperand(operand);
+        attached = true;
+      }
+    }
+    if (!attached) {
+      pending.push_back(i);
+      operand_ids.insert(operand_ids.end(), h.operand_ids.begin(), h.operand_ids.end());
+      operands_end.push_back(operand_ids.size());
+    }
+    if (call.has_value() && attached) {
+      if (absl::Status s = name_calls(*call); !s.ok()) return s;
+    } else if (call.has_value()) {
+      calls.push_back(*std::move(call));
+    }
   }
   if (!ids_first) {
     if (std::optional<int64_t> dup = index.Build(ids); dup.has_value()) return used_twice(*dup);
   }
   size_t at_operand = 0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    HloInstruction* inst = insts[order[k]];
+  for (size_t k = 0; k < pending.size(); ++k) {
+    HloInstruction* inst = insts[pending[k]];
     inst->ReserveOperands(static_cast<int64_t>(operands_end[k] - at_operand));
     for (; at_operand < operands_end[k]; ++at_operand) {
       const int64_t id = operand_ids[at_operand];
@@ -2272,32 +2355,8 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     }
     insts[j]->AddControlDependencyTo(insts[i]);
   }
-  // An async-update/-done's computation is its start's (checked below).
-  std::vector<std::pair<HloInstruction*, HloComputation*>> async_followers;
   for (Calls& c : calls) {
-    HloInstruction* inst = c.inst;
-    if (c.names.empty() && IsAsyncFollower(inst->opcode()) && c.called.size() == 1) {
-      async_followers.emplace_back(inst, c.called[0]);
-      continue;
-    }
-    if (!c.names.empty()) {
-      size_t at = 0;
-      for (const xla::HiloCalledAttribute& name : c.names) {
-        if (name.count() < 0 || at + static_cast<size_t>(name.count()) > c.called.size()) {
-          return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
-        }
-        std::vector<HloComputation*> comps(c.called.begin() + at, c.called.begin() + at + name.count());
-        at += name.count();
-        inst->mutable_called_computation_attributes()->push_back({name.name(), std::move(comps), name.braced()});
-      }
-      if (at != c.called.size()) {
-        return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
-      }
-    } else {
-      for (CalledComputationAttribute& attr : DefaultCalledAttributes(*inst, c.called)) {
-        inst->mutable_called_computation_attributes()->push_back(std::move(attr));
-      }
-    }
+    if (absl::Status s = name_calls(c); !s.ok()) return s;
   }
   for (auto& [inst, comp] : async_followers) {
     const HloInstruction* start = AsyncChainStart(inst, &async_starts_);
@@ -2459,7 +2518,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     cp.clear_id();
     if (cp.ByteSizeLong() != 0) comps[i]->set_opaque_proto_fields(DeterministicBytes(cp));
   }
-  module_->EndBulkLoad();
+  module_->EndBulkLoad(std::move(names_));
   proto_.clear_computations();
   proto_.clear_name();
   proto_.clear_entry_computation_id();
