@@ -36,6 +36,9 @@ class InputBuffer {
   // and the module it makes at once only for the last megabyte or so.
   // Nothing happens for text read into memory (standard input).
   void DropPagesBefore(size_t offset);
+  // The same for the whole pages from `offset` to the end (a binary proto's
+  // fields after its last instruction, read once at the start).
+  void DropPagesFrom(size_t offset);
 
  private:
   friend absl::StatusOr<InputBuffer> ReadInput(const std::string& path);

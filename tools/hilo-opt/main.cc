@@ -331,18 +331,20 @@ class Driver {
     // The input's pages the parse (or a binary proto's decoding) is done
     // with leave memory as it goes (InputBuffer::DropPagesBefore);
     // HILO_DROP_INPUT=0 keeps them.
-    std::function<void(size_t)> done_before;
+    std::function<void(size_t)> done_before, done_from;
     if (!SwitchedOff("HILO_DROP_INPUT")) {
       const size_t part_offset = static_cast<size_t>(part.text.data() - input_.text().data());
       done_before = [this, part_offset](size_t offset) {
         input_.DropPagesBefore(part_offset + offset);
       };
+      done_from = [this, part_offset](size_t offset) { input_.DropPagesFrom(part_offset + offset); };
     }
     if (input_format_ == ModuleFormat::kText) {
       module = ParseTextModule(part.text, display_, done_before);
     } else {
       absl::StatusOr<LoadedModule> loaded =
-          LoadModule(part.text, display_, input_format_ == ModuleFormat::kProto ? done_before : nullptr);
+          LoadModule(part.text, display_, input_format_ == ModuleFormat::kProto ? done_before : nullptr,
+                     input_format_ == ModuleFormat::kProto ? done_from : nullptr);
       if (!loaded.ok()) return loaded.status();
       proto_message_ = loaded->message;
       proto_envelope_ = std::move(loaded->envelope);

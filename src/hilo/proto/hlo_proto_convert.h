@@ -49,9 +49,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
 // fails: the error path reads every instruction's bytes again), so that a
 // caller can give a mapped input's pages back as the text parser's
 // `done_before` does (InputBuffer::DropPagesBefore; docs/performance.md).
+// `done_from`, when set, is called once the instructions were found with
+// the end of the last one: nothing from there on is read again (the
+// module's and computations' other fields were read), unless decoding fails.
 absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(
     absl::string_view bytes, int recursion_budget,
-    const std::function<void(const char*)>& done_before = {});
+    const std::function<void(const char*)>& done_before = {},
+    const std::function<void(const char*)>& done_from = {});
 
 // Whether HloModuleFromBytes and HloModuleToBytes read and write each
 // instruction's common fields straight from and to the wire bytes (the

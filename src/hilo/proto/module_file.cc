@@ -209,7 +209,8 @@ bool ReadWholeMessages() {
 // error, prefixed with the file name.
 absl::StatusOr<LoadedModule> ReadBinaryAs(ProtoMessage message, absl::string_view bytes,
                                           absl::string_view filename,
-                                          const std::function<void(size_t)>& done_before) {
+                                          const std::function<void(size_t)>& done_before,
+                                          const std::function<void(size_t)>& done_from) {
   google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
   const int budget = DefaultProtoRecursionBudget();
   const absl::Status not_it = absl::DataLossError("the bytes do not parse as this message");
@@ -256,16 +257,17 @@ absl::StatusOr<LoadedModule> ReadBinaryAs(ProtoMessage message, absl::string_vie
     if (!ParseAtDepth(module_bytes, budget - depth, m) || m->computations_size() == 0) return not_it;
     module = HloModuleFromProto(*m);
   } else {
-    std::function<void(const char*)> done_at;
-    if (done_before) {
-      // (A module joined from repeated fields is a copy: nothing to report.)
-      done_at = [&](const char* at) {
-        if (at >= bytes.data() && at <= bytes.data() + bytes.size()) {
-          done_before(static_cast<size_t>(at - bytes.data()));
-        }
-      };
-    }
-    module = HloModuleFromBytes(module_bytes, budget - depth, done_at);
+    // (A module joined from repeated fields is a copy: nothing to report.)
+    auto offset_in_bytes = [&bytes](const std::function<void(size_t)>& report) {
+      std::function<void(const char*)> at_address;
+      if (report) {
+        at_address = [&bytes, &report](const char* at) {
+          if (at >= bytes.data() && at <= bytes.data() + bytes.size()) report(static_cast<size_t>(at - bytes.data()));
+        };
+      }
+      return at_address;
+    };
+    module = HloModuleFromBytes(module_bytes, budget - depth, offset_in_bytes(done_before), offset_in_bytes(done_from));
   }
   if (!module.ok()) {
     const absl::StatusCode code = module.status().code();
@@ -343,7 +345,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
 }
 
 absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename,
-                                        const std::function<void(size_t)>& done_before) {
+                                        const std::function<void(size_t)>& done_before,
+                                        const std::function<void(size_t)>& done_from) {
   LoadedModule loaded;
   const ModuleFormat format = DetectModuleFormat(bytes, filename);
   const bool binary = format == ModuleFormat::kProto;
@@ -400,7 +403,7 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
   }
   std::string note;  // why the first message type whose bytes got as far as an instruction failed
   for (ProtoMessage candidate : order) {
-    absl::StatusOr<LoadedModule> out = ReadBinaryAs(candidate, bytes, filename, done_before);
+    absl::StatusOr<LoadedModule> out = ReadBinaryAs(candidate, bytes, filename, done_before, done_from);
     if (out.ok()) return out;
     const absl::StatusCode code = out.status().code();
     if (code != absl::StatusCode::kDataLoss && code != absl::StatusCode::kNotFound) return out.status();

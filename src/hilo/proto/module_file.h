@@ -61,8 +61,11 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
 // Errors are InvalidArgument, prefixed with the file name.
 // `done_before`: as ParseHloModule's, for binary protos too (offsets in
 // `bytes` before which nothing is read again, while instructions are built).
+// `done_from`: the same for the offset from which nothing is read again
+// (called once, when a binary module's instructions were found).
 absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename,
-                                        const std::function<void(size_t)>& done_before = {});
+                                        const std::function<void(size_t)>& done_before = {},
+                                        const std::function<void(size_t)>& done_from = {});
 
 // `module` in `format`. For the proto formats, `message` says which message
 // to write; `envelope` (LoadedModule::envelope) is the rest of it.
