@@ -3,8 +3,10 @@
 # (docs/performance.md, "Proto formats"): hilo-gen -n 300000 written as HLO
 # text and as a binary HloModuleProto, then, interleaved so that both see the
 # same load, HILO_BENCH_REPS times (default 7):
-#   hilo-opt M.hlo -o /dev/null    (parse + verify + print)
-#   hilo-opt M.pb  -o /dev/null    (decode + verify + encode)
+#   hilo-opt M.hlo -o OUT.hlo      (parse + verify + print)
+#   hilo-opt M.pb  -o OUT.pb       (decode + verify + encode)
+# (to files: a binary proto to a file is streamed, to /dev/null it is held
+# whole first; docs/performance.md "Proto formats")
 #   the same with HILO_PROTO_GENERATED=1 (every instruction through
 #     protobuf's generated message, before the hand-written reader and writer)
 #   the same with HILO_PROTO_WHOLE_MESSAGE=1 (the reader before streaming)
@@ -34,7 +36,7 @@ echo "sizes: text $(stat -c %s "$WORK/m.hlo") bytes, binary proto $(stat -c %s "
 
 declare -A wall cpu rss
 run() {  # run NAME FILE [ENV=VALUE]
-  env ${3:-} /usr/bin/time -v "$OPT" "$2" -o /dev/null 2>"$WORK/t.txt" >/dev/null
+  env ${3:-} /usr/bin/time -v "$OPT" "$2" -o "$WORK/out.${2##*.}" 2>"$WORK/t.txt" >/dev/null
   local w c r
   w=$(grep 'Elapsed (wall clock)' "$WORK/t.txt" | awk '{print $NF}' | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
   c=$(awk '/User time/ {u=$NF} /System time/ {s=$NF} END {print u + s}' "$WORK/t.txt")

@@ -35,6 +35,18 @@ class FileIoTest : public ::testing::Test {
     return ss.str();
   }
 
+  // A 4 MB file `name` of numbered lines (its text in `*text`), read.
+  absl::StatusOr<InputBuffer> ReadLargeFile(const std::string& name, std::string* text) const {
+    const std::string path = Path(name);
+    for (int i = 0; text->size() < (size_t{4} << 20); ++i) *text += "line " + std::to_string(i) + "\n";
+    std::ofstream(path) << *text;
+    return ReadInput(path);
+  }
+  // The resident KiB of the mapping holding `mapped`.
+  static long ResidentKb(absl::string_view mapped) {
+    return std::atol(testing::SmapsField(mapped.data(), "Rss:").c_str());
+  }
+
   std::string dir_;
 };
 
@@ -114,15 +126,12 @@ TEST_F(FileIoTest, SameOutputFileSeesThroughSpellings) {
 }
 
 TEST_F(FileIoTest, DroppedPagesLeaveMemoryAndReadBackTheSame) {
-  const std::string path = Path("big.hlo");
   std::string text;
-  for (int i = 0; text.size() < (size_t{4} << 20); ++i) text += "line " + std::to_string(i) + "\n";
-  std::ofstream(path) << text;
-  absl::StatusOr<InputBuffer> input = ReadInput(path);
+  absl::StatusOr<InputBuffer> input = ReadLargeFile("big.hlo", &text);
   ASSERT_TRUE(input.ok()) << input.status();
   const absl::string_view mapped = input->text();
   ASSERT_EQ(mapped, text);
-  auto rss_kb = [&] { return std::atol(testing::SmapsField(mapped.data(), "Rss:").c_str()); };
+  auto rss_kb = [&] { return ResidentKb(mapped); };
   const long before = rss_kb();
   ASSERT_GE(before, 4000);  // mapped in full
   // Reading on right after the dropped part (as the parser does) does not
@@ -138,6 +147,20 @@ TEST_F(FileIoTest, DroppedPagesLeaveMemoryAndReadBackTheSame) {
   EXPECT_LE(rss_kb(), 8);
   input->DropPagesBefore(1000);  // nothing more to drop; nothing breaks
   EXPECT_EQ(input->text(), text);  // read back from the file
+}
+
+TEST_F(FileIoTest, PagesDroppedFromAnOffsetLeaveMemoryAndReadBackTheSame) {
+  std::string text;
+  absl::StatusOr<InputBuffer> input = ReadLargeFile("tail.pb", &text);
+  ASSERT_TRUE(input.ok()) << input.status();
+  const absl::string_view mapped = input->text();
+  auto rss_kb = [&] { return ResidentKb(mapped); };
+  const long before = rss_kb();
+  ASSERT_GE(before, 4000);  // mapped in full
+  input->DropPagesFrom(size_t{1} << 20);  // the last 3 MB
+  EXPECT_LE(rss_kb(), before - 2900);
+  input->DropPagesFrom(text.size() + 10);  // past the end: nothing breaks
+  EXPECT_EQ(input->text(), text);         // read back from the file
 }
 
 TEST_F(FileIoTest, TextReadIntoMemoryIsNotDropped) {

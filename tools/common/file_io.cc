@@ -110,6 +110,14 @@ void InputBuffer::DropPagesBefore(size_t offset) {
   }
 }
 
+void InputBuffer::DropPagesFrom(size_t offset) {
+  if (mapped_ == nullptr) return;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t begin = (std::min(offset, mapped_size_) + page - 1) / page * page;
+  if (begin >= mapped_size_) return;
+  madvise(const_cast<char*>(mapped_) + begin, mapped_size_ - begin, MADV_DONTNEED);
+}
+
 absl::StatusOr<InputBuffer> ReadInput(const std::string& path) {
   std::string contents;
   if (path == "-") {

@@ -36,6 +36,9 @@ class InputBuffer {
   // and the module it makes at once only for the last megabyte or so.
   // Nothing happens for text read into memory (standard input).
   void DropPagesBefore(size_t offset);
+  // The same for the whole pages from `offset` to the end (a binary proto's
+  // fields after its last instruction, read once at the start).
+  void DropPagesFrom(size_t offset);
 
  private:
   friend absl::StatusOr<InputBuffer> ReadInput(const std::string& path);
@@ -72,6 +75,12 @@ class AtomicFileWriter {
   // for a fifo, a terminal or any other device.
   static bool HidesWritesUntilCommit(const std::string& path);
   absl::Status Write(absl::string_view data);
+  // The temporary file's descriptor, open for reading and writing (for a
+  // writer that goes back to fill in what it wrote: a binary proto's
+  // lengths, WriteBinaryModule), or -1 when `path` is written directly (a
+  // device or fifo) or nothing is open. Writes through it are committed
+  // as Write()'s are.
+  int temporary_fd() const { return temp_.empty() ? -1 : fd_; }
   // Syncs, closes and renames the temporary file over the path.
   absl::Status Commit();
 

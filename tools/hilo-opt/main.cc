@@ -331,18 +331,20 @@ class Driver {
     // The input's pages the parse (or a binary proto's decoding) is done
     // with leave memory as it goes (InputBuffer::DropPagesBefore);
     // HILO_DROP_INPUT=0 keeps them.
-    std::function<void(size_t)> done_before;
+    std::function<void(size_t)> done_before, done_from;
     if (!SwitchedOff("HILO_DROP_INPUT")) {
       const size_t part_offset = static_cast<size_t>(part.text.data() - input_.text().data());
       done_before = [this, part_offset](size_t offset) {
         input_.DropPagesBefore(part_offset + offset);
       };
+      done_from = [this, part_offset](size_t offset) { input_.DropPagesFrom(part_offset + offset); };
     }
     if (input_format_ == ModuleFormat::kText) {
       module = ParseTextModule(part.text, display_, done_before);
     } else {
       absl::StatusOr<LoadedModule> loaded =
-          LoadModule(part.text, display_, input_format_ == ModuleFormat::kProto ? done_before : nullptr);
+          LoadModule(part.text, display_, input_format_ == ModuleFormat::kProto ? done_before : nullptr,
+                     input_format_ == ModuleFormat::kProto ? done_from : nullptr);
       if (!loaded.ok()) return loaded.status();
       proto_message_ = loaded->message;
       proto_envelope_ = std::move(loaded->envelope);
@@ -364,6 +366,24 @@ class Driver {
   int WriteProto(const std::vector<std::unique_ptr<HloModule>>& modules) {
     if (modules.size() != 1) {
       return Fail(absl::InvalidArgumentError("a proto holds one module"), kExitBadInput);
+    }
+    // A binary proto to a file is streamed to its temporary file (about a
+    // megabyte in memory at once: the output's 34 MB left the 300k module's
+    // peak; docs/performance.md, "Proto formats"). HILO_PROTO_STREAM=0
+    // writes it whole in memory first, as is done for standard output and
+    // devices (nothing may be seen there before it is complete).
+    if (output_format_ == ModuleFormat::kProto && options_.output != "-" &&
+        AtomicFileWriter::HidesWritesUntilCommit(options_.output) && !SwitchedOff("HILO_PROTO_STREAM")) {
+      AtomicFileWriter file;
+      absl::Status status = file.Open(options_.output);
+      if (status.ok() && file.temporary_fd() >= 0) {
+        WireWriter out(file.temporary_fd(), options_.output);
+        status = WriteBinaryModule(*modules.front(), proto_message_, proto_envelope_, &out);
+        if (status.ok()) status = file.Commit();
+        if (!status.ok()) return Fail(status, ExitCodeFor(status));
+        return kExitOk;
+      }
+      if (!status.ok()) return Fail(status, ExitCodeFor(status));
     }
     absl::StatusOr<std::string> bytes =
         SerializeModule(*modules.front(), output_format_, proto_message_, proto_envelope_);

@@ -27,6 +27,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
+#include "hilo/proto/wire_writer.h"
 #include "hilo/text/literal_text.h"
 #include "hilo/text/printer.h"
 #include "hilo/text/text_flags.h"
@@ -657,6 +658,74 @@ bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
   return true;
 }
 
+// Speed-only mechanisms of the writer, each on unless its variable is 0 in
+// the environment (read once; docs/performance.md, "Proto formats").
+bool SwitchedOnByDefault(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr || absl::string_view(v) != "0";
+}
+bool PlainMetadataOn() {
+  static const bool on = SwitchedOnByDefault("HILO_PROTO_PLAIN_METADATA");
+  return on;
+}
+bool SkipEmptySizeOn() {
+  static const bool on = SwitchedOnByDefault("HILO_PROTO_SKIP_EMPTY_SIZE");
+  return on;
+}
+
+// A proto3 int64 field as protobuf writes it: nothing when 0.
+void AppendInt64Field(int field, int64_t v, std::string* out);
+
+// The OpMetadata wire bytes of metadata `text`, when the text is exactly
+// what RenderMetadata gives for them and names only OpMetadata's first four
+// fields (op_type, op_name, source_file, source_line: in that order the
+// render order is protobuf's field order), as nearly every instruction's
+// metadata does; false otherwise (the caller parses the text, renders it
+// and compares). Written without an OpMetadata message, a parse or a render:
+// they were 0.2 G instructions of the 300k module's round trip.
+bool PlainMetadataBytes(absl::string_view text, std::string* out) {
+  static constexpr absl::string_view kKeys[] = {"op_type", "op_name", "source_file", "source_line"};
+  out->clear();
+  size_t i = 0;
+  int next = 0;  // the first key that may come next
+  while (i < text.size()) {
+    if (i > 0 && text[i++] != ' ') return false;
+    const size_t eq = text.find('=', i);
+    if (eq == absl::string_view::npos) return false;
+    const absl::string_view key = text.substr(i, eq - i);
+    int k = next;
+    while (k < 4 && kKeys[k] != key) ++k;
+    if (k == 4) return false;
+    next = k + 1;
+    i = eq + 1;
+    if (k < 3) {
+      // A non-empty string AppendQuoted writes as it is.
+      if (i >= text.size() || text[i] != '"') return false;
+      size_t j = i + 1;
+      for (; j < text.size(); ++j) {
+        const auto c = static_cast<unsigned char>(text[j]);
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') break;
+      }
+      if (j >= text.size() || text[j] != '"' || j == i + 1) return false;
+      AppendLengthDelimitedField(k + 1, text.substr(i + 1, j - i - 1), out);
+      i = j + 1;
+    } else {
+      // A non-zero int32 as StrAppend writes it (no leading zero or '+').
+      size_t j = i < text.size() && text[i] == '-' ? i + 1 : i;
+      const size_t digits = j;
+      while (j < text.size() && absl::ascii_isdigit(text[j])) ++j;
+      int64_t v = 0;
+      if (j == digits || text[digits] == '0' || j - digits > 10 || !absl::SimpleAtoi(text.substr(i, j - i), &v) ||
+          v < INT32_MIN || v > INT32_MAX) {
+        return false;
+      }
+      AppendInt64Field(4, v, out);  // int32 and int64 are the same varint
+      i = j;
+    }
+  }
+  return true;
+}
+
 // ------------------------------------------------------- called computations
 
 // The attribute names XLA's printer gives an instruction's called
@@ -783,6 +852,12 @@ class InstructionIds {
     const Entry* e = find(inst);
     return e == end() ? -1 : e->second;
   }
+  // Room for unique ids [0, n) (ids up to 2^32 only, as operator[] takes).
+  void Reserve(int64_t n) {
+    if (n > 0 && n <= (int64_t{1} << 32) && static_cast<uint64_t>(n) > table_.size()) {
+      table_.resize(static_cast<uint64_t>(n));
+    }
+  }
   int64_t& operator[](const HloInstruction* inst) {
     const int64_t u = inst->unique_id();
     if (u >= 0 && u < (int64_t{1} << 32)) {
@@ -817,7 +892,7 @@ class Encoder {
   // bytes of a ProgramShapeProto, when the module has one, and so are the
   // computations' program shapes (not messages: 20 MB and 4% of writing
   // the generated 300k module, whose entry has 27,275 parameters).
-  absl::Status Run(xla::HloModuleProto& proto, std::string* streamed = nullptr,
+  absl::Status Run(xla::HloModuleProto& proto, WireWriter* streamed = nullptr,
                    std::optional<std::string>* host_program_shape = nullptr);
 
  private:
@@ -841,7 +916,16 @@ class Encoder {
   // parameter number, tuple index, metadata) are appended to `*hot` as wire
   // bytes instead of set in `*p` (the hand-written writer; `*p` holds the
   // rest, serialized after them).
-  absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p, std::string* hot);
+  absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* proto, std::string* hot);
+  bool proto_touched_ = false;  // EncodeInstruction wrote to its message
+  const bool plain_metadata_ = PlainMetadataOn();
+  const bool skip_empty_size_ = SkipEmptySizeOn();
+  // HILO_PROTO_GROUP_BYTES=0: every collective's replica groups encoded anew.
+  const bool group_bytes_ = SwitchedOnByDefault("HILO_PROTO_GROUP_BYTES");
+  // HILO_PROTO_EXACT_ID_TABLE=0: the instruction id table grows by doubling.
+  const bool exact_id_table_ = SwitchedOnByDefault("HILO_PROTO_EXACT_ID_TABLE");
+  const bool walk_post_order_ = SwitchedOnByDefault("HILO_PROTO_WALK_POST_ORDER");
+  absl::flat_hash_map<const void*, std::string> replica_group_bytes_;  // by the shared groups' address
   // The wire bytes of `shape`'s ShapeProto, made once per shared shape.
   const std::string& ShapeBytes(const Shape& shape);
   std::string ShapeProtoBytes(const Shape& shape);  // made each time
@@ -849,7 +933,7 @@ class Encoder {
   // written there as the wire bytes of a ProgramShapeProto (the shapes'
   // bytes made once each: ShapeBytes).
   absl::Status EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
-                                 std::string* streamed_instructions, std::string* program_shape_bytes = nullptr);
+                                 WireWriter* streamed_instructions, std::string* program_shape_bytes = nullptr);
 
   const HloModule& module_;
   InstructionIds inst_ids_;
@@ -884,7 +968,6 @@ void AppendFieldHeader(int field, size_t length, std::string* out) {
   char* end = PutVarint((static_cast<uint64_t>(field) << 3) | 2, bytes);
   out->append(bytes, PutVarint(length, end) - bytes);
 }
-// A proto3 int64 field as protobuf writes it: nothing when 0.
 void AppendInt64Field(int field, int64_t v, std::string* out) {
   if (v == 0) return;
   char bytes[20];
@@ -916,10 +999,18 @@ std::string Encoder::ShapeProtoBytes(const Shape& shape) {
   return shape_scratch_.SerializeAsString();
 }
 
-absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* p, std::string* hot) {
+absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* proto,
+                                        std::string* hot) {
+  // `*proto`, noted as touched (a message never touched is empty: no
+  // ByteSizeLong, which was 3.6% of the 300k module's round trip).
+  proto_touched_ = false;
+  auto P = [this, proto] {
+    proto_touched_ = true;
+    return proto;
+  };
   const std::string& where = inst.name();
   if (!inst.opaque_proto_fields().empty() &&
-      !p->ParseFromString(inst.opaque_proto_fields())) {
+      !P()->ParseFromString(inst.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(where, ": kept proto fields do not parse"));
   }
   xla::HiloInstructionText text;
@@ -945,24 +1036,24 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     AppendInt64Field(13, tuple_index, hot);
     AppendInt64Field(35, inst_ids_.at(&inst), hot);
   } else {
-    p->set_name(inst.name());
-    p->set_opcode(std::string(HloOpcodeString(inst.opcode())));
-    ShapeToProto(inst.shape(), p->mutable_shape());
-    p->set_id(inst_ids_.at(&inst));
-    p->set_parameter_number(parameter_number);
-    p->set_tuple_index(tuple_index);
+    P()->set_name(inst.name());
+    P()->set_opcode(std::string(HloOpcodeString(inst.opcode())));
+    ShapeToProto(inst.shape(), P()->mutable_shape());
+    P()->set_id(inst_ids_.at(&inst));
+    P()->set_parameter_number(parameter_number);
+    P()->set_tuple_index(tuple_index);
   }
   if (absl::Status s = ids_of(inst.operands(), "operand"); !s.ok()) return s;
   if (hot != nullptr) {
     AppendPackedInt64Field(36, id_scratch_, hot);
   } else {
-    p->mutable_operand_ids()->Add(id_scratch_.begin(), id_scratch_.end());
+    P()->mutable_operand_ids()->Add(id_scratch_.begin(), id_scratch_.end());
   }
   if (absl::Status s = ids_of(inst.control_predecessors(), "control predecessor"); !s.ok()) return s;
   if (hot != nullptr) {
     AppendPackedInt64Field(37, id_scratch_, hot);
   } else {
-    p->mutable_control_predecessor_ids()->Add(id_scratch_.begin(), id_scratch_.end());
+    P()->mutable_control_predecessor_ids()->Add(id_scratch_.begin(), id_scratch_.end());
   }
   if (inst.text_flags() != instruction_flags_) text.set_flags(inst.text_flags());
 
@@ -986,7 +1077,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (hot != nullptr) {
       AppendPackedInt64Field(14, *inst.dimensions(), hot);
     } else {
-      for (int64_t d : *inst.dimensions()) p->add_dimensions(d);
+      for (int64_t d : *inst.dimensions()) P()->add_dimensions(d);
     }
     if (inst.dimensions()->empty()) list_if_unlisted("dimensions");
   }
@@ -1001,7 +1092,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     AppendLengthDelimitedField(30, sub_, hot);
   } else if (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers())) {
     const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
-    xla::DotDimensionNumbers* d = p->mutable_dot_dimension_numbers();
+    xla::DotDimensionNumbers* d = P()->mutable_dot_dimension_numbers();
     for (int64_t v : dn.lhs_batch_dimensions) d->add_lhs_batch_dimensions(v);
     for (int64_t v : dn.rhs_batch_dimensions) d->add_rhs_batch_dimensions(v);
     for (int64_t v : dn.lhs_contracting_dimensions) d->add_lhs_contracting_dimensions(v);
@@ -1010,23 +1101,38 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   if (const auto& rg = inst.replica_groups(); rg.has_value()) {
     switch (rg->form()) {
       case ReplicaGroups::Form::kExplicit:
-        // The field every XLA version reads.
-        for (const auto& group : rg->explicit_groups()) {
-          if (hot != nullptr) {
-            sub_.clear();
-            AppendPackedInt64Field(1, group, &sub_);
-            AppendLengthDelimitedField(49, sub_, hot);
-            continue;
+        // The field every XLA version reads. Collectives with equal groups
+        // share them (as the parser and the reader make them): their bytes
+        // are made once per shared groups (82,000 collectives of 8 groups in
+        // the 300k module).
+        if (hot != nullptr && group_bytes_) {
+          auto [it, added] = replica_group_bytes_.try_emplace(&rg->explicit_groups());
+          if (added) {
+            for (const auto& group : rg->explicit_groups()) {
+              sub_.clear();
+              AppendPackedInt64Field(1, group, &sub_);
+              AppendLengthDelimitedField(49, sub_, &it->second);
+            }
           }
-          xla::ReplicaGroup* g = p->add_replica_groups();
-          for (int64_t id : group) g->add_replica_ids(id);
+          hot->append(it->second);
+        } else {
+          for (const auto& group : rg->explicit_groups()) {
+            if (hot != nullptr) {
+              sub_.clear();
+              AppendPackedInt64Field(1, group, &sub_);
+              AppendLengthDelimitedField(49, sub_, hot);
+              continue;
+            }
+            xla::ReplicaGroup* g = P()->add_replica_groups();
+            for (int64_t id : group) g->add_replica_ids(id);
+          }
         }
         if (rg->empty()) list_if_unlisted("replica_groups");
         break;
       case ReplicaGroups::Form::kIota: {
         const IotaReplicaGroupList& iota = rg->iota();
         xla::IotaReplicaGroupListProto* ip =
-            p->mutable_collective_device_list()->mutable_iota_replica_group_list();
+            P()->mutable_collective_device_list()->mutable_iota_replica_group_list();
         ip->set_num_replica_groups(iota.num_groups);
         ip->set_num_devices_per_group(iota.group_size);
         for (int64_t d : iota.reshape_dims) ip->add_iota_reshape_dims(d);
@@ -1053,32 +1159,32 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (hot != nullptr) {
       AppendInt64Field(26, *inst.channel_id(), hot);
     } else {
-      p->set_channel_id(*inst.channel_id());
+      P()->set_channel_id(*inst.channel_id());
     }
     if (*inst.channel_id() == 0) list_if_unlisted("channel_id");
   }
   if (inst.use_global_device_ids().has_value()) {
-    p->set_use_global_device_ids(*inst.use_global_device_ids());
+    P()->set_use_global_device_ids(*inst.use_global_device_ids());
     if (!*inst.use_global_device_ids()) list_if_unlisted("use_global_device_ids");
   }
   if (inst.constrain_layout().has_value()) {
-    p->set_constrain_layout(*inst.constrain_layout());
+    P()->set_constrain_layout(*inst.constrain_layout());
     if (!*inst.constrain_layout()) list_if_unlisted("constrain_layout");
   }
   if (const auto& pairs = inst.source_target_pairs(); pairs.has_value()) {
     for (const auto& [s, t] : *pairs) {
-      xla::SourceTarget* st = p->add_source_target_pairs();
+      xla::SourceTarget* st = P()->add_source_target_pairs();
       st->set_source(s);
       st->set_target(t);
     }
     if (pairs->empty()) list_if_unlisted("source_target_pairs");
   }
-  if (!inst.custom_call_target().empty()) p->set_custom_call_target(inst.custom_call_target());
+  if (!inst.custom_call_target().empty()) P()->set_custom_call_target(inst.custom_call_target());
   if (inst.opcode() == HloOpcode::kCustomCall || inst.api_version() != 1) {
-    p->set_custom_call_api_version(static_cast<xla::CustomCallApiVersion>(inst.api_version()));
+    P()->set_custom_call_api_version(static_cast<xla::CustomCallApiVersion>(inst.api_version()));
   }
   if (inst.backend_config().has_value()) {
-    p->set_backend_config(*inst.backend_config());
+    P()->set_backend_config(*inst.backend_config());
     if (inst.backend_config_is_dict()) text.set_backend_config_is_dict(true);
     if (inst.backend_config()->empty()) list_if_unlisted("backend_config");
   }
@@ -1098,7 +1204,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       }
       AppendLengthDelimitedField(68, sub_, hot);
     }
-    auto* map = hot != nullptr ? nullptr : p->mutable_frontend_attributes()->mutable_map();
+    auto* map = hot != nullptr ? nullptr : P()->mutable_frontend_attributes()->mutable_map();
     for (size_t i = 0; i < entries.size(); ++i) {
       if (map != nullptr) (*map)[entries[i].first] = entries[i].second;
       if (i > 0 && !(entries[i - 1].first < entries[i].first)) sorted = false;
@@ -1107,7 +1213,11 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       for (const auto& [k, v] : entries) text.add_frontend_attribute_order(k);
     }
   }
-  if (!inst.metadata().empty() || listed("metadata")) {
+  if (hot != nullptr && plain_metadata_ && (!inst.metadata().empty() || listed("metadata")) &&
+      PlainMetadataBytes(inst.metadata(), &sub_)) {
+    AppendLengthDelimitedField(7, sub_, hot);
+    if (inst.metadata().empty()) list_if_unlisted("metadata");
+  } else if (!inst.metadata().empty() || listed("metadata")) {
     xla::OpMetadata& m = metadata_scratch_;
     m.Clear();
     const bool parsed = ParseMetadata(inst.metadata(), &m);
@@ -1117,7 +1227,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       hot->resize(at + m.GetCachedSize());
       m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
     } else if (parsed) {
-      *p->mutable_metadata() = m;
+      *P()->mutable_metadata() = m;
     }
     if (!parsed || RenderMetadata(m) != inst.metadata()) text.set_metadata(std::string(inst.metadata()));
     if (inst.metadata().empty()) list_if_unlisted("metadata");
@@ -1125,7 +1235,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   if (!inst.sharding().empty()) {
     xla::OpSharding s;
     const bool parsed = ParseSharding(inst.sharding(), &s);
-    if (parsed) *p->mutable_sharding() = s;
+    if (parsed) *P()->mutable_sharding() = s;
     if (!parsed || RenderSharding(s) != inst.sharding()) text.set_sharding(inst.sharding());
   }
   if (inst.opcode() == HloOpcode::kConstant) {
@@ -1135,7 +1245,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       xla::LiteralProto lit;
       if (LiteralTextToProto(inst.shape(), lt, &lit).ok()) {
         absl::StatusOr<std::string> back = LiteralProtoToText(lit);
-        *p->mutable_literal() = std::move(lit);
+        *P()->mutable_literal() = std::move(lit);
         exact = back.ok() && *back == lt;
       }
     }
@@ -1149,7 +1259,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       if (it == comp_ids_.end()) {
         return Invalid(where, absl::StrCat("calls computation ", comp->name(), " not in the module"));
       }
-      p->add_called_computation_ids(it->second);
+      P()->add_called_computation_ids(it->second);
       called.push_back(comp);
     }
   }
@@ -1169,10 +1279,10 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     if (const HloInstruction* start = AsyncChainStart(&inst, &async_starts_); start != nullptr) {
       for (const HloComputation* comp : start->called_computations()) {
         auto it = comp_ids_.find(comp);
-        if (it != comp_ids_.end()) p->add_called_computation_ids(it->second);
+        if (it != comp_ids_.end()) P()->add_called_computation_ids(it->second);
       }
       for (const RawAttribute& raw : start->raw_attributes()) {
-        if (raw.name == "async_execution_thread") EncodeTextAttribute(start->opcode(), raw.name, raw.value, p);
+        if (raw.name == "async_execution_thread") EncodeTextAttribute(start->opcode(), raw.name, raw.value, P());
       }
     }
   }
@@ -1182,7 +1292,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   const bool iota_with_dimensions = inst.opcode() == HloOpcode::kIota && inst.dimensions().has_value();
   for (const RawAttribute& raw : inst.raw_attributes()) {
     const bool shared_field = iota_with_dimensions && raw.name == "iota_dimension";
-    if (shared_field || !EncodeTextAttribute(inst.opcode(), raw.name, raw.value, p)) {
+    if (shared_field || !EncodeTextAttribute(inst.opcode(), raw.name, raw.value, P())) {
       xla::HiloAttribute* a = text.add_attributes();
       a->set_name(raw.name);
       a->set_value(raw.value);
@@ -1200,7 +1310,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     hot->resize(at + size);
     text.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
   } else if (size != 0) {
-    *p->mutable_hilo_text() = std::move(text);
+    *P()->mutable_hilo_text() = std::move(text);
   }
   return absl::OkStatus();
 }
@@ -1235,7 +1345,7 @@ void AppendLengthDelimitedField(int field, absl::string_view payload, std::strin
 namespace {
 
 absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
-                                        std::string* streamed_instructions, std::string* program_shape_bytes) {
+                                        WireWriter* streamed_instructions, std::string* program_shape_bytes) {
   if (!comp.opaque_proto_fields().empty() && !p->ParseFromString(comp.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(comp.name(), ": kept proto fields do not parse"));
   }
@@ -1243,19 +1353,21 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   p->set_id(comp_ids_.at(&comp));
   if (!comp.execution_thread().empty()) p->set_execution_thread(comp.execution_thread());
   // Operands before users, as XLA requires; the text's order is kept when
-  // it differs.
+  // it differs. The post order is walked, not made into a vector (2.4 MB of
+  // the 300k module's write peak; HILO_PROTO_WALK_POST_ORDER=0 makes it).
   const std::vector<HloInstruction*> list = comp.instructions();
-  const std::vector<HloInstruction*> post = comp.MakeInstructionPostOrder();
   xla::HiloComputationText text;
-  if (post != list) {
-    for (const HloInstruction* inst : list) text.add_instruction_order(inst_ids_.at(inst));
-  }
-  if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(post.size()));
+  if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(list.size()));
   xla::HloInstructionProto one;  // reused when streaming
   bool one_used = true;
   std::string hot;                // the hand-written writer's part of `one`
   const bool hand_written = streamed_instructions != nullptr && UseHandWrittenProtoCodec();
-  for (const HloInstruction* inst : post) {
+  size_t visited = 0;
+  bool same_order = true;  // the post order is the text's
+  absl::Status status;
+  auto encode = [&](const HloInstruction* inst) -> absl::Status {
+    same_order = same_order && visited < list.size() && list[visited] == inst;
+    ++visited;
     xla::HloInstructionProto* ip = streamed_instructions != nullptr ? &one : p->add_instructions();
     if (streamed_instructions != nullptr && one_used) one.Clear();
     hot.clear();
@@ -1263,13 +1375,31 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
       return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", s.message()));
     }
     if (streamed_instructions != nullptr) {
-      const size_t size = one.ByteSizeLong();
+      const size_t size = hand_written && skip_empty_size_ && !proto_touched_ ? 0 : one.ByteSizeLong();
       one_used = size != 0;  // (an empty message needs no Clear())
-      AppendFieldHeader(2, hot.size() + size, streamed_instructions);
-      streamed_instructions->append(hot);
+      std::string& out = streamed_instructions->buffer();
+      AppendFieldHeader(2, hot.size() + size, &out);
+      out.append(hot);
       // (Most instructions: empty, the hand-written writer wrote all.)
-      if (size != 0) AppendDeterministicBytes(one, size, streamed_instructions);
+      if (size != 0) AppendDeterministicBytes(one, size, &out);
+      return streamed_instructions->MaybeFlush();
     }
+    return absl::OkStatus();
+  };
+  if (walk_post_order_) {
+    comp.WalkPostOrderUntil([&](HloInstruction* inst) {
+      status = encode(inst);
+      return !status.ok();
+    });
+  } else {
+    for (const HloInstruction* inst : comp.MakeInstructionPostOrder()) {
+      status = encode(inst);
+      if (!status.ok()) break;
+    }
+  }
+  if (!status.ok()) return status;
+  if (!same_order || visited != list.size()) {
+    for (const HloInstruction* inst : list) text.add_instruction_order(inst_ids_.at(inst));
   }
   if (comp.root_instruction() != nullptr) p->set_root_id(inst_ids_.at(comp.root_instruction()));
   if (program_shape_bytes != nullptr) {
@@ -1304,7 +1434,19 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   return absl::OkStatus();
 }
 
-absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
+}  // namespace
+
+uint64_t ComputationBytesGuess(const HloComputation& comp) {
+  uint64_t bytes = 0;
+  for (const HloInstruction* inst : comp.instructions()) {
+    bytes += inst->name().size() + HloOpcodeString(inst->opcode()).size() + 8;
+  }
+  return bytes;
+}
+
+namespace {
+
+absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
                           std::optional<std::string>* host_program_shape) {
   if (!module_.opaque_proto_fields().empty() && !proto.ParseFromString(module_.opaque_proto_fields())) {
     return absl::InternalError("kept module proto fields do not parse");
@@ -1348,8 +1490,15 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
   // The most common print style is the module's default for instructions.
   int64_t next_inst = 1;
   absl::flat_hash_map<uint32_t, int64_t> flag_counts;
-  for (const HloComputation* c : order) {
-    for (const HloInstruction* inst : c->instructions()) {
+  {
+    std::vector<HloInstruction*> all;
+    for (const HloComputation* c : order) c->AppendInstructionsTo(&all);
+    // The id table sized once (grown by doubling it was up to twice the
+    // unique ids: 9.6 MB for the 300k module's 4.8).
+    int64_t max_unique_id = -1;
+    for (const HloInstruction* inst : all) max_unique_id = std::max(max_unique_id, inst->unique_id());
+    if (exact_id_table_) inst_ids_.Reserve(max_unique_id + 1);
+    for (const HloInstruction* inst : all) {
       inst_ids_[inst] = next_inst++;
       ++flag_counts[inst->text_flags()];
     }
@@ -1375,13 +1524,11 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
       continue;
     }
     // The instructions' bytes first, then the computation's other fields
-    // (the wire format takes fields in any order), written in place after
-    // room for the field's header, which is moved up to them once their
-    // length is known (no second copy of a large computation).
+    // (the wire format takes fields in any order), written as they come
+    // after room for the field's length (WireWriter: no copy of a large
+    // computation, and streamed to the output file when there is one).
     xla::HloComputationProto cp;
-    constexpr size_t kRoom = 11;  // a tag byte and a 10-byte varint
-    const size_t start = streamed->size();
-    streamed->append(kRoom, '\0');
+    streamed->Begin(3, ComputationBytesGuess(*c));
     // The program shape as bytes, unless kept fields could hold fields
     // protobuf would write before it (it is field 4; hilo sets 1 and 5-8).
     const bool shape_bytes = host_program_shape != nullptr && c->opaque_proto_fields().empty();
@@ -1389,11 +1536,12 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
     if (absl::Status s = EncodeComputation(*c, &cp, streamed, shape_bytes ? &program_shape_ : nullptr); !s.ok()) {
       return s;
     }
+    std::string& out = streamed->buffer();
     if (shape_bytes) {
       // The fields in protobuf's order: name (1), program_shape (4), the rest.
-      if (!cp.name().empty()) AppendLengthDelimitedField(1, cp.name(), streamed);
+      if (!cp.name().empty()) AppendLengthDelimitedField(1, cp.name(), &out);
       cp.clear_name();
-      AppendLengthDelimitedField(4, program_shape_, streamed);
+      AppendLengthDelimitedField(4, program_shape_, &out);
       if (c == entry) *host_program_shape = program_shape_;
     } else if (c == entry) {
       *proto.mutable_host_program_shape() = cp.program_shape();
@@ -1402,11 +1550,8 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, std::string* streamed,
         proto.clear_host_program_shape();
       }
     }
-    AppendDeterministicBytes(cp, streamed);
-    std::string header;
-    AppendFieldHeader(3, streamed->size() - start - kRoom, &header);
-    std::memcpy(streamed->data() + start + kRoom - header.size(), header.data(), header.size());
-    streamed->erase(start, kRoom - header.size());
+    AppendDeterministicBytes(cp, &out);
+    if (absl::Status s = streamed->End(); !s.ok()) return s;
   }
   if (entry != nullptr) {
     proto.set_entry_computation_name(entry->name());
@@ -1541,9 +1686,35 @@ void ClearHotFields(xla::HloInstructionProto& ip) {
   ip.clear_dot_dimension_numbers();
 }
 
+// Slices of one buffer (a computation's bytes, which protobuf keeps under
+// 2 GiB), 8 bytes each where string_views take 16: the 300k module's entry
+// has 300,020 instructions (2.4 MB of its read peak).
+class ByteSlices {
+ public:
+  // False when a slice is not within 4 GiB of the first (no such message
+  // parses).
+  bool Assign(const std::vector<absl::string_view>& views) {
+    slices_.clear();
+    slices_.reserve(views.size());
+    base_ = views.empty() ? nullptr : views.front().data();
+    for (absl::string_view v : views) {
+      const uint64_t at = static_cast<uint64_t>(v.data() - base_);
+      if (v.data() < base_ || at > UINT32_MAX || v.size() > UINT32_MAX) return false;
+      slices_.emplace_back(static_cast<uint32_t>(at), static_cast<uint32_t>(v.size()));
+    }
+    return true;
+  }
+  absl::string_view operator[](size_t i) const { return {base_ + slices_[i].first, slices_[i].second}; }
+  size_t size() const { return slices_.size(); }
+
+ private:
+  const char* base_ = nullptr;
+  std::vector<std::pair<uint32_t, uint32_t>> slices_;
+};
+
 struct ComputationInput {
   xla::HloComputationProto* fields = nullptr;
-  std::vector<absl::string_view> instruction_bytes;
+  ByteSlices instruction_bytes;
 };
 
 // The status of bytes that do not parse as the message they should be
@@ -1680,7 +1851,13 @@ class Decoder {
   uint32_t instruction_flags_ = kXlaStyle;
   std::vector<absl::string_view> attribute_names_;
   absl::flat_hash_map<int64_t, HloComputation*> comps_by_id_;
-  absl::flat_hash_set<absl::string_view> names_;
+  // Every instruction, by name (unique in the module); handed to the module
+  // as its name index at the end, as the text parser's is (EndBulkLoad).
+  InstructionNameSet names_;
+  // HILO_PROTO_EARLY_OPERANDS=0: every instruction's operands attached
+  // after all are built (docs/performance.md, "Proto formats").
+  const bool early_operands_ = SwitchedOnByDefault("HILO_PROTO_EARLY_OPERANDS");
+  std::vector<HloInstruction*> early_;  // an instruction's operands, found
   absl::flat_hash_map<std::string, SharedShape> shapes_;
   std::string shape_key_;
   AsyncStarts async_starts_;
@@ -2062,10 +2239,10 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     for (int i = 0; i < n; ++i) order.push_back(i);
   }
   std::vector<HloInstruction*> insts(n, nullptr);
-  // Operand ids of the instructions in `order`, one after the other.
+  // Operand ids of the instructions in `pending` (below), one after the other.
   std::vector<int64_t> operand_ids;
   std::vector<size_t> operands_end;
-  operands_end.reserve(n);
+  if (!ids_first || !early_operands_) operands_end.reserve(n);
   // (instruction index, control predecessor id), in `order`.
   std::vector<std::pair<int, int64_t>> predecessor_ids;
   // Called computations, named once the operands are there (a conditional's
@@ -2076,6 +2253,38 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     std::vector<xla::HiloCalledAttribute> names;
   };
   std::vector<Calls> calls;
+  // An async-update/-done's computation is its start's (checked below).
+  std::vector<std::pair<HloInstruction*, HloComputation*>> async_followers;
+  // Names a call's computations (its instruction's operands attached).
+  auto name_calls = [&](Calls& c) -> absl::Status {
+    HloInstruction* inst = c.inst;
+    if (c.names.empty() && IsAsyncFollower(inst->opcode()) && c.called.size() == 1) {
+      async_followers.emplace_back(inst, c.called[0]);
+      return absl::OkStatus();
+    }
+    if (!c.names.empty()) {
+      size_t at = 0;
+      for (const xla::HiloCalledAttribute& name : c.names) {
+        if (name.count() < 0 || at + static_cast<size_t>(name.count()) > c.called.size()) {
+          return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+        }
+        CalledComputationList comps(c.called.begin() + at, c.called.begin() + at + name.count());
+        at += name.count();
+        inst->mutable_called_computation_attributes()->push_back({name.name(), std::move(comps), name.braced()});
+      }
+      if (at != c.called.size()) {
+        return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
+      }
+    } else {
+      for (CalledComputationAttribute& attr : DefaultCalledAttributes(*inst, c.called)) {
+        inst->mutable_called_computation_attributes()->push_back(std::move(attr));
+      }
+    }
+    return absl::OkStatus();
+  };
+  // The instructions whose operands were not attached as they were built
+  // (in the order built), their operand ids one after the other.
+  std::vector<int> pending;
   // Streaming with done_before_: instructions [0, built_below) of the input
   // are built (the text's order only strays a little from the input's).
   std::vector<bool> built(done_before_ ? n : 0, false);
@@ -2120,7 +2329,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode, *std::move(h.shape),
                                                std::string(h.name));
     HloInstruction* inst = owned.get();
-    if (!names_.insert(inst->name()).second) {
+    if (!names_.insert(inst).second) {
       return Invalid(absl::StrCat(where, ", instruction ", inst->name()), "instruction name is used twice");
     }
     // The parameter number first: AddInstruction registers parameters by it.
@@ -2134,8 +2343,6 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     }
     comp->AddInstruction(std::move(owned));
     insts[i] = inst;
-    operand_ids.insert(operand_ids.end(), h.operand_ids.begin(), h.operand_ids.end());
-    operands_end.push_back(operand_ids.size());
     for (int64_t id : h.control_predecessor_ids) predecessor_ids.emplace_back(i, id);
     // Called computations: must be defined (earlier in the proto).
     std::vector<HloComputation*> called;
@@ -2148,8 +2355,9 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       called.push_back(it->second);
     }
     const xla::HiloInstructionText& t = ip.hilo_text();
+    std::optional<Calls> call;
     if (!called.empty() || t.called_size() > 0) {
-      calls.push_back({inst, std::move(called), {t.called().begin(), t.called().end()}});
+      call = Calls{inst, std::move(called), {t.called().begin(), t.called().end()}};
     }
     if (absl::Status s = DecodeAttributes(h, ip, inst); !s.ok()) return s;
     if (h.replica_groups == nullptr) ShareReplicaGroups(inst);  // (else shared already)
@@ -2157,13 +2365,41 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       ClearHotFields(ip);
       if (ip.ByteSizeLong() != 0) inst->set_opaque_proto_fields(DeterministicBytes(ip));
     }
+    // Operands already built (every id was read first, and an operand
+    // nearly always comes before its users) are attached now, and the
+    // calls named: nothing of the instruction is kept for later (what was
+    // kept for every instruction was 16 MB at the 300k module's peak).
+    bool attached = false;
+    if (ids_first && early_operands_) {
+      early_.clear();
+      for (int64_t id : h.operand_ids) {
+        const int j = index.Find(id);
+        if (j < 0 || insts[j] == nullptr) break;
+        early_.push_back(insts[j]);
+      }
+      if (early_.size() == h.operand_ids.size()) {
+        inst->ReserveOperands(static_cast<int64_t>(early_.size()));
+        for (HloInstruction* operand : early_) inst->AppendOperand(operand);
+        attached = true;
+      }
+    }
+    if (!attached) {
+      pending.push_back(i);
+      operand_ids.insert(operand_ids.end(), h.operand_ids.begin(), h.operand_ids.end());
+      operands_end.push_back(operand_ids.size());
+    }
+    if (call.has_value() && attached) {
+      if (absl::Status s = name_calls(*call); !s.ok()) return s;
+    } else if (call.has_value()) {
+      calls.push_back(*std::move(call));
+    }
   }
   if (!ids_first) {
     if (std::optional<int64_t> dup = index.Build(ids); dup.has_value()) return used_twice(*dup);
   }
   size_t at_operand = 0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    HloInstruction* inst = insts[order[k]];
+  for (size_t k = 0; k < pending.size(); ++k) {
+    HloInstruction* inst = insts[pending[k]];
     inst->ReserveOperands(static_cast<int64_t>(operands_end[k] - at_operand));
     for (; at_operand < operands_end[k]; ++at_operand) {
       const int64_t id = operand_ids[at_operand];
@@ -2179,32 +2415,8 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     }
     insts[j]->AddControlDependencyTo(insts[i]);
   }
-  // An async-update/-done's computation is its start's (checked below).
-  std::vector<std::pair<HloInstruction*, HloComputation*>> async_followers;
   for (Calls& c : calls) {
-    HloInstruction* inst = c.inst;
-    if (c.names.empty() && IsAsyncFollower(inst->opcode()) && c.called.size() == 1) {
-      async_followers.emplace_back(inst, c.called[0]);
-      continue;
-    }
-    if (!c.names.empty()) {
-      size_t at = 0;
-      for (const xla::HiloCalledAttribute& name : c.names) {
-        if (name.count() < 0 || at + static_cast<size_t>(name.count()) > c.called.size()) {
-          return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
-        }
-        CalledComputationList comps(c.called.begin() + at, c.called.begin() + at + name.count());
-        at += name.count();
-        inst->mutable_called_computation_attributes()->push_back({name.name(), std::move(comps), name.braced()});
-      }
-      if (at != c.called.size()) {
-        return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
-      }
-    } else {
-      for (CalledComputationAttribute& attr : DefaultCalledAttributes(*inst, c.called)) {
-        inst->mutable_called_computation_attributes()->push_back(std::move(attr));
-      }
-    }
+    if (absl::Status s = name_calls(c); !s.ok()) return s;
   }
   for (auto& [inst, comp] : async_followers) {
     const HloInstruction* start = AsyncChainStart(inst, &async_starts_);
@@ -2366,7 +2578,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     cp.clear_id();
     if (cp.ByteSizeLong() != 0) comps[i]->set_opaque_proto_fields(DeterministicBytes(cp));
   }
-  module_->EndBulkLoad();
+  module_->EndBulkLoad(std::move(names_));
   proto_.clear_computations();
   proto_.clear_name();
   proto_.clear_entry_computation_id();
@@ -2478,7 +2690,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
 }
 
 absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view bytes, int recursion_budget,
-                                                              const std::function<void(const char*)>& done_before) {
+                                                              const std::function<void(const char*)>& done_before,
+                                                              const std::function<void(const char*)>& done_from) {
   google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
   constexpr int kComputationsField = xla::HloModuleProto::kComputationsFieldNumber;
   constexpr int kInstructionsField = xla::HloComputationProto::kInstructionsFieldNumber;
@@ -2524,9 +2737,12 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view 
   }
   std::vector<xla::HloComputationProto> computation_fields(computation_bytes.size());
   std::vector<ComputationInput> computations(computation_bytes.size());
+  std::vector<absl::string_view> instruction_bytes;
   for (size_t i = 0; i < computation_bytes.size(); ++i) {
     rest.clear();
-    if (!SplitField(computation_bytes[i], kInstructionsField, &computations[i].instruction_bytes, &rest) ||
+    instruction_bytes.clear();
+    if (!SplitField(computation_bytes[i], kInstructionsField, &instruction_bytes, &rest) ||
+        !computations[i].instruction_bytes.Assign(instruction_bytes) ||
         !split_program_shape(xla::HloComputationProto::kProgramShapeFieldNumber) ||
         !program_shape_parses(recursion_budget - 2) ||
         !ParseAtDepth(rest, recursion_budget - 1, &computation_fields[i])) {
@@ -2535,14 +2751,31 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view 
     computations[i].fields = &computation_fields[i];
   }
   const int instruction_budget = recursion_budget - 2;
+  // The split's buffers (the largest program shape's bytes, a few MB for
+  // the 300k module) are freed before the module is built, the heap's
+  // largest moment.
+  std::string().swap(rest);
+  std::string().swap(other);
+  std::string().swap(program_shape_storage);
+  std::vector<absl::string_view>().swap(instruction_bytes);
+  if (done_from) {
+    // The bytes after the last instruction (the entry's program shape, the
+    // module's other fields: about 3 MB of the 300k module's read peak).
+    const char* end = bytes.data();
+    for (const ComputationInput& c : computations) {
+      const size_t n = c.instruction_bytes.size();
+      if (n > 0) end = std::max(end, c.instruction_bytes[n - 1].data() + c.instruction_bytes[n - 1].size());
+    }
+    done_from(end);
+  }
   absl::StatusOr<std::unique_ptr<HloModule>> module = Decoder(fields, computations, instruction_budget, done_before).Run();
   if (!module.ok() && module.status().code() != absl::StatusCode::kDataLoss) {
     // Protobuf's parser reads a whole message before hilo converts any of
     // it: bytes that do not parse are no module, whatever else is wrong.
     xla::HloInstructionProto scratch;
     for (const ComputationInput& c : computations) {
-      for (absl::string_view b : c.instruction_bytes) {
-        if (!ParseAtDepth(b, instruction_budget, &scratch)) return not_a_module;
+      for (size_t i = 0; i < c.instruction_bytes.size(); ++i) {
+        if (!ParseAtDepth(c.instruction_bytes[i], instruction_budget, &scratch)) return not_a_module;
       }
     }
   }
@@ -2559,19 +2792,14 @@ absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* prot
   return Encoder(module).Run(*proto);
 }
 
-absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
+absl::Status HloModuleToWire(const HloModule& module, WireWriter* out) {
   // The name first (LoadModule tells an HloModuleProto by its first field),
-  // then the computations, then the module's other fields. Room for every
-  // instruction is reserved at once: a string that grows by doubling holds
-  // two copies while it moves (only the bytes written are memory in use).
-  std::string bytes;
-  int64_t instructions = 0;
-  for (const HloComputation* c : module.computations()) instructions += c->instruction_count();
-  bytes.reserve(static_cast<size_t>(instructions) * 256 + (size_t{1} << 20));
+  // then the computations, then the module's other fields.
+  std::string& bytes = out->buffer();
   if (!module.name().empty()) AppendLengthDelimitedField(1, module.name(), &bytes);
   xla::HloModuleProto rest;
   std::optional<std::string> host_program_shape;
-  if (absl::Status s = Encoder(module).Run(rest, &bytes, &host_program_shape); !s.ok()) return s;
+  if (absl::Status s = Encoder(module).Run(rest, out, &host_program_shape); !s.ok()) return s;
   if (rest.name() == module.name()) rest.clear_name();
   if (host_program_shape.has_value()) {
     if (!rest.name().empty()) {
@@ -2587,7 +2815,19 @@ absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
     }
   }
   AppendDeterministicBytes(rest, &bytes);
-  return bytes;
+  return out->MaybeFlush();
+}
+
+absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module) {
+  // Room for every instruction is reserved at once: a string that grows by
+  // doubling holds two copies while it moves (only the bytes written are
+  // memory in use).
+  WireWriter out;
+  int64_t instructions = 0;
+  for (const HloComputation* c : module.computations()) instructions += c->instruction_count();
+  out.buffer().reserve(static_cast<size_t>(instructions) * 256 + (size_t{1} << 20));
+  if (absl::Status s = HloModuleToWire(module, &out); !s.ok()) return s;
+  return out.TakeBytes();
 }
 
 }  // namespace hilo

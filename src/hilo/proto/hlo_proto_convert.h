@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/proto/hlo.pb.h"
+#include "hilo/proto/wire_writer.h"
 
 namespace hilo {
 
@@ -48,9 +49,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromProto(xla::HloModuleProt
 // fails: the error path reads every instruction's bytes again), so that a
 // caller can give a mapped input's pages back as the text parser's
 // `done_before` does (InputBuffer::DropPagesBefore; docs/performance.md).
+// `done_from`, when set, is called once the instructions were found with
+// the end of the last one: nothing from there on is read again (the
+// module's and computations' other fields were read), unless decoding fails.
 absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(
     absl::string_view bytes, int recursion_budget,
-    const std::function<void(const char*)>& done_before = {});
+    const std::function<void(const char*)>& done_before = {},
+    const std::function<void(const char*)>& done_from = {});
 
 // Whether HloModuleFromBytes and HloModuleToBytes read and write each
 // instruction's common fields straight from and to the wire bytes (the
@@ -67,6 +72,12 @@ absl::Status HloModuleToProto(const HloModule& module, xla::HloModuleProto* prot
 // The binary HloModuleProto, written one instruction message at a time (the
 // same message HloModuleToProto gives, its fields in another order).
 absl::StatusOr<std::string> HloModuleToBytes(const HloModule& module);
+// The same bytes appended to `out` (streamed to its file, if it has one).
+absl::Status HloModuleToWire(const HloModule& module, WireWriter* out);
+// What WireWriter::Begin is told to expect of `comp`'s bytes in the proto: a
+// lower bound (each instruction has at least a name, an opcode, a shape and
+// a header; a guess too short only costs moving the payload once).
+uint64_t ComputationBytesGuess(const HloComputation& comp);
 // Appends `message`'s wire form to `out`, map fields in key order. Protobuf's
 // own order for a map follows its hash table, whose seed changes from run to
 // run: a scheduled module's `schedule.sequences` and frontend attributes

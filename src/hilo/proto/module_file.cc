@@ -209,7 +209,8 @@ bool ReadWholeMessages() {
 // error, prefixed with the file name.
 absl::StatusOr<LoadedModule> ReadBinaryAs(ProtoMessage message, absl::string_view bytes,
                                           absl::string_view filename,
-                                          const std::function<void(size_t)>& done_before) {
+                                          const std::function<void(size_t)>& done_before,
+                                          const std::function<void(size_t)>& done_from) {
   google::protobuf::LogSilencer quiet;  // no "invalid UTF-8" lines on stderr
   const int budget = DefaultProtoRecursionBudget();
   const absl::Status not_it = absl::DataLossError("the bytes do not parse as this message");
@@ -256,16 +257,17 @@ absl::StatusOr<LoadedModule> ReadBinaryAs(ProtoMessage message, absl::string_vie
     if (!ParseAtDepth(module_bytes, budget - depth, m) || m->computations_size() == 0) return not_it;
     module = HloModuleFromProto(*m);
   } else {
-    std::function<void(const char*)> done_at;
-    if (done_before) {
-      // (A module joined from repeated fields is a copy: nothing to report.)
-      done_at = [&](const char* at) {
-        if (at >= bytes.data() && at <= bytes.data() + bytes.size()) {
-          done_before(static_cast<size_t>(at - bytes.data()));
-        }
-      };
-    }
-    module = HloModuleFromBytes(module_bytes, budget - depth, done_at);
+    // (A module joined from repeated fields is a copy: nothing to report.)
+    auto offset_in_bytes = [&bytes](const std::function<void(size_t)>& report) {
+      std::function<void(const char*)> at_address;
+      if (report) {
+        at_address = [&bytes, &report](const char* at) {
+          if (at >= bytes.data() && at <= bytes.data() + bytes.size()) report(static_cast<size_t>(at - bytes.data()));
+        };
+      }
+      return at_address;
+    };
+    module = HloModuleFromBytes(module_bytes, budget - depth, offset_in_bytes(done_before), offset_in_bytes(done_from));
   }
   if (!module.ok()) {
     const absl::StatusCode code = module.status().code();
@@ -343,7 +345,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
 }
 
 absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename,
-                                        const std::function<void(size_t)>& done_before) {
+                                        const std::function<void(size_t)>& done_before,
+                                        const std::function<void(size_t)>& done_from) {
   LoadedModule loaded;
   const ModuleFormat format = DetectModuleFormat(bytes, filename);
   const bool binary = format == ModuleFormat::kProto;
@@ -400,7 +403,7 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
   }
   std::string note;  // why the first message type whose bytes got as far as an instruction failed
   for (ProtoMessage candidate : order) {
-    absl::StatusOr<LoadedModule> out = ReadBinaryAs(candidate, bytes, filename, done_before);
+    absl::StatusOr<LoadedModule> out = ReadBinaryAs(candidate, bytes, filename, done_before, done_from);
     if (out.ok()) return out;
     const absl::StatusCode code = out.status().code();
     if (code != absl::StatusCode::kDataLoss && code != absl::StatusCode::kNotFound) return out.status();
@@ -414,43 +417,61 @@ absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_vi
                           note));
 }
 
+absl::Status WriteBinaryModule(const HloModule& module, ProtoMessage message, absl::string_view envelope,
+                               WireWriter* out) {
+  // An HloProto or HloSnapshot around the module is framed by hand: field 1
+  // (the module, or the HloProto), then the message's other fields.
+  uint64_t guess = 0;  // a lower bound of the module's bytes, as each computation's
+  if (message != ProtoMessage::kHloModuleProto) {
+    for (const HloComputation* c : module.computations()) guess += ComputationBytesGuess(*c);
+  }
+  absl::Status status;
+  switch (message) {
+    case ProtoMessage::kHloModuleProto:
+      status = HloModuleToWire(module, out);
+      break;
+    case ProtoMessage::kHloProto:
+      out->Begin(1, guess);
+      status = HloModuleToWire(module, out);
+      if (status.ok()) status = out->End();
+      out->buffer().append(envelope.data(), envelope.size());  // the HloProto without its module
+      break;
+    case ProtoMessage::kHloSnapshot: {
+      xla::HloSnapshot snap;
+      if (!envelope.empty() && !snap.ParseFromArray(envelope.data(), static_cast<int>(envelope.size()))) {
+        return absl::InternalError("kept HloSnapshot fields do not parse");
+      }
+      const std::string hlo_rest = DeterministicBytes(snap.hlo());
+      snap.clear_hlo();
+      out->Begin(1, guess);
+      out->Begin(1, guess);
+      status = HloModuleToWire(module, out);
+      if (status.ok()) status = out->End();
+      out->buffer().append(hlo_rest);
+      if (status.ok()) status = out->End();
+      AppendDeterministicBytes(snap, &out->buffer());
+      break;
+    }
+  }
+  if (status.ok()) status = out->Finish();
+  if (status.ok() && out->size() > static_cast<uint64_t>(INT_MAX)) {
+    return absl::InvalidArgumentError("the module is larger than 2 GiB, the most a protobuf can hold");
+  }
+  return status;
+}
+
 absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleFormat format,
                                             ProtoMessage message, absl::string_view envelope) {
   if (format == ModuleFormat::kText) return PrintHloModule(module);
   if (format == ModuleFormat::kProto) {
-    // Streamed; an HloProto or HloSnapshot around it is framed by hand.
-    absl::StatusOr<std::string> module_bytes = HloModuleToBytes(module);
-    if (!module_bytes.ok()) return module_bytes.status();
-    // Field 1 (the module, or the HloProto) followed by the message's other fields.
-    auto frame = [](absl::string_view payload, absl::string_view rest) {
-      std::string out;
-      AppendLengthDelimitedField(1, payload, &out);
-      out.append(rest.data(), rest.size());
-      return out;
-    };
-    std::string bytes;
-    switch (message) {
-      case ProtoMessage::kHloModuleProto:
-        bytes = *std::move(module_bytes);
-        break;
-      case ProtoMessage::kHloProto:
-        bytes = frame(*module_bytes, envelope);  // the envelope is the HloProto without its module
-        break;
-      case ProtoMessage::kHloSnapshot: {
-        xla::HloSnapshot snap;
-        if (!envelope.empty() && !snap.ParseFromArray(envelope.data(), static_cast<int>(envelope.size()))) {
-          return absl::InternalError("kept HloSnapshot fields do not parse");
-        }
-        const std::string hlo_rest = DeterministicBytes(snap.hlo());
-        snap.clear_hlo();
-        bytes = frame(frame(*module_bytes, hlo_rest), DeterministicBytes(snap));
-        break;
-      }
-    }
-    if (bytes.size() > static_cast<size_t>(INT_MAX)) {
-      return absl::InvalidArgumentError("the module is larger than 2 GiB, the most a protobuf can hold");
-    }
-    return bytes;
+    WireWriter out;
+    int64_t instructions = 0;
+    for (const HloComputation* c : module.computations()) instructions += c->instruction_count();
+    // (Reserved at once: a string growing by doubling holds two copies while
+    // it moves; only the bytes written are memory in use.)
+    out.buffer().reserve(static_cast<size_t>(instructions) * 256 + (size_t{1} << 20));
+    if (absl::Status s = WriteBinaryModule(module, message, envelope, &out); !s.ok()) return s;
+    return out.TakeBytes();
   }
   google::protobuf::Arena arena;
   auto* proto = google::protobuf::Arena::CreateMessage<xla::HloModuleProto>(&arena);

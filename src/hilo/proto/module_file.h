@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/proto/hlo.pb.h"
+#include "hilo/proto/wire_writer.h"
 
 namespace hilo {
 
@@ -60,14 +61,26 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
 // Errors are InvalidArgument, prefixed with the file name.
 // `done_before`: as ParseHloModule's, for binary protos too (offsets in
 // `bytes` before which nothing is read again, while instructions are built).
+// `done_from`: the same for the offset from which nothing is read again
+// (called once, when a binary module's instructions were found).
 absl::StatusOr<LoadedModule> LoadModule(absl::string_view bytes, absl::string_view filename,
-                                        const std::function<void(size_t)>& done_before = {});
+                                        const std::function<void(size_t)>& done_before = {},
+                                        const std::function<void(size_t)>& done_from = {});
 
 // `module` in `format`. For the proto formats, `message` says which message
 // to write; `envelope` (LoadedModule::envelope) is the rest of it.
 absl::StatusOr<std::string> SerializeModule(const HloModule& module, ModuleFormat format,
                                             ProtoMessage message = ProtoMessage::kHloModuleProto,
                                             absl::string_view envelope = "");
+
+// `module` as a binary proto, `message` (`envelope` being the rest of it),
+// as SerializeModule gives it, appended to `out`: with a file, streamed to
+// it (at most about a megabyte of it in memory at once), so that only the
+// module and the writer's state are in memory (docs/performance.md, "Proto
+// formats"). Ends with out->Finish(). On an error, what was written is
+// incomplete: the caller discards it (a temporary file, removed).
+absl::Status WriteBinaryModule(const HloModule& module, ProtoMessage message, absl::string_view envelope,
+                               WireWriter* out);
 
 }  // namespace hilo
 

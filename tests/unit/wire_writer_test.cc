@@ -1,0 +1,166 @@
+// WireWriter (a length-delimited field written before its length is known)
+// against protobuf's own serializer, in memory and streamed to a file in
+// pieces of every size, with lengths guessed right, too short and too long;
+// and WriteBinaryModule streamed to a file against SerializeModule.
+#include "hilo/proto/wire_writer.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "hilo/proto/hlo.pb.h"
+#include "hilo/proto/hlo_proto_convert.h"
+#include "hilo/proto/module_file.h"
+#include "hilo/text/parser.h"
+
+namespace hilo {
+namespace {
+
+// The whole content of `file`.
+std::string Contents(std::FILE* file) {
+  std::string out;
+  std::rewind(file);
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) out.append(buffer, n);
+  return out;
+}
+
+// A module whose computations' payloads need 1, 2 and 3 bytes of length.
+xla::HloModuleProto Module() {
+  xla::HloModuleProto m;
+  m.set_name("m");
+  for (int count : {1, 3, 400, 6000}) {
+    xla::HloComputationProto* c = m.add_computations();
+    c->set_name(absl::StrCat("c", count));
+    for (int i = 0; i < count; ++i) {
+      xla::HloInstructionProto* inst = c->add_instructions();
+      inst->set_name(absl::StrCat("i", i));
+      inst->set_opcode("add");
+      inst->set_id(i + 1);
+    }
+  }
+  m.set_entry_computation_name("c6000");
+  return m;
+}
+
+// Writes Module() through `out` as HloProto field 1 (the module) holding
+// field 3 (each computation), the lengths guessed by `guess` (of the exact
+// payload size), then the HloProto's bytes after it.
+absl::Status WriteFramed(const xla::HloModuleProto& m, uint64_t (*guess)(uint64_t), WireWriter* out) {
+  out->Begin(1, guess(m.ByteSizeLong()));
+  // Protobuf's order: name (1), entry_computation_name (2), computations (3).
+  out->buffer().append(absl::StrCat("\x0a\x01", m.name(), "\x12\x05", m.entry_computation_name()));
+  for (const xla::HloComputationProto& c : m.computations()) {
+    out->Begin(3, guess(c.ByteSizeLong()));
+    out->buffer().append(absl::StrCat("\x0a", std::string(1, static_cast<char>(c.name().size())), c.name()));
+    // In pieces, so that a small flush size writes some of it out.
+    for (const xla::HloInstructionProto& inst : c.instructions()) {
+      out->Begin(2, guess(inst.ByteSizeLong()));
+      AppendDeterministicBytes(inst, &out->buffer());
+      if (absl::Status s = out->End(); !s.ok()) return s;
+      if (absl::Status s = out->MaybeFlush(); !s.ok()) return s;
+    }
+    if (absl::Status s = out->End(); !s.ok()) return s;
+  }
+  if (absl::Status s = out->End(); !s.ok()) return s;
+  return out->Finish();
+}
+
+std::string Expected(const xla::HloModuleProto& m) {
+  // Protobuf's order (name, computations, entry name) is the order written.
+  xla::HloProto p;
+  *p.mutable_hlo_module() = m;
+  return DeterministicBytes(p);
+}
+
+uint64_t Exact(uint64_t n) { return n; }
+uint64_t TooShort(uint64_t) { return 0; }
+uint64_t TooLong(uint64_t n) { return n * 200 + 1; }
+
+TEST(WireWriterTest, InMemoryAnyGuessGivesProtobufsBytes) {
+  const xla::HloModuleProto m = Module();
+  int moves = 0;
+  for (auto guess : {Exact, TooShort, TooLong}) {
+    WireWriter out;
+    ASSERT_TRUE(WriteFramed(m, guess, &out).ok());
+    moves += out.moves();
+    EXPECT_EQ(out.file_moves(), 0);
+    EXPECT_EQ(out.TakeBytes(), Expected(m));
+  }
+  EXPECT_GT(moves, 0);  // the wrong guesses did move payloads
+}
+
+TEST(WireWriterTest, StreamedToAFileAnyGuessGivesProtobufsBytes) {
+  const xla::HloModuleProto m = Module();
+  for (size_t flush : {size_t{1}, size_t{7}, size_t{1000}, WireWriter::kDefaultFlushBytes}) {
+    for (auto guess : {Exact, TooShort, TooLong}) {
+      std::FILE* file = std::tmpfile();
+      ASSERT_NE(file, nullptr);
+      WireWriter out(fileno(file), "test", flush);
+      ASSERT_TRUE(WriteFramed(m, guess, &out).ok());
+      EXPECT_EQ(Contents(file), Expected(m)) << "flush " << flush;
+      if (guess == Exact) {
+        EXPECT_EQ(out.moves(), 0);
+      }
+      // Payloads already in the file were moved there, both ways.
+      if (guess != Exact && flush < 1000) {
+        EXPECT_GT(out.file_moves(), 0) << "flush " << flush;
+      }
+      std::fclose(file);
+    }
+  }
+}
+
+TEST(WireWriterTest, WriteErrorsAreReported) {
+  WireWriter out(12345, "nowhere", 1);  // not an open descriptor
+  out.buffer().append("x");
+  absl::Status status = out.Finish();
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("cannot write 'nowhere'"), std::string::npos) << status;
+}
+
+// A module of several computations, large enough for its entry to be
+// written out in pieces.
+std::string ModuleText() {
+  std::string text = R"(HloModule streamed, replica_count=2
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b), metadata={op_type="add" op_name="sum/add"}
+}
+
+ENTRY main {
+  p = f32[8]{0} parameter(0)
+  v0 = f32[8]{0} all-reduce(p), channel_id=1, replica_groups={{0,1}}, to_apply=add
+)";
+  for (int i = 1; i < 3000; ++i) {
+    absl::StrAppend(&text, "  v", i, " = f32[8]{0} add(v", i - 1, ", p), metadata={op_name=\"layer", i,
+                    "/add\"}\n");
+  }
+  absl::StrAppend(&text, "  ROOT r = f32[8]{0} negate(v2999)\n}\n");
+  return text;
+}
+
+TEST(WireWriterTest, StreamedModuleIsSerializeModules) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(ModuleText());
+  ASSERT_TRUE(module.ok()) << module.status();
+  for (ProtoMessage message : {ProtoMessage::kHloModuleProto, ProtoMessage::kHloProto, ProtoMessage::kHloSnapshot}) {
+    absl::StatusOr<std::string> whole = SerializeModule(**module, ModuleFormat::kProto, message);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    for (size_t flush : {size_t{64}, size_t{100000}}) {
+      std::FILE* file = std::tmpfile();
+      ASSERT_NE(file, nullptr);
+      WireWriter out(fileno(file), "test", flush);
+      ASSERT_TRUE(WriteBinaryModule(**module, message, "", &out).ok());
+      EXPECT_EQ(Contents(file), *whole) << "message " << static_cast<int>(message) << ", flush " << flush;
+      std::fclose(file);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hilo
