@@ -38,10 +38,12 @@ done
 #   python3-numpy python3-pytest its arrays (hilo.run) and its tests
 #   libprotobuf-dev protobuf-compiler  XLA's HLO protos (src/hilo/proto): runtime and protoc
 #   libeigen3-dev                the interpreter's dot kernel (src/hilo/eval/ops.cc)
+#   lld                          links the static tools in tools/link-order.txt's order
+#                                (HILO_LINK_ORDER, cmake/LinkOrder.cmake)
 PACKAGES=(cmake ninja-build g++ libabsl-dev libcli11-dev nlohmann-json3-dev libgtest-dev
           libgmock-dev libbenchmark-dev llvm-14-tools clang-14 libclang-rt-14-dev python3 time
           pybind11-dev python3-dev python3-numpy python3-pytest libprotobuf-dev protobuf-compiler
-          libeigen3-dev)
+          libeigen3-dev lld)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

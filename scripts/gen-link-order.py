@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Writes tools/link-order.txt: the functions a typical hilo-opt run executes.
+
+    scripts/gen-link-order.py [--build build] [--out tools/link-order.txt]
+
+The static tools are linked by ld.lld with this file as its
+--symbol-ordering-file (HILO_LINK_ORDER, cmake/LinkOrder.cmake): the listed
+functions and data come first in their output sections, in the order listed,
+so the code a run executes is contiguous. The kernel maps a 64 KB window around every page
+fault on the binary, so code spread over the whole text keeps most of the
+text resident (docs/performance.md, "eleventh session: start-up memory").
+
+The list is made from whole-process callgrind runs (valgrind, deterministic;
+needs valgrind) of the build directory's tools on inputs the script writes:
+  1. hilo-opt, a one-instruction module, round trip (start-up, smallest run);
+  2. every CPU variant of the glibc string functions (1) ran
+     (`__memcpy_avx_unaligned_erms` -> `__memcpy_evex_unaligned_erms`, ...):
+     glibc picks one per CPU at start-up, and valgrind's CPU is not the
+     machine's; grouped by variant;
+  3. hilo-opt, a `hilo-gen -L 20` module, round trip;
+  4. the same module through --passes=neuron-collective-pipeline,dce;
+  5. `hilo-gen -L 20` itself (the tools share the list; a name a tool does
+     not define is ignored);
+  6. the data symbols (1) reads (valgrind's lackey): data pages are mapped
+     64 KB at a time too.
+Each group lists what earlier groups did not, sorted by name: the list
+depends only on which code runs, not on the current layout, and two runs
+give the same file. A local name defined in several objects (a
+`[clone .isra.0]` of a std::string member) moves all of them: with
+-ffunction-sections each is a small section, but in an archive built without
+it (libprotobuf, libc) the object's whole .text (docs/performance.md says
+what that costs).
+
+A stale or missing entry only costs memory and speed, never the build: lld
+ignores names it does not find (--no-warn-symbol-ordering). Rerun after large
+changes to what a round trip executes; the output is sorted and diffable.
+"""
+import argparse
+import bisect
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = "HloModule t\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n"
+# Where a thread blocks: runs only when the main thread has to wait for the
+# verifier thread, a race, so one profile may show it and the next not.
+ALWAYS = ["__futex_abstimed_wait_cancelable64", "__futex_abstimed_wait_common"]
+# glibc's multiarch variants: __<function>_<instruction set>[_...]
+VARIANT = re.compile(r"^(__[a-z0-9]+)_(sse2|ssse3|sse4_1|sse4_2|sse42|avx|avx2|avx512|evex|erms)(?=_|$)")
+
+
+def run(cmd, **kwargs):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs).stdout
+
+
+def symbols_of(binary, types):
+    """(start, size, name) of every symbol of an nm type in `types`, by address.
+    A symbol without a size (crtbegin.o's functions) extends to the next one."""
+    out = []
+    for line in run(["nm", "--numeric-sort", "--print-size", "--defined-only", binary]).splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            parts.insert(1, "")
+        if len(parts) == 4 and parts[2] in types:
+            out.append([int(parts[0], 16), parts[1], parts[3]])
+    for symbol, following in zip(out, out[1:] + [[out[-1][0] + 1]]):
+        symbol[1] = int(symbol[1], 16) if symbol[1] else max(following[0] - symbol[0], 1)
+    return [tuple(s) for s in out]
+
+
+class Symbols:
+    """Address -> names of the symbols there."""
+
+    def __init__(self, binary, types):
+        self.symbols = symbols_of(binary, types)
+        self.starts = [s[0] for s in self.symbols]
+        self.names = {s[2] for s in self.symbols}
+
+    def names_at(self, addresses):
+        found = set()
+        for address in addresses:
+            i = bisect.bisect_right(self.starts, address) - 1
+            j = i  # every symbol (aliases included) starting where symbol i does
+            while j >= 0 and self.symbols[j][0] == self.symbols[i][0]:
+                start, size, name = self.symbols[j]
+                if start <= address < start + max(size, 1):
+                    found.add(name)
+                j -= 1
+        return found
+
+
+def read_addresses(binary, args, workdir):
+    """Addresses of the data one whole-process run read or modified (valgrind's lackey)."""
+    trace = os.path.join(workdir, "lackey.out")
+    subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={trace}", binary]
+                   + args, check=True, capture_output=True, cwd=workdir)
+    with open(trace) as f:  # " L 0400a0c8,8" / " M ...": data; "I  ...": instructions
+        return {int(line[3:].split(",")[0], 16) for line in f if line.startswith((" L", " M"))}
+
+
+def executed_addresses(binary, args, workdir):
+    """Addresses of the instructions one whole-process callgrind run executed."""
+    profile = os.path.join(workdir, "callgrind.out")
+    subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
+                    "--compress-strings=no", f"--callgrind-out-file={profile}", binary] + args,
+                   check=True, capture_output=True, cwd=workdir)
+    with open(profile) as f:
+        return {int(line.split()[0], 16) for line in f if line.startswith("0x")}
+
+
+def cpu_variants(code, names):
+    """The group of every CPU variant of the glibc functions in `names` not in it."""
+    families = {m.group(1) for m in map(VARIANT.match, names) if m}
+    variants = {name for name in code.names
+                if (m := VARIANT.match(name)) and m.group(1) in families} - names
+    return ("CPU variants of the glibc functions above",
+            sorted(variants, key=lambda n: (VARIANT.match(n).group(2), n)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "tools", "link-order.txt"))
+    options = parser.parse_args()
+    opt = os.path.join(options.build, "bin", "hilo-opt")
+    gen = os.path.join(options.build, "bin", "hilo-gen")
+
+    code = {tool: Symbols(tool, "tTwWiI") for tool in (opt, gen)}
+    data = Symbols(opt, "rRdDbBvV")
+
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "tiny.hlo"), "w") as f:
+            f.write(TINY)
+        run([gen, "-L", "20", "-o", os.path.join(work, "gen.hlo")])
+        runs = [("one-instruction module, round trip", opt, ["tiny.hlo", "-o", "out.hlo"]),
+                ("hilo-gen -L 20, round trip", opt, ["gen.hlo", "-o", "out.hlo"]),
+                ("hilo-gen -L 20, --passes=neuron-collective-pipeline,dce", opt,
+                 ["gen.hlo", "--passes=neuron-collective-pipeline,dce", "-o", "out.hlo"]),
+                ("hilo-gen -L 20 itself", gen, ["-L", "20", "-o", "gen2.hlo"])]
+        listed = set()
+        groups = []
+        for title, binary, args in runs:
+            names = code[binary].names_at(executed_addresses(binary, args, work))
+            if not groups:
+                names |= set(ALWAYS) & code[opt].names
+            names -= listed
+            listed |= names
+            groups.append((title, sorted(names)))
+            if len(groups) == 1:
+                groups.append(cpu_variants(code[opt], names))
+                listed |= set(groups[-1][1])
+
+        groups.append(("data the one-instruction module reads",
+                        sorted(data.names_at(read_addresses(opt, runs[0][2], work)))))
+
+    with open(options.out, "w") as f:
+        f.write("# Generated by scripts/gen-link-order.py: do not edit. The functions a typical\n"
+                "# hilo-opt run executes and reads, laid out first by ld.lld in the static tools\n"
+                "# (HILO_LINK_ORDER, cmake/LinkOrder.cmake). A stale entry costs only memory.\n")
+        for title, names in groups:
+            f.write(f"# {title}: {len(names)}\n")
+            f.writelines(name + "\n" for name in names)
+    print(f"{options.out}: " + ", ".join(f"{len(n)} ({t})" for t, n in groups), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
