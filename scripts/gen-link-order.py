@@ -125,8 +125,9 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--out", default=os.path.join(ROOT, "tools", "link-order.txt"))
     options = parser.parse_args()
-    opt = os.path.join(options.build, "bin", "hilo-opt")
-    gen = os.path.join(options.build, "bin", "hilo-gen")
+    build = os.path.abspath(options.build)  # the runs below work in a scratch folder
+    opt = os.path.join(build, "bin", "hilo-opt")
+    gen = os.path.join(build, "bin", "hilo-gen")
 
     code = {tool: Symbols(tool, "tTwWiI") for tool in (opt, gen)}
     data = Symbols(opt, "rRdDbBvV")
