@@ -46,6 +46,7 @@
 #include "pass_messages.h"
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/eval/equivalence.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/pass/hlo_pass_pipeline.h"
 #include "hilo/pass/pass_options.h"
@@ -113,13 +114,6 @@ struct InputPart {
   int64_t first_line = 1;  // 1-based line of `text`'s first line in the input
   int64_t index = 0;
 };
-
-// True when environment variable `name` is "0": the switches that turn a
-// speed or memory measure off, to measure its gain (docs/performance.md).
-bool SwitchedOff(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && absl::string_view(value) == "0";
-}
 
 // A line that is exactly `// -----` (trailing blanks and a CR allowed).
 bool IsSplitMarker(absl::string_view line) {
@@ -248,7 +242,7 @@ class Driver {
                              output_format_ == ModuleFormat::kText;
     // HILO_VERIFY_THREAD=0 verifies first, on this thread (to measure the
     // thread's gain: docs/performance.md).
-    if (SwitchedOff("HILO_VERIFY_THREAD")) verify_while_printing_ = false;
+    if (EnvSwitchIsZero("HILO_VERIFY_THREAD")) verify_while_printing_ = false;
     if (verify_while_printing_) verify_while_printing_ = verifier_.Start();
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
@@ -332,7 +326,7 @@ class Driver {
     // with leave memory as it goes (InputBuffer::DropPagesBefore);
     // HILO_DROP_INPUT=0 keeps them.
     std::function<void(size_t)> done_before, done_from;
-    if (!SwitchedOff("HILO_DROP_INPUT")) {
+    if (!EnvSwitchIsZero("HILO_DROP_INPUT")) {
       const size_t part_offset = static_cast<size_t>(part.text.data() - input_.text().data());
       done_before = [this, part_offset](size_t offset) {
         input_.DropPagesBefore(part_offset + offset);
@@ -373,7 +367,7 @@ class Driver {
     // writes it whole in memory first, as is done for standard output and
     // devices (nothing may be seen there before it is complete).
     if (output_format_ == ModuleFormat::kProto && options_.output != "-" &&
-        AtomicFileWriter::HidesWritesUntilCommit(options_.output) && !SwitchedOff("HILO_PROTO_STREAM")) {
+        AtomicFileWriter::HidesWritesUntilCommit(options_.output) && !EnvSwitchIsZero("HILO_PROTO_STREAM")) {
       AtomicFileWriter file;
       absl::Status status = file.Open(options_.output);
       if (status.ok() && file.temporary_fd() >= 0) {

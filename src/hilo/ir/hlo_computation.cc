@@ -4,6 +4,7 @@
 
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_module.h"
 
 namespace hilo {
@@ -22,22 +23,17 @@ bool HloComputation::IsEntryComputation() const {
 namespace {
 
 // A speed switch (docs/performance.md): the environment variable is "1".
-bool EnvIsOne(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && absl::string_view(value) == "1";
-}
-
 // HILO_UNIQUE_NAME_COPY=1: a new instruction's name comes from
 // HloModule::UniqueInstructionName (a copy kept by the module) instead of
 // NameInstructionUniquely.
 bool UniqueNamesByCopy() {
-  static const bool by_copy = EnvIsOne("HILO_UNIQUE_NAME_COPY");
+  static const bool by_copy = EnvSwitchIsOne("HILO_UNIQUE_NAME_COPY");
   return by_copy;
 }
 
 // HILO_CYCLE_SEARCH_WALK=1: FindCycle always walks the whole computation.
 bool CycleSearchAlwaysWalks() {
-  static const bool walk = EnvIsOne("HILO_CYCLE_SEARCH_WALK");
+  static const bool walk = EnvSwitchIsOne("HILO_CYCLE_SEARCH_WALK");
   return walk;
 }
 

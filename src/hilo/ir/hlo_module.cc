@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
@@ -94,8 +95,7 @@ void HloModule::BeginBulkLoad() {
 void HloModule::EndBulkLoad(InstructionNameSet names) {
   EndBulkLoad();
   if (name_index_built_ || !used_names_.empty()) return;
-  const char* rebuild = std::getenv("HILO_NAME_INDEX_REBUILD");
-  if (rebuild != nullptr && rebuild[0] == '1') return;
+  if (EnvSwitchIsOne("HILO_NAME_INDEX_REBUILD")) return;
   instruction_names_ = std::move(names);
   name_index_built_ = true;
 }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hilo/analysis/hlo_verifier.h"
+#include "hilo/ir/env_switch.h"
 
 namespace hilo {
 
@@ -43,25 +44,16 @@ nlohmann::json HloPassPipeline::MakeReportEntry(const HloPassInterface& pass, bo
   return entry;
 }
 
-namespace {
-
-// HILO_VERIFY_ATTRIBUTE_CHANGES=1: verify at the end after a pass that only
-// changed frontend attributes too (the switch of that saving).
-bool EnvIsOne(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && absl::string_view(value) == "1";
-}
-
-}  // namespace
-
 absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
   bool changed = false;
   // Whether a pass changed something the verifier reads.
   bool needs_verification = false;
-  const bool verify_attribute_changes = EnvIsOne("HILO_VERIFY_ATTRIBUTE_CHANGES");
+  // HILO_VERIFY_ATTRIBUTE_CHANGES=1: verify at the end after a pass that
+  // only changed frontend attributes too (the switch of that saving).
+  const bool verify_attribute_changes = EnvSwitchIsOne("HILO_VERIFY_ATTRIBUTE_CHANGES");
   // HILO_VERIFY_FULL=1: verify the whole module at the end even after passes
   // that list what they touched (the switch of that saving).
-  const bool verify_full = EnvIsOne("HILO_VERIFY_FULL");
+  const bool verify_full = EnvSwitchIsOne("HILO_VERIFY_FULL");
   int64_t passes_run = 0;
   std::vector<absl::string_view> changed_by;  // for the message of a failed final check
   for (Entry& item : passes_) {

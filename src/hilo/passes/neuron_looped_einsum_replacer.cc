@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
@@ -70,8 +71,7 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   candidate_index_.clear();
   plans_.clear();
   settings_ = ResolveLoopedEinsumSettings(options_, &warnings_, &threshold_source_);
-  const char* reanalyze = GetEnv("HILO_LOOPED_EINSUM_REANALYZE");
-  reanalyze_ = reanalyze != nullptr && absl::string_view(reanalyze) == "1";
+  reanalyze_ = EnvSwitchIsOne("HILO_LOOPED_EINSUM_REANALYZE");
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
   candidate_index_.clear();

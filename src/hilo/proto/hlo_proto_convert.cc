@@ -25,6 +25,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
 #include "hilo/proto/wire_writer.h"
@@ -660,10 +661,7 @@ bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
 
 // Speed-only mechanisms of the writer, each on unless its variable is 0 in
 // the environment (read once; docs/performance.md, "Proto formats").
-bool SwitchedOnByDefault(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr || absl::string_view(v) != "0";
-}
+bool SwitchedOnByDefault(const char* name) { return !EnvSwitchIsZero(name); }
 bool PlainMetadataOn() {
   static const bool on = SwitchedOnByDefault("HILO_PROTO_PLAIN_METADATA");
   return on;
@@ -2675,8 +2673,7 @@ absl::Status LiteralTextToProto(const Shape& shape, absl::string_view text,
 namespace {
 std::atomic<int>& HandWrittenCodecSetting() {
   static std::atomic<int> setting{[] {
-    const char* v = std::getenv("HILO_PROTO_GENERATED");
-    return v != nullptr && absl::string_view(v) == "1" ? 0 : 1;
+    return EnvSwitchIsOne("HILO_PROTO_GENERATED") ? 0 : 1;
   }()};
   return setting;
 }

@@ -14,6 +14,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/unknown_field_set.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/proto/hlo_proto_convert.h"
 #include "hilo/proto/wire_split.h"
 #include "hilo/text/parser.h"
@@ -195,10 +196,7 @@ absl::string_view MessageName(ProtoMessage message) {
 // HloModuleProto before they are converted (the reader before streaming;
 // its cost is in docs/performance.md, "Proto formats").
 bool ReadWholeMessages() {
-  static const bool whole = [] {
-    const char* v = std::getenv("HILO_PROTO_WHOLE_MESSAGE");
-    return v != nullptr && absl::string_view(v) == "1";
-  }();
+  static const bool whole = EnvSwitchIsOne("HILO_PROTO_WHOLE_MESSAGE");
   return whole;
 }
 
