@@ -3,7 +3,6 @@
 #include <cstdlib>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
@@ -171,12 +170,9 @@ void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::strin
   }
   NameSuffix& suffix = it != next_suffix_.end() && it->second.hint_used ? it->second
                                                                       : SuffixOfUsedHint(hint);
-  char digits[absl::numbers_internal::kFastToBufferSize];
   while (true) {
-    const char* end = absl::numbers_internal::FastIntToBuffer(++suffix.next, digits);
-    name.assign(hint.data(), hint.size());
-    name.push_back('.');
-    name.append(digits, static_cast<size_t>(end - digits));
+    name.assign(hint.data(), hint.size());  // keeps the name's buffer: no allocation per candidate
+    absl::StrAppend(&name, ".", ++suffix.next);
     if ((used_names_.empty() || !used_names_.contains(name)) &&
         instruction_names_.insert(instruction).second) {
       return;
