@@ -189,6 +189,58 @@ TEST(InstructionArenaTest, ReleaseUnusedGivesBackTheLastBlocksUnusedPages) {
   EXPECT_EQ(arena.reserved_bytes(), kept + PageSize());
 }
 
+// Huge blocks only while a whole one more is expected; the rest in a block
+// of small pages (resident only as used), not advised, never huge.
+TEST(InstructionArenaTest, TheEndOfTheExpectedBytesGoesToSmallPages) {
+  InstructionArena arena;
+  arena.ExpectBytes(kHuge + kHuge / 2);  // 3 MB: one huge block, then 1 MB
+  arena.Allocate(kHuge - 64, 16);
+  ASSERT_EQ(arena.blocks().size(), 1u);
+  EXPECT_EQ(arena.blocks()[0].huge_page_advised, InstructionArena::HugePagesEnabled());
+  EXPECT_EQ(arena.used_bytes(), kHuge - 64);
+  char* p = static_cast<char*>(arena.Allocate(128, 16));
+  ASSERT_EQ(arena.blocks().size(), 2u);
+  const InstructionArena::Block& tail = arena.blocks()[1];
+  EXPECT_EQ(tail.begin, p);
+  EXPECT_FALSE(tail.huge_page_advised);
+  EXPECT_EQ(VmFlagsOf(p).find(" hg "), std::string::npos) << VmFlagsOf(p);
+  EXPECT_EQ(arena.used_bytes(), kHuge - 64 + 128);  // the first block's last 64 bytes unused
+  // A new, larger announcement: huge blocks again.
+  arena.ExpectBytes(size_t{64} << 20);
+  arena.Allocate(kHuge, 16);
+  ASSERT_EQ(arena.blocks().size(), 3u);
+  EXPECT_EQ(arena.blocks()[2].huge_page_advised, InstructionArena::HugePagesEnabled());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(arena.blocks()[2].begin) % kHuge, 0u);
+}
+
+TEST(InstructionArenaTest, WithoutAnAnnouncementHugeBlocksStay) {
+  InstructionArena arena;
+  arena.ExpectBytes(size_t{3} << 20);
+  arena.Allocate(100, 16);
+  arena.ReleaseUnused();  // the parse is over: what follows was not announced
+  arena.Allocate(kHuge, 16);
+  ASSERT_EQ(arena.blocks().size(), 2u);
+  EXPECT_EQ(arena.blocks()[1].huge_page_advised, InstructionArena::HugePagesEnabled());
+}
+
+// HILO_ARENA_TAIL=0 keeps huge blocks to the end (read once per process).
+TEST(InstructionArenaDeathTest, TheTailSwitchKeepsHugeBlocks) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("HILO_ARENA_TAIL", "0", 1);
+        InstructionArena arena;
+        arena.ExpectBytes(kHuge + kHuge / 2);
+        arena.Allocate(kHuge - 64, 16);
+        arena.Allocate(128, 16);
+        const bool huge = !InstructionArena::SmallPageTailEnabled() && arena.blocks().size() == 2 &&
+                          arena.blocks()[1].huge_page_advised == InstructionArena::HugePagesEnabled() &&
+                          reinterpret_cast<uintptr_t>(arena.blocks()[1].begin) % kHuge == 0;
+        std::exit(huge ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST(InstructionArenaTest, TheParserMakesInstructionsInTheModulesArena) {
   auto parsed = ParseHloModule(R"(HloModule m
 ENTRY e {

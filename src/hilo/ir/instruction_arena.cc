@@ -9,6 +9,8 @@
 #include <new>
 #include <string>
 
+#include "hilo/ir/env_switch.h"
+
 namespace hilo {
 namespace {
 
@@ -78,6 +80,11 @@ bool InstructionArena::HugePagesEnabled() {
   return enabled;
 }
 
+bool InstructionArena::SmallPageTailEnabled() {
+  static const bool enabled = !EnvSwitchIsZero("HILO_ARENA_TAIL");
+  return enabled;
+}
+
 InstructionArena::~InstructionArena() {
   for (const Block& block : blocks_) Unmap(block.begin, block.size);
 }
@@ -87,7 +94,18 @@ void* InstructionArena::AllocateSlow(size_t size, size_t alignment) {
   // of its own.
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   Block block{nullptr, std::max(next_block_, RoundUp(size, page)), false};
-  if (next_block_ >= kHugeBlock) {
+  const size_t used = used_bytes();
+  // Less than a huge block still to come (ExpectBytes): small pages.
+  const bool tail = expected_end_ != kUnknown && SmallPageTailEnabled() &&
+                    (expected_end_ <= used || expected_end_ - used < kHugeBlock);
+  if (next_block_ >= kHugeBlock && tail) {
+    blocks_.reserve(blocks_.size() + 1);
+    block.begin = Map(block.size);
+#ifndef HILO_ARENA_FROM_HEAP
+    // Where the kernel gives huge pages unasked (`always`), not here.
+    if (HugePagesEnabled()) madvise(block.begin, block.size, MADV_NOHUGEPAGE);
+#endif
+  } else if (next_block_ >= kHugeBlock) {
     block.size = RoundUp(block.size, kHugeBlock);
     blocks_.reserve(blocks_.size() + 1);  // nothing leaks if this throws
     block.begin = MapAligned(block.size, kHugeBlock);
@@ -101,6 +119,8 @@ void* InstructionArena::AllocateSlow(size_t size, size_t alignment) {
     next_block_ = std::min(2 * next_block_, kHugeBlock);
   }
   blocks_.push_back(block);
+  used_before_ = used;
+  used_from_ = block.begin;
   reserved_ += block.size;
   next_ = block.begin;
   end_ = block.begin + block.size;
@@ -110,6 +130,8 @@ void* InstructionArena::AllocateSlow(size_t size, size_t alignment) {
 }
 
 void InstructionArena::ReleaseUnused() {
+  // What is made after this (a pass's new instructions) was not announced.
+  expected_end_ = kUnknown;
 #ifndef HILO_ARENA_FROM_HEAP  // a heap block can not be given back in part
   if (blocks_.empty()) return;
   Block& last = blocks_.back();
@@ -121,7 +143,8 @@ void InstructionArena::ReleaseUnused() {
   last.size = static_cast<size_t>(keep_end - last.begin);
   if (last.size == 0) blocks_.pop_back();
   // Full: the next allocation maps a new block.
-  next_ = end_ = keep_end;
+  used_before_ = used_bytes();
+  next_ = end_ = used_from_ = keep_end;
 #endif
 }
 

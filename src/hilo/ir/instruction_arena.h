@@ -65,11 +65,19 @@ class InstructionArena {
     return reinterpret_cast<void*>(at);
   }
 
-  // About `bytes` will be allocated (the parser passes its input's size):
-  // from a megabyte on, the next block is a huge one at once, instead of
-  // after a few small ones the parse would fill first, in small pages.
+  // About `bytes` more will be allocated from now on (the parser says so
+  // at its start, from its input's size, and again as it goes, from what it
+  // has made of the text read so far): from a megabyte on, the next block
+  // is a huge one at once, instead of after a few small ones the parse
+  // would fill first, in small pages. And a huge block is taken only while
+  // at least one more would be filled: the rest, under 2 MB, goes to a
+  // block in small pages, which is resident only as far as it is used,
+  // where a huge block's page is resident whole (mixtral: 1.3 MB of its
+  // last 2 MB page unused at the end of the parse, when the process's
+  // memory peaks). HILO_ARENA_TAIL=0 keeps huge blocks to the end.
   void ExpectBytes(size_t bytes) {
     if (bytes >= kExpectHuge) next_block_ = kHugeBlock;
+    expected_end_ = used_bytes() + bytes;
   }
 
   // Gives back the pages at the end of the last block that nothing was
@@ -89,6 +97,8 @@ class InstructionArena {
 
   // Bytes mapped so far (less what ReleaseUnused gave back).
   size_t reserved_bytes() const { return reserved_; }
+  // Bytes handed out so far (with alignment padding).
+  size_t used_bytes() const { return used_before_ + static_cast<size_t>(next_ - used_from_); }
   // The blocks mapped so far (tests).
   struct Block {
     char* begin;
@@ -112,6 +122,9 @@ class InstructionArena {
   // /sys/kernel/mm/transparent_hugepage/enabled (e.g. "always [madvise]
   // never") and the value of HILO_HUGE_PAGES (nullptr when unset).
   static bool HugePagesEnabled(absl::string_view thp_enabled_text, const char* env_value);
+  // Whether the end of an expected size goes to small pages (ExpectBytes):
+  // HILO_ARENA_TAIL is not 0. Read once.
+  static bool SmallPageTailEnabled();
 
  private:
   void* AllocateSlow(size_t size, size_t alignment);
@@ -120,7 +133,14 @@ class InstructionArena {
   char* next_ = nullptr;
   char* end_ = nullptr;
   size_t reserved_ = 0;
+  // used_bytes() is used_before_ plus [used_from_, next_) of the last block.
+  size_t used_before_ = 0;
+  char* used_from_ = nullptr;
   size_t next_block_ = kFirstBlock;  // doubles up to kHugeBlock
+  // used_bytes() when what ExpectBytes announced is all allocated;
+  // kUnknown without an announcement (then huge blocks to the end).
+  static constexpr size_t kUnknown = ~size_t{0};
+  size_t expected_end_ = kUnknown;
 };
 
 }  // namespace hilo

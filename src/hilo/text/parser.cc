@@ -360,6 +360,10 @@ class Parser {
   // steps, up to 1 MB of it; docs/performance.md, "eleventh session").
   static constexpr size_t kDoneStep = size_t{256} << 10;
   size_t reported_done_ = 0;
+  // Every kDoneStep bytes: tells done_before_, and the instruction arena
+  // how much more the rest of the text will take at the rate so far
+  // (InstructionArena::ExpectBytes: its last blocks in small pages).
+  void ReportProgress();
   size_t pos_ = 0;
   absl::Status error_;
   std::unique_ptr<HloModule> module_;
@@ -931,6 +935,14 @@ HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* 
   return *it;
 }
 
+void Parser::ReportProgress() {
+  if (done_before_ != nullptr) (*done_before_)(pos_);
+  reported_done_ = pos_;
+  InstructionArena& arena = module_->instruction_arena();
+  const double rest = static_cast<double>(text_.size() - pos_) / static_cast<double>(pos_);
+  arena.ExpectBytes(static_cast<size_t>(static_cast<double>(arena.used_bytes()) * rest));
+}
+
 void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape_text) {
   const int64_t id = inst->unique_id();
   const uint64_t begin = reinterpret_cast<uintptr_t>(shape_text.data());
@@ -1053,10 +1065,7 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
     bool is_root = false;
     HloInstruction* inst = nullptr;
     if (!ParseInstruction(comp, &is_root, &inst)) return false;
-    if (done_before_ != nullptr && pos_ - reported_done_ >= kDoneStep) {
-      (*done_before_)(pos_);
-      reported_done_ = pos_;
-    }
+    if (pos_ - reported_done_ >= kDoneStep) ReportProgress();
     if (is_root) {
       if (root != nullptr) return Fail(inst_pos, "a computation can have only one ROOT");
       root = inst;
