@@ -1,10 +1,15 @@
 #include "malloc_tunables.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+
+#include "hilo/ir/env_switch.h"
 
 namespace hilo::tool {
 
@@ -26,6 +31,13 @@ void ReexecWithMallocTunables(char** argv, const std::string& input_path) {
   if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=16777216", 1) != 0) return;
   execv("/proc/self/exe", argv);
   unsetenv("GLIBC_TUNABLES");  // the exec failed: run as we are
+}
+
+void UseOneMallocArena() {
+#ifdef __GLIBC__
+  if (kMallocReplacedBySanitizer || EnvSwitchIsZero("HILO_ONE_MALLOC_ARENA")) return;
+  mallopt(M_ARENA_MAX, 1);
+#endif
 }
 
 }  // namespace hilo::tool

@@ -43,6 +43,15 @@ void ReexecWithMallocTunables(char** argv, const std::string& input_path);
 // its conditions but the exec itself).
 bool WantsMallocTunables(const std::string& input_path);
 
+// Makes every thread allocate from the one heap (glibc's public
+// mallopt(M_ARENA_MAX, 1)): hilo-opt's verifier thread otherwise gets a heap
+// of its own, which can not reuse what the parse freed in the main one, and
+// its pages add to the peak (mixtral -270 KiB, `hilo-gen -L 1700` -480 KiB;
+// docs/performance.md, "twelfth session"). HILO_ONE_MALLOC_ARENA=0 keeps
+// glibc's default; nothing without glibc or under a sanitizer's malloc. Call
+// it before a second thread starts.
+void UseOneMallocArena();
+
 }  // namespace hilo::tool
 
 #endif  // HILO_TOOLS_COMMON_MALLOC_TUNABLES_H_

@@ -889,6 +889,7 @@ int Main(int argc, char** argv) {
   }
   if (absl::Status status = CheckOutputs(options); !status.ok()) return tool::Fail(kTool, status);
   tool::ReexecWithMallocTunables(argv, options.input);  // before anything large is allocated
+  tool::UseOneMallocArena();  // before the verifier thread starts
 
   Driver driver(options, registry, std::move(pass_names));
   return driver.Run();
