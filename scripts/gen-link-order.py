@@ -21,6 +21,7 @@ needs valgrind) of the build directory's tools on inputs the script writes:
   4. the same module through --passes=neuron-collective-pipeline,dce;
   5. `hilo-gen -L 20` itself (the tools share the list; a name a tool does
      not define is ignored);
+  5b. the corpus's mixtral module, round trip, when ../shared is there;
   6. the data symbols (1) reads (valgrind's lackey): data pages are mapped
      64 KB at a time too.
 Each group lists what earlier groups did not, sorted by name: the list
@@ -45,6 +46,11 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = "HloModule t\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n"
+# The largest corpus module (issue 18's 4x), when ../shared is there: the
+# code it runs beyond (3) and (4) (more opcodes' verifier and printer paths)
+# is then contiguous too (docs/performance.md, "twelfth session"; llama,
+# the next largest, runs nothing mixtral does not).
+CORPUS = ["xla__tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_1x8.hlo"]
 # Where a thread blocks: runs only when the main thread has to wait for the
 # verifier thread, a race, so one profile may show it and the next not.
 ALWAYS = ["__futex_abstimed_wait_cancelable64", "__futex_abstimed_wait_common"]
@@ -141,6 +147,10 @@ def main():
                 ("hilo-gen -L 20, --passes=neuron-collective-pipeline,dce", opt,
                  ["gen.hlo", "--passes=neuron-collective-pipeline,dce", "-o", "out.hlo"]),
                 ("hilo-gen -L 20 itself", gen, ["-L", "20", "-o", "gen2.hlo"])]
+        for name in CORPUS:
+            path = os.path.join(ROOT, "..", "shared", "corpus", "valid", "openxla-xla", name)
+            if os.path.exists(path):
+                runs.append((f"{name}, round trip", opt, [path, "-o", "out.hlo"]))
         listed = set()
         groups = []
         for title, binary, args in runs:
