@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
@@ -239,6 +240,29 @@ TEST(InstructionArenaDeathTest, TheTailSwitchKeepsHugeBlocks) {
         std::exit(huge ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// The parser announces what the rest of its text will take (from what it
+// made of the text so far): its instructions fill huge blocks, and the last
+// part, under 2 MB, goes to small pages.
+TEST(InstructionArenaTest, TheParsersLastInstructionsGoToSmallPages) {
+  std::string text = "HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n";
+  for (int i = 0; i < 20000; ++i) absl::StrAppend(&text, "  n", i, " = f32[] negate(p)\n");
+  absl::StrAppend(&text, "  ROOT r = f32[] negate(p)\n}\n");
+  auto parsed = ParseHloModule(text, "<input>", [](size_t) {});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const InstructionArena& arena = (*parsed)->instruction_arena();
+  ASSERT_GT(arena.used_bytes(), 20000 * sizeof(HloInstruction));
+  const std::vector<InstructionArena::Block>& blocks = arena.blocks();
+  ASSERT_GE(blocks.size(), 2u);
+  EXPECT_EQ(blocks.front().huge_page_advised, InstructionArena::HugePagesEnabled());
+  EXPECT_FALSE(blocks.back().huge_page_advised);
+  size_t huge = 0;
+  for (const InstructionArena::Block& block : blocks) huge += block.huge_page_advised ? block.size : 0;
+  if (InstructionArena::HugePagesEnabled()) {
+    EXPECT_LE(huge, arena.used_bytes());  // no huge page partly unused
+    EXPECT_GT(huge + kHuge, arena.used_bytes());
+  }
 }
 
 TEST(InstructionArenaTest, TheParserMakesInstructionsInTheModulesArena) {
