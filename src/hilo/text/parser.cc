@@ -940,7 +940,8 @@ void Parser::ReportProgress() {
   reported_done_ = pos_;
   InstructionArena& arena = module_->instruction_arena();
   const double rest = static_cast<double>(text_.size() - pos_) / static_cast<double>(pos_);
-  arena.ExpectBytes(static_cast<size_t>(static_cast<double>(arena.used_bytes()) * rest));
+  const double expected = static_cast<double>(arena.used_bytes()) * rest;
+  arena.ExpectBytes(static_cast<size_t>(std::min(expected, 0x1p60)));  // a size_t, whatever the text
 }
 
 void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape_text) {
