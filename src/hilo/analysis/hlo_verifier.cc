@@ -34,6 +34,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_opcode.h"
@@ -224,6 +225,13 @@ absl::StatusOr<GroupsShape> CheckReplicaGroups(const ReplicaGroups& groups,
 // Instruction names seen so far in the module, as their 64-bit hashes in an
 // open-addressing table: a probe reads one cache line of a dense table
 // instead of a slot and then the string it points to. A hash seen before
+// HILO_VERIFY_NAME_INDEX=0: the verifier always checks names with a set of
+// its own (the switch of Verifier::names_by_module_index_).
+bool NamesByModuleIndex() {
+  static const bool by_index = !EnvSwitchIsZero("HILO_VERIFY_NAME_INDEX");
+  return by_index;
+}
+
 // only means "maybe": the caller confirms against the real names.
 class NameHashSet {
  public:
@@ -288,7 +296,8 @@ class Verifier {
                        Name(module_.entry_computation()), " is not one of its computations"));
     }
     const int64_t instruction_count = module_.instruction_count();
-    names_.Reserve(instruction_count);
+    instruction_count_ = static_cast<size_t>(instruction_count);
+    if (!names_by_module_index_) names_.Reserve(instruction_count_);
     all_.reserve(instruction_count);
     {
       absl::flat_hash_set<absl::string_view> comp_names;  // freed before the walk
@@ -749,6 +758,15 @@ class Verifier {
   // Records the name of all_[index]; true if an earlier instruction of the
   // module has the same name.
   bool NameSeenBefore(size_t index, uint64_t hash) {
+    if (names_by_module_index_) {
+      const HloInstruction* inst = all_[index];
+      if (module_.IndexedInstruction(inst->name()) == inst) return false;
+      // Not indexed as itself: the verifier's own set takes over, with the
+      // names of every instruction before this one.
+      names_by_module_index_ = false;
+      names_.Reserve(instruction_count_);
+      for (size_t i = 0; i < index; ++i) names_.Insert(NameHash(all_[i]));
+    }
     if (!names_.Insert(hash)) return false;
     const std::string& name = all_[index]->name();
     for (size_t i = 0; i < index; ++i) {  // a duplicate, or (rarely) a hash collision
@@ -1538,6 +1556,14 @@ class Verifier {
   // Where each computation's instructions begin in all_ (and where the
   // last one's end).
   std::vector<size_t> comp_begin_;
+  // Names are checked against the module's own name index while every
+  // instruction is found there as itself (HloModule::IndexedInstruction:
+  // then no name is used twice), and with names_ from the first one that is
+  // not: a parsed module's index holds every instruction, so its names need
+  // no second table (8 MB for 400,000 names; docs/performance.md, "twelfth
+  // session"). HILO_VERIFY_NAME_INDEX=0 always uses names_.
+  bool names_by_module_index_ = NamesByModuleIndex();
+  size_t instruction_count_ = 0;
   NameHashSet names_;
   // Every instruction, computation by computation in module order.
   std::vector<HloInstruction*> all_;
