@@ -232,6 +232,13 @@ bool NamesByModuleIndex() {
   return by_index;
 }
 
+// HILO_VERIFY_DEFER_CALLS=1: every while, conditional and call waits for
+// phase 3 (Verifier::EarlyShapeCheck).
+bool DeferEveryCall() {
+  static const bool defer = EnvSwitchIsOne("HILO_VERIFY_DEFER_CALLS");
+  return defer;
+}
+
 // only means "maybe": the caller confirms against the real names.
 class NameHashSet {
  public:
@@ -523,7 +530,7 @@ class Verifier {
       instruction_error = CheckInstruction(comp, begin + k, hashes[k]);
       if (!instruction_error.ok() || !user_error.ok()) continue;
       user_error = CheckUsers(comp, inst);
-      if (user_error.ok()) EarlyShapeCheck(comp, inst);
+      if (user_error.ok()) EarlyShapeCheck(c, inst);
     }
 
     // Parameters: numbers 0..n-1, each once.
@@ -733,22 +740,43 @@ class Verifier {
                 " is listed as a user but does not use it as an operand");
   }
 
-  // Runs the phase-3 check of `inst` now if it reads nothing but the
-  // instruction and its operands (checked by now); a while, conditional or
-  // call also reads the computations it calls, whose structure may not be
-  // checked yet, so it waits for phase 3. Only the first failure counts.
-  void EarlyShapeCheck(const HloComputation* comp, const HloInstruction* inst) {
+  // Runs the phase-3 check of `inst` (of computations_[c]) now if it reads
+  // nothing but the instruction and its operands (checked by now); a while,
+  // conditional or call also reads the computations it calls, so it waits
+  // for phase 3 unless all of them come before computations_[c] (their
+  // structure passed; a module written callees first, as XLA prints it,
+  // defers nothing: 16 bytes a call, most of a module of many small
+  // computations' list; HILO_VERIFY_DEFER_CALLS=1 defers every one). Only
+  // the first failure counts, and the first in walk order is the one
+  // reported either way.
+  void EarlyShapeCheck(size_t c, const HloInstruction* inst) {
     if (!shape_error_.ok()) return;
+    const HloComputation* comp = computations_[c];
     switch (inst->opcode()) {
       case HloOpcode::kWhile:
       case HloOpcode::kConditional:
       case HloOpcode::kCall:
-        deferred_shapes_.push_back({comp, inst});
-        return;
+        if (DeferEveryCall() || !CalleesWalked(c, inst)) {
+          deferred_shapes_.push_back({comp, inst});
+          return;
+        }
+        break;
       default:
         break;
     }
     shape_error_ = VerifyShape(comp, inst);
+  }
+
+  // Whether every computation `inst` calls comes before computations_[c]
+  // (its structure was checked without error).
+  bool CalleesWalked(size_t c, const HloInstruction* inst) const {
+    for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+      for (const HloComputation* called : attr.computations) {
+        auto it = computation_index_.find(called);
+        if (it == computation_index_.end() || it->second >= c) return false;
+      }
+    }
+    return true;
   }
 
   static uint64_t NameHash(const HloInstruction* inst) {
