@@ -508,7 +508,10 @@ class Verifier {
     const size_t count = instructions.size();
     std::vector<uint64_t>& hashes = name_hashes_;
     hashes.resize(count);
-    for (size_t k = 0; k < std::min(count, kAhead / 4); ++k) hashes[k] = NameHash(instructions[k]);
+    // 0: not computed (names_ is not used while the module's index serves).
+    for (size_t k = 0; k < std::min(count, kAhead / 4); ++k) {
+      hashes[k] = names_by_module_index_ ? 0 : NameHash(instructions[k]);
+    }
     params_.clear();
     edges_.Clear();
     absl::Status instruction_error;  // first failure of CheckInstruction
@@ -518,8 +521,12 @@ class Verifier {
       if (k + kAhead / 2 < count) PrefetchReferenced(instructions[k + kAhead / 2]);
       if (k + kAhead / 4 < count) {
         const HloInstruction* next = instructions[k + kAhead / 4];
-        hashes[k + kAhead / 4] = NameHash(next);
-        names_.Prefetch(hashes[k + kAhead / 4]);
+        if (names_by_module_index_) {
+          hashes[k + kAhead / 4] = 0;
+        } else {
+          hashes[k + kAhead / 4] = NameHash(next);
+          names_.Prefetch(hashes[k + kAhead / 4]);
+        }
         for (const HloInstruction* user : next->users()) {
           if (user != nullptr) __builtin_prefetch(&user->operands());
         }
@@ -795,6 +802,7 @@ class Verifier {
       names_.Reserve(instruction_count_);
       for (size_t i = 0; i < index; ++i) names_.Insert(NameHash(all_[i]));
     }
+    if (hash == 0) hash = NameHash(all_[index]);  // not computed ahead (see VerifyStructure)
     if (!names_.Insert(hash)) return false;
     const std::string& name = all_[index]->name();
     for (size_t i = 0; i < index; ++i) {  // a duplicate, or (rarely) a hash collision
