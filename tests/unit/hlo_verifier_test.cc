@@ -193,6 +193,54 @@ TEST(VerifierStructureTest, NamesUniqueInModule) {
   ExpectError(m, "other", "p0", "instruction name is used more than once in the module");
 }
 
+// A parsed module's names are checked against the module's name index
+// (HloModule::IndexedInstruction) while every instruction is found there as
+// itself; an instruction renamed behind the index's back switches to the
+// verifier's own set, which still names the second of two equal names.
+TEST(VerifierStructureTest, NamesOfAParsedModuleUniqueWithTheModulesIndex) {
+  const char* kText = R"(HloModule m
+sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  a = f32[] parameter(0)
+  ROOT r = f32[] call(a, a), to_apply=sum
+})";
+  for (const char* renamed : {"x", "a"}) {
+    auto module = ParseHloModule(kText);
+    ASSERT_TRUE(module.ok()) << module.status();
+    HloModule& m = **module;
+    HloComputation* sum = m.GetComputationWithName("sum");
+    HloComputation* main = m.entry_computation();
+    ASSERT_NE(sum, nullptr);
+    EXPECT_EQ(m.IndexedInstruction("y"), sum->parameter_instruction(1));
+    EXPECT_EQ(m.IndexedInstruction("nope"), nullptr);
+    EXPECT_TRUE(VerifyHloModule(m).ok()) << VerifyHloModule(m);
+    // An instruction a pass adds is indexed too: still no fallback needed.
+    HloInstruction* added = main->AddInstruction(
+        HloInstruction::Create(HloOpcode::kNegate, Sh("f32[]"), {main->parameter_instruction(0)}));
+    EXPECT_EQ(m.IndexedInstruction(added->name()), added);
+    EXPECT_TRUE(VerifyHloModule(m).ok()) << VerifyHloModule(m);
+    if (absl::string_view(renamed) == "x") {
+      // The first instruction is renamed to a later one's name: the error
+      // is at the later one, as with the verifier's own set.
+      sum->parameter_instruction(0)->SetNameUnchecked("a");
+      absl::Status s = VerifyHloModule(m);
+      EXPECT_THAT(std::string(s.message()),
+                  StartsWith("in computation %main, instruction %a: instruction name is used "
+                             "more than once in the module"));
+    } else {
+      main->parameter_instruction(0)->SetNameUnchecked("y");
+      absl::Status s = VerifyHloModule(m);
+      EXPECT_THAT(std::string(s.message()),
+                  StartsWith("in computation %main, instruction %y: instruction name is used "
+                             "more than once in the module"));
+    }
+  }
+}
+
 TEST(VerifierStructureTest, ParameterNumbers) {
   {
     TestModule m;
@@ -458,6 +506,43 @@ TEST(VerifierOrderTest, ShapesInListOrderAcrossDeferredCallers) {
       EXPECT_EQ(m.Verify().message(),
                 "in computation %body: computation has no root instruction");
     }
+  }
+}
+
+// A caller whose callees come before it in the module is checked in the
+// walk instead of in phase 3; the first shape error in list order is still
+// the one reported, and a callee's broken structure still comes first.
+TEST(VerifierOrderTest, ShapesInListOrderWithCalleesFirst) {
+  for (bool reshape_first : {false, true}) {
+    auto module = std::make_unique<HloModule>("m");
+    HloComputation* body = module->AddComputation(std::make_unique<HloComputation>("body"));
+    HloComputation* main =
+        module->AddComputation(std::make_unique<HloComputation>("main"), /*is_entry=*/true);
+    body->AddInstruction(HloInstruction::CreateParameter(0, Sh("f32[2]"), "bp"));
+    body->set_root_instruction(body->AddInstruction(
+        HloInstruction::Create(HloOpcode::kConstant, Sh("f32[3]"), {}, "c3")));
+    HloInstruction* init = main->AddInstruction(HloInstruction::CreateParameter(0, Sh("f32[2]"), "init"));
+    HloInstruction* x = main->AddInstruction(HloInstruction::CreateParameter(1, Sh("f32[4]"), "x"));
+    auto reshape = [&] {
+      main->AddInstruction(HloInstruction::Create(HloOpcode::kReshape, Sh("f32[5]"), {x}, "bad_reshape"));
+    };
+    if (reshape_first) reshape();
+    HloInstruction* call = main->AddInstruction(
+        HloInstruction::Create(HloOpcode::kCall, Sh("f32[2]"), {init}, "caller"));
+    call->SetCalledComputations("to_apply", {body});
+    main->set_root_instruction(call);
+    if (!reshape_first) reshape();
+    absl::Status s = VerifyHloModule(*module);
+    if (reshape_first) {
+      EXPECT_THAT(std::string(s.message()), HasSubstr("%bad_reshape: "));
+      EXPECT_THAT(std::string(s.message()), HasSubstr("changes the element count"));
+    } else {
+      EXPECT_THAT(std::string(s.message()),
+                  HasSubstr("%caller: to_apply %body returns f32[3] but f32[2] is expected"));
+    }
+    body->set_root_instruction(nullptr);
+    EXPECT_EQ(VerifyHloModule(*module).message(),
+              "in computation %body: computation has no root instruction");
   }
 }
 

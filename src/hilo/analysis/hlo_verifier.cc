@@ -34,6 +34,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_opcode.h"
@@ -224,6 +225,20 @@ absl::StatusOr<GroupsShape> CheckReplicaGroups(const ReplicaGroups& groups,
 // Instruction names seen so far in the module, as their 64-bit hashes in an
 // open-addressing table: a probe reads one cache line of a dense table
 // instead of a slot and then the string it points to. A hash seen before
+// HILO_VERIFY_NAME_INDEX=0: the verifier always checks names with a set of
+// its own (the switch of Verifier::names_by_module_index_).
+bool NamesByModuleIndex() {
+  static const bool by_index = !EnvSwitchIsZero("HILO_VERIFY_NAME_INDEX");
+  return by_index;
+}
+
+// HILO_VERIFY_DEFER_CALLS=1: every while, conditional and call waits for
+// phase 3 (Verifier::EarlyShapeCheck).
+bool DeferEveryCall() {
+  static const bool defer = EnvSwitchIsOne("HILO_VERIFY_DEFER_CALLS");
+  return defer;
+}
+
 // only means "maybe": the caller confirms against the real names.
 class NameHashSet {
  public:
@@ -288,7 +303,8 @@ class Verifier {
                        Name(module_.entry_computation()), " is not one of its computations"));
     }
     const int64_t instruction_count = module_.instruction_count();
-    names_.Reserve(instruction_count);
+    instruction_count_ = static_cast<size_t>(instruction_count);
+    if (!names_by_module_index_) names_.Reserve(instruction_count_);
     all_.reserve(instruction_count);
     {
       absl::flat_hash_set<absl::string_view> comp_names;  // freed before the walk
@@ -492,7 +508,10 @@ class Verifier {
     const size_t count = instructions.size();
     std::vector<uint64_t>& hashes = name_hashes_;
     hashes.resize(count);
-    for (size_t k = 0; k < std::min(count, kAhead / 4); ++k) hashes[k] = NameHash(instructions[k]);
+    // 0: not computed (names_ is not used while the module's index serves).
+    for (size_t k = 0; k < std::min(count, kAhead / 4); ++k) {
+      hashes[k] = names_by_module_index_ ? 0 : NameHash(instructions[k]);
+    }
     params_.clear();
     edges_.Clear();
     absl::Status instruction_error;  // first failure of CheckInstruction
@@ -502,8 +521,12 @@ class Verifier {
       if (k + kAhead / 2 < count) PrefetchReferenced(instructions[k + kAhead / 2]);
       if (k + kAhead / 4 < count) {
         const HloInstruction* next = instructions[k + kAhead / 4];
-        hashes[k + kAhead / 4] = NameHash(next);
-        names_.Prefetch(hashes[k + kAhead / 4]);
+        if (names_by_module_index_) {
+          hashes[k + kAhead / 4] = 0;
+        } else {
+          hashes[k + kAhead / 4] = NameHash(next);
+          names_.Prefetch(hashes[k + kAhead / 4]);
+        }
         for (const HloInstruction* user : next->users()) {
           if (user != nullptr) __builtin_prefetch(&user->operands());
         }
@@ -514,7 +537,7 @@ class Verifier {
       instruction_error = CheckInstruction(comp, begin + k, hashes[k]);
       if (!instruction_error.ok() || !user_error.ok()) continue;
       user_error = CheckUsers(comp, inst);
-      if (user_error.ok()) EarlyShapeCheck(comp, inst);
+      if (user_error.ok()) EarlyShapeCheck(c, inst);
     }
 
     // Parameters: numbers 0..n-1, each once.
@@ -724,22 +747,43 @@ class Verifier {
                 " is listed as a user but does not use it as an operand");
   }
 
-  // Runs the phase-3 check of `inst` now if it reads nothing but the
-  // instruction and its operands (checked by now); a while, conditional or
-  // call also reads the computations it calls, whose structure may not be
-  // checked yet, so it waits for phase 3. Only the first failure counts.
-  void EarlyShapeCheck(const HloComputation* comp, const HloInstruction* inst) {
+  // Runs the phase-3 check of `inst` (of computations_[c]) now if it reads
+  // nothing but the instruction and its operands (checked by now); a while,
+  // conditional or call also reads the computations it calls, so it waits
+  // for phase 3 unless all of them come before computations_[c] (their
+  // structure passed; a module written callees first, as XLA prints it,
+  // defers nothing: 16 bytes a call, most of a module of many small
+  // computations' list; HILO_VERIFY_DEFER_CALLS=1 defers every one). Only
+  // the first failure counts, and the first in walk order is the one
+  // reported either way.
+  void EarlyShapeCheck(size_t c, const HloInstruction* inst) {
     if (!shape_error_.ok()) return;
+    const HloComputation* comp = computations_[c];
     switch (inst->opcode()) {
       case HloOpcode::kWhile:
       case HloOpcode::kConditional:
       case HloOpcode::kCall:
-        deferred_shapes_.push_back({comp, inst});
-        return;
+        if (DeferEveryCall() || !CalleesWalked(c, inst)) {
+          deferred_shapes_.push_back({comp, inst});
+          return;
+        }
+        break;
       default:
         break;
     }
     shape_error_ = VerifyShape(comp, inst);
+  }
+
+  // Whether every computation `inst` calls comes before computations_[c]
+  // (its structure was checked without error).
+  bool CalleesWalked(size_t c, const HloInstruction* inst) const {
+    for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+      for (const HloComputation* called : attr.computations) {
+        auto it = computation_index_.find(called);
+        if (it == computation_index_.end() || it->second >= c) return false;
+      }
+    }
+    return true;
   }
 
   static uint64_t NameHash(const HloInstruction* inst) {
@@ -749,6 +793,16 @@ class Verifier {
   // Records the name of all_[index]; true if an earlier instruction of the
   // module has the same name.
   bool NameSeenBefore(size_t index, uint64_t hash) {
+    if (names_by_module_index_) {
+      const HloInstruction* inst = all_[index];
+      if (module_.IndexedInstruction(inst->name()) == inst) return false;
+      // Not indexed as itself: the verifier's own set takes over, with the
+      // names of every instruction before this one.
+      names_by_module_index_ = false;
+      names_.Reserve(instruction_count_);
+      for (size_t i = 0; i < index; ++i) names_.Insert(NameHash(all_[i]));
+    }
+    if (hash == 0) hash = NameHash(all_[index]);  // not computed ahead (see VerifyStructure)
     if (!names_.Insert(hash)) return false;
     const std::string& name = all_[index]->name();
     for (size_t i = 0; i < index; ++i) {  // a duplicate, or (rarely) a hash collision
@@ -1538,6 +1592,14 @@ class Verifier {
   // Where each computation's instructions begin in all_ (and where the
   // last one's end).
   std::vector<size_t> comp_begin_;
+  // Names are checked against the module's own name index while every
+  // instruction is found there as itself (HloModule::IndexedInstruction:
+  // then no name is used twice), and with names_ from the first one that is
+  // not: a parsed module's index holds every instruction, so its names need
+  // no second table (8 MB for 400,000 names; docs/performance.md, "twelfth
+  // session"). HILO_VERIFY_NAME_INDEX=0 always uses names_.
+  bool names_by_module_index_ = NamesByModuleIndex();
+  size_t instruction_count_ = 0;
   NameHashSet names_;
   // Every instruction, computation by computation in module order.
   std::vector<HloInstruction*> all_;

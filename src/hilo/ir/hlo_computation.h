@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "hilo/ir/compact_string.h"
@@ -44,7 +45,10 @@ class HloComputation {
   int64_t instruction_count() const { return live_count_; }
 
   // Parameters by number; a number with no parameter yields nullptr.
-  const std::vector<HloInstruction*>& parameter_instructions() const { return parameters_; }
+  // Up to two are kept in the computation itself (most small computations
+  // have one or two: a reduce's or a call's `add`).
+  using ParameterList = absl::InlinedVector<HloInstruction*, 2>;
+  const ParameterList& parameter_instructions() const { return parameters_; }
   HloInstruction* parameter_instruction(int64_t number) const;
   int64_t num_parameters() const { return static_cast<int64_t>(parameters_.size()); }
 
@@ -144,10 +148,14 @@ class HloComputation {
   std::string name_;
   HloModule* parent_ = nullptr;
   // Owned instructions in list order; removed ones leave a null hole that
-  // compaction closes once holes outnumber live instructions.
-  std::vector<std::unique_ptr<HloInstruction>> instructions_;
+  // compaction closes once holes outnumber live instructions. A small
+  // computation's (a reduce's `add`: two parameters and the sum) are kept in
+  // the computation itself, as are up to two parameters: the two vectors'
+  // heap blocks were 80 bytes of a 3-instruction computation's ~1.2 KB
+  // (docs/performance.md, "twelfth session").
+  absl::InlinedVector<std::unique_ptr<HloInstruction>, 3> instructions_;
   int64_t live_count_ = 0;
-  std::vector<HloInstruction*> parameters_;
+  ParameterList parameters_;
   HloInstruction* root_ = nullptr;
   // What most computations do not have, allocated on first write: a module
   // of many small computations pays for every byte of a computation.
@@ -173,9 +181,9 @@ class HloComputation {
 };
 
 // A module of many small computations pays for every byte of one (docs/
-// performance.md, "tenth session"; 136 bytes with libstdc++ on a 64-bit
-// target).
-static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 136,
+// performance.md, "tenth session"; 144 bytes with libstdc++ on a 64-bit
+// target, three instructions and two parameters included).
+static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 144,
               "HloComputation grew: every computation of every module pays for it");
 
 }  // namespace hilo

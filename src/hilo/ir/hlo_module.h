@@ -93,6 +93,17 @@ class HloModule {
   bool ReserveInstructionName(absl::string_view name);
   void ReleaseInstructionName(absl::string_view name);
   bool IsInstructionNameUsed(absl::string_view name) const;
+  // The instruction the module's name index holds under `name`, or nullptr
+  // (the name is not there, is reserved without an instruction, or the
+  // index is not built: nothing is built by asking). Whatever the index's
+  // state, at most one instruction is returned for a name, so a module all
+  // of whose instructions are found as themselves has no name twice: the
+  // verifier's check without a name set of its own (hlo_verifier.cc).
+  const HloInstruction* IndexedInstruction(absl::string_view name) const {
+    if (!name_index_built_) return nullptr;
+    auto it = instruction_names_.find(name);
+    return it == instruction_names_.end() ? nullptr : *it;
+  }
 
   // Bulk loading (the parser): between Begin and End, instructions added to
   // the module's computations keep their names unchecked, and the caller
