@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -16,8 +17,7 @@ namespace {
 // Which opcodes are offered to InstructionMatchesPattern (by value).
 using OpcodeFilter = std::array<bool, 256>;
 
-// The instructions of `list` (a computation's live instructions in list
-// order) that `offered` accepts, in WalkPostOrderUntil's order, when that
+// The instructions of `computation` that `offered` accepts, in WalkPostOrderUntil's order, when that
 // order follows from the dependencies alone:
 //   - every operand and control predecessor of the computation has a
 //     smaller unique id than its user (so the computation is acyclic and a
@@ -28,14 +28,17 @@ using OpcodeFilter = std::array<bool, 256>;
 // walk would offer them in list order. nullopt otherwise, and when the
 // searches would together visit more than the computation holds (the walk
 // then costs no more). `ids_end` gets one past the largest unique id.
-std::optional<std::vector<HloInstruction*>> ChainInListOrder(
-    const HloComputation* computation, const std::vector<HloInstruction*>& list,
-    const OpcodeFilter& offered, int64_t* ids_end) {
+std::optional<std::vector<HloInstruction*>> ChainInListOrder(const HloComputation* computation,
+                                                             const OpcodeFilter& offered,
+                                                             int64_t* ids_end) {
   std::vector<HloInstruction*> chain;
   int64_t min_id = INT64_MAX;
   int64_t max_id = -1;
   size_t edges = 0;
-  for (HloInstruction* inst : list) {
+  const size_t live = static_cast<size_t>(computation->instruction_count());
+  for (const std::unique_ptr<HloInstruction>& slot : computation->instruction_slots()) {
+    HloInstruction* inst = slot.get();
+    if (inst == nullptr) continue;
     const int64_t id = inst->unique_id();
     min_id = std::min(min_id, id);
     max_id = std::max(max_id, id);
@@ -54,8 +57,8 @@ std::optional<std::vector<HloInstruction*>> ChainInListOrder(
   }
   *ids_end = max_id + 1;
   // Ids must be distinct and known for the marks below.
-  if (list.empty() || min_id < 0 || static_cast<size_t>(max_id - min_id) + 1 < list.size()) {
-    return list.empty() ? std::optional<std::vector<HloInstruction*>>(chain) : std::nullopt;
+  if (live == 0 || min_id < 0 || static_cast<size_t>(max_id - min_id) + 1 < live) {
+    return live == 0 ? std::optional<std::vector<HloInstruction*>>(chain) : std::nullopt;
   }
   // For each consecutive pair (earlier, later): a search from `later` among
   // ids >= earlier's (every path to `earlier` stays there) looks for
@@ -63,7 +66,7 @@ std::optional<std::vector<HloInstruction*>> ChainInListOrder(
   // instruction, so it is reset for free.
   std::vector<uint32_t> mark(static_cast<size_t>(max_id - min_id) + 1, 0);
   std::vector<const HloInstruction*> stack;
-  size_t budget = list.size() + edges;
+  size_t budget = live + edges;
   uint32_t search = 0;
   for (size_t i = 1; i < chain.size(); ++i) {
     const HloInstruction* earlier = chain[i - 1];
@@ -107,7 +110,6 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
   for (HloOpcode opcode : opcodes) offered[static_cast<uint8_t>(opcode)] = true;
   // HILO_OP_EXPANDER_WALK=1: always walk (the switch of ChainInListOrder's saving).
   const bool chain_allowed = !opcodes.empty() && !EnvSwitchIsOne("HILO_OP_EXPANDER_WALK");
-  std::vector<HloInstruction*> list;
   // As XLA's OpExpanderPass::Run: fusion computations are left alone.
   for (HloComputation* computation : module->MakeNonfusionComputations()) {
     std::vector<HloInstruction*> matching;
@@ -115,11 +117,7 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
     // numbers them in order of addition).
     int64_t old_ids_end = 0;
     std::optional<std::vector<HloInstruction*>> chain;
-    if (chain_allowed) {
-      list.clear();
-      computation->AppendInstructionsTo(&list);
-      chain = ChainInListOrder(computation, list, offered, &old_ids_end);
-    }
+    if (chain_allowed) chain = ChainInListOrder(computation, offered, &old_ids_end);
     if (chain.has_value()) {
       for (HloInstruction* inst : *chain) {
         if (InstructionMatchesPattern(inst)) matching.push_back(inst);
@@ -159,9 +157,11 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
     // The added instructions are at the end of the list, in order of
     // addition. (Their operands gained users: checking the added ones checks
     // those edges from both sides.)
-    const std::vector<HloInstruction*> after = computation->instructions();
-    for (auto it = after.rbegin(); it != after.rend() && (*it)->unique_id() >= old_ids_end; ++it) {
-      touched_.push_back(*it);
+    const absl::Span<const std::unique_ptr<HloInstruction>> after = computation->instruction_slots();
+    for (auto it = after.rbegin(); it != after.rend(); ++it) {
+      if (*it == nullptr) continue;
+      if ((*it)->unique_id() < old_ids_end) break;
+      touched_.push_back(it->get());
     }
   }
   return changed;
