@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hilo/ir/attribute_names.h"
@@ -1054,6 +1055,28 @@ TEST(AttributeOrderTest, AppendEraseAndCompare) {
   EXPECT_EQ(rebuilt.size(), 0u);
   rebuilt.Append("x");
   EXPECT_THAT(rebuilt, ElementsAre("x"));
+}
+
+// The steps `order + name -> order` a thread has made are kept in a table
+// that starts over when 3/4 full: many more distinct steps than it holds,
+// made twice in a different order, still give the same interned lists.
+TEST(AttributeOrderTest, MoreStepsThanTheStepTableHolds) {
+  constexpr int kOrders = 700;  // x 2 steps each: more than the table's 384
+  std::vector<AttributeOrder> first(kOrders);
+  for (int i = 0; i < kOrders; ++i) {
+    first[i].Append(absl::StrCat("step_a", i));
+    first[i].Append(absl::StrCat("step_b", i % 7));
+  }
+  for (int i = kOrders - 1; i >= 0; --i) {
+    AttributeOrder again;
+    again.Append(absl::StrCat("step_a", i));
+    again.Append(absl::StrCat("step_b", i % 7));
+    EXPECT_TRUE(again == first[i]) << i;
+    EXPECT_THAT(again, ElementsAre(absl::StrCat("step_a", i), absl::StrCat("step_b", i % 7)));
+    if (i > 0) {
+      EXPECT_FALSE(again == first[i - 1]);
+    }
+  }
 }
 
 TEST(ShapeTest, InlineDimensionsBeyondTheInlineCapacity) {

@@ -4,10 +4,12 @@
 // built through the IR API so these tests do not depend on the parser.
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <functional>
 #include <sstream>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -743,6 +745,102 @@ TEST(OpExpanderPassTest, CollectsInPostOrderBeforeExpanding) {
   absl::StatusOr<bool> changed = expander.Run(m.module.get());
   ASSERT_TRUE(changed.ok());
   EXPECT_THAT(expander.expanded, ElementsAre("a", "n2"));
+}
+
+// Offers only negates (OfferedOpcodes) and records the order it is offered
+// them in; matches nothing.
+class NegateRecorder : public OpExpanderPass {
+ public:
+  absl::string_view name() const override { return "negate-recorder"; }
+  std::vector<const HloInstruction*> offered;
+
+ protected:
+  bool InstructionMatchesPattern(HloInstruction* instruction) override {
+    offered.push_back(instruction);
+    return false;
+  }
+  absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction*) override { return nullptr; }
+  absl::Span<const HloOpcode> OfferedOpcodes() const override {
+    static constexpr HloOpcode kNegateOnly[] = {HloOpcode::kNegate};
+    return kNegateOnly;
+  }
+};
+
+// The instructions offered to a pass that names its opcodes come in
+// MakeInstructionPostOrder()'s order, with and without HILO_OP_EXPANDER_WALK=1
+// (whether Run takes the list order of a chain of negates or walks):
+// random computations of negates and adds with random operands, some of
+// them chains of negates with side branches (list order is the post
+// order), some with operands rewired to later instructions (edges that
+// climb) or control edges. At least 50 of them list their negates in
+// another order than the post order, so a Run that took the list order
+// without proving the chain would fail here.
+TEST(OpExpanderPassTest, OfferedOpcodesComeInPostOrder) {
+  int list_order_differs = 0;
+  int chains = 0;
+  for (uint32_t seed = 0; seed < 400; ++seed) {
+    std::mt19937 rng(seed);
+    auto module = std::make_unique<HloModule>("m");
+    HloComputation* entry =
+        module->AddComputation(std::make_unique<HloComputation>("entry"), /*is_entry=*/true);
+    std::vector<HloInstruction*> all;
+    all.push_back(entry->AddInstruction(HloInstruction::CreateParameter(0, F32({4}), "p0")));
+    const bool chain = seed % 4 == 0;
+    HloInstruction* last_negate = all[0];
+    const int n = 5 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      auto pick = [&] { return all[rng() % all.size()]; };
+      HloInstruction* inst;
+      if (rng() % 3 == 0) {
+        inst = entry->AddInstruction(HloInstruction::Create(
+            HloOpcode::kNegate, F32({4}), {chain ? last_negate : pick()}, ""));
+        last_negate = inst;
+      } else {
+        HloInstruction* x = pick();
+        inst = entry->AddInstruction(
+            HloInstruction::Create(HloOpcode::kAdd, F32({4}), {x, pick()}, ""));
+      }
+      all.push_back(inst);
+    }
+    if (!chain && seed % 4 == 1 && all.size() > 3) {
+      // Rewire an operand to a later instruction that does not depend on it.
+      for (int tries = 0; tries < 20; ++tries) {
+        HloInstruction* user = all[1 + rng() % (all.size() - 1)];
+        HloInstruction* later = all[rng() % all.size()];
+        if (later->unique_id() <= user->unique_id()) continue;
+        std::vector<HloInstruction*> order = entry->MakeInstructionPostOrder();
+        if (std::find(order.begin(), order.end(), later) > std::find(order.begin(), order.end(), user))
+          continue;
+        user->ReplaceOperandWith(0, later);
+        break;
+      }
+    }
+    if (seed % 4 == 2 && all.size() > 3) {
+      HloInstruction* a = all[1 + rng() % (all.size() - 1)];
+      HloInstruction* b = all[1 + rng() % (all.size() - 1)];
+      if (a->unique_id() < b->unique_id()) a->AddControlDependencyTo(b);
+    }
+    std::vector<const HloInstruction*> expected;
+    for (const HloInstruction* inst : entry->MakeInstructionPostOrder()) {
+      if (inst->opcode() == HloOpcode::kNegate) expected.push_back(inst);
+    }
+    std::vector<const HloInstruction*> listed;
+    for (const HloInstruction* inst : entry->instructions()) {
+      if (inst->opcode() == HloOpcode::kNegate) listed.push_back(inst);
+    }
+    list_order_differs += listed != expected ? 1 : 0;
+    chains += chain && expected.size() > 2 ? 1 : 0;
+    for (const char* walk : {"0", "1"}) {
+      setenv("HILO_OP_EXPANDER_WALK", walk, 1);
+      NegateRecorder recorder;
+      absl::StatusOr<bool> changed = recorder.Run(module.get());
+      ASSERT_TRUE(changed.ok()) << changed.status();
+      EXPECT_EQ(recorder.offered, expected) << "seed " << seed << " HILO_OP_EXPANDER_WALK=" << walk;
+    }
+  }
+  unsetenv("HILO_OP_EXPANDER_WALK");
+  EXPECT_GE(list_order_differs, 50);
+  EXPECT_GE(chains, 50);
 }
 
 // Issue 16 (2): as XLA's OpExpanderPass::Run (module->MakeNonfusionComputations()),

@@ -106,15 +106,24 @@ const AttributeOrder::List* InternList(absl::Span<const char* const> names) {
   return &*it;
 }
 
-// This thread's recent steps `list + name -> list`: the parser appends a
-// name per attribute it reads, almost always a step it has made before.
+// This thread's steps `list + name -> list`: the parser appends a name per
+// attribute it reads, almost always a step it has made before. Open
+// addressing with linear probing, every step kept until the table is 3/4
+// full (then it starts over): a step is interned once however the lists
+// and names lie in memory, so the work does not depend on their addresses
+// (a direct-mapped table missed on every use of two steps that shared a
+// slot: 0 or 102,000 misses on the same input, 70 M instructions apart).
 struct Step {
   const AttributeOrder::List* from;
   const char* name;
-  const AttributeOrder::List* to;
+  const AttributeOrder::List* to;  // nullptr: an empty slot
 };
 constexpr size_t kStepSlots = 512;
-thread_local std::array<Step, kStepSlots> recent_steps{};
+struct StepTable {
+  std::array<Step, kStepSlots> slots{};
+  size_t used = 0;
+};
+thread_local StepTable steps;
 
 size_t StepSlot(const AttributeOrder::List* from, const char* name) {
   uint64_t h = (reinterpret_cast<uintptr_t>(from) >> 3) * 0x9E3779B97F4A7C15ull ^
@@ -127,15 +136,23 @@ size_t StepSlot(const AttributeOrder::List* from, const char* name) {
 
 void AttributeOrder::Append(absl::string_view name) {
   const char* interned = InternAttributeName(name).data();
-  Step& step = recent_steps[StepSlot(list_, interned)];
-  if (step.to != nullptr && step.from == list_ && step.name == interned) {
-    list_ = step.to;
-    return;
+  size_t slot = StepSlot(list_, interned);
+  for (; steps.slots[slot].to != nullptr; slot = (slot + 1) % kStepSlots) {
+    const Step& step = steps.slots[slot];
+    if (step.from == list_ && step.name == interned) {
+      list_ = step.to;
+      return;
+    }
   }
   List names = list_ != nullptr ? *list_ : List();
   names.push_back(interned);
   const List* to = InternList(names);
-  step = Step{list_, interned, to};
+  if (steps.used == kStepSlots / 4 * 3) {
+    steps = StepTable();
+    slot = StepSlot(list_, interned);
+  }
+  steps.slots[slot] = Step{list_, interned, to};
+  ++steps.used;
   list_ = to;
 }
 

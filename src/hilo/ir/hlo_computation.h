@@ -14,6 +14,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_instruction.h"
 
@@ -43,6 +44,11 @@ class HloComputation {
   // caller that walks every computation of a large module).
   void AppendInstructionsTo(std::vector<HloInstruction*>* out) const;
   int64_t instruction_count() const { return live_count_; }
+  // The list as stored, without a copy: list order, with a null hole for
+  // each removed instruction not yet compacted away.
+  absl::Span<const std::unique_ptr<HloInstruction>> instruction_slots() const {
+    return instructions_;
+  }
 
   // Parameters by number; a number with no parameter yields nullptr.
   // Up to two are kept in the computation itself (most small computations

@@ -1,6 +1,8 @@
 #include "hilo/ir/hlo_instruction.h"
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "hilo/ir/hlo_computation.h"
@@ -39,8 +41,10 @@ void FrontendAttributes::Set(absl::string_view key, absl::string_view value) {
     if (i > 0 && k < entries_[i - 1].first) sorted = false;
     if (insert_at == n && key < k) insert_at = i;
   }
-  entries_.emplace(entries_.begin() + (sorted ? insert_at : n), std::string(key),
-                   std::string(value));
+  // Built in place: no temporary strings to move and destroy.
+  entries_.emplace(entries_.begin() + (sorted ? insert_at : n), std::piecewise_construct,
+                   std::forward_as_tuple(key.data(), key.size()),
+                   std::forward_as_tuple(value.data(), value.size()));
 }
 
 void FrontendAttributes::Append(absl::string_view key, absl::string_view value) {

@@ -1,5 +1,6 @@
 #include "hilo/ir/hlo_module.h"
 
+#include <charconv>
 #include <cstdlib>
 
 #include "absl/container/flat_hash_set.h"
@@ -171,8 +172,12 @@ void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::strin
   NameSuffix& suffix = it != next_suffix_.end() && it->second.hint_used ? it->second
                                                                       : SuffixOfUsedHint(hint);
   while (true) {
-    name.assign(hint.data(), hint.size());  // keeps the name's buffer: no allocation per candidate
-    absl::StrAppend(&name, ".", ++suffix.next);
+    // `.N` written with std::to_chars, then the name assigned and appended
+    // in its own buffer: no allocation per candidate.
+    char tail[24] = {'.'};
+    const char* tail_end = std::to_chars(tail + 1, tail + sizeof(tail), ++suffix.next).ptr;
+    name.assign(hint.data(), hint.size());
+    name.append(tail, static_cast<size_t>(tail_end - tail));
     if ((used_names_.empty() || !used_names_.contains(name)) &&
         instruction_names_.insert(instruction).second) {
       return;

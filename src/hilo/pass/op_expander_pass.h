@@ -13,12 +13,21 @@
 // removes the instruction and the chain of operands it leaves dead
 // (collectives included). An instruction removed by an earlier expansion
 // is skipped.
+//
+// A pass that names the opcodes it can match (OfferedOpcodes) is offered
+// only instructions with those opcodes, in the same post order. When they
+// form a chain of dependencies (each reached from the next one in the
+// list, in a computation whose every edge goes to a smaller unique id) that
+// order is their list order, and Run takes it without walking the whole
+// computation; HILO_OP_EXPANDER_WALK=1 always walks (the switch of that
+// saving, measured in docs/performance.md).
 #ifndef HILO_PASS_OP_EXPANDER_PASS_H_
 #define HILO_PASS_OP_EXPANDER_PASS_H_
 
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "hilo/pass/hlo_pass_interface.h"
 
 namespace hilo {
@@ -36,6 +45,11 @@ class OpExpanderPass : public HloPassInterface {
  protected:
   virtual bool InstructionMatchesPattern(HloInstruction* instruction) = 0;
   virtual absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) = 0;
+  // The opcodes InstructionMatchesPattern can accept: instructions with
+  // other opcodes are not offered to it, so the pass must neither match
+  // them nor record anything about them. Empty (the default): every
+  // instruction is offered.
+  virtual absl::Span<const HloOpcode> OfferedOpcodes() const { return {}; }
 
   // During ExpandInstruction: the instructions added by the expansions of
   // this Run in the computation being expanded have unique ids >= this (the

@@ -68,13 +68,14 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   outcomes_.clear();
   candidates_.clear();
   inexact_.clear();
-  candidate_index_.clear();
+  folds_.clear();
+  next_fold_ = 0;
   plans_.clear();
   settings_ = ResolveLoopedEinsumSettings(options_, &warnings_, &threshold_source_);
   reanalyze_ = EnvSwitchIsOne("HILO_LOOPED_EINSUM_REANALYZE");
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
-  candidate_index_.clear();
+  folds_.clear();
   plans_.clear();
   // A fold the kernel contract makes inexact computes something else than
   // the dot: say so by default, not only under --explain.
@@ -90,19 +91,8 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   return changed;
 }
 
-NeuronLoopedEinsumReplacer::Slot& NeuronLoopedEinsumReplacer::SlotOf(const HloInstruction& dot) {
-  auto [it, inserted] = candidate_index_.try_emplace(&dot);
-  if (inserted) {
-    it->second.outcome = outcomes_.size();
-    outcomes_.emplace_back();
-    if (options_.record_details) candidates_.emplace_back();
-  }
-  return it->second;
-}
-
 NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
-    Slot& slot, const HloInstruction& dot, const LoopedEinsumPlan& plan) {
-  const size_t index = slot.outcome;
+    size_t index, const HloInstruction& dot, const LoopedEinsumPlan& plan) {
   outcomes_[index] = Outcome{plan.fold, plan.fold && plan.exact};
   const bool warned = plan.fold && !plan.exact;
   if (!options_.record_details && !warned) {
@@ -126,15 +116,24 @@ NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
   return &c;
 }
 
+absl::Span<const HloOpcode> NeuronLoopedEinsumReplacer::OfferedOpcodes() const {
+  static constexpr HloOpcode kDotOnly[] = {HloOpcode::kDot};
+  return kDotOnly;
+}
+
 bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instruction) {
   if (instruction->opcode() != HloOpcode::kDot) return false;
   LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(instruction, settings_, options_.record_details);
   if (!plan.candidate) return false;
-  Slot& slot = SlotOf(*instruction);
-  Record(slot, *instruction, plan);
+  // Each instruction is offered once per Run: its outcome is a new one.
+  const size_t outcome = outcomes_.size();
+  outcomes_.emplace_back();
+  if (options_.record_details) candidates_.emplace_back();
+  Record(outcome, *instruction, plan);
   if (!plan.fold) return false;
+  Fold& fold = folds_.emplace_back(Fold{instruction, outcome, kNoPlan});
   if (!reanalyze_) {
-    slot.plan = plans_.size();
+    fold.plan = plans_.size();
     plans_.push_back(std::move(plan));
   }
   return true;
@@ -142,18 +141,24 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
 
 absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
     HloInstruction* dot) {
-  Slot& slot = SlotOf(*dot);
+  // The dots are expanded in the order matched; the ones skipped were
+  // removed by an earlier expansion.
+  while (next_fold_ < folds_.size() && folds_[next_fold_].dot != dot) ++next_fold_;
+  if (next_fold_ == folds_.size()) {
+    return absl::InternalError(absl::StrCat("%", dot->name(), " was not matched for folding"));
+  }
+  const Fold& fold = folds_[next_fold_++];
   // Decide again when an earlier expansion in this computation may have
   // changed what this dot sees (the original re-runs its matchers here);
   // else the plan from matching is what deciding again would give.
   LoopedEinsumPlan fresh;
   LoopedEinsumPlan* plan = &fresh;
-  if (slot.plan != kNoPlan && LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin())) {
-    plan = &plans_[slot.plan];
+  if (fold.plan != kNoPlan && LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin())) {
+    plan = &plans_[fold.plan];
   } else {
     fresh = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
   }
-  Candidate* c = Record(slot, *dot, *plan);
+  Candidate* c = Record(fold.outcome, *dot, *plan);
   if (!plan->fold) return nullptr;
   // The plan is used once: its shape and backend_config move into the new
   // instructions.

@@ -83,20 +83,23 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
  protected:
   bool InstructionMatchesPattern(HloInstruction* instruction) override;
   absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override;
+  absl::Span<const HloOpcode> OfferedOpcodes() const override;
 
  private:
-  // Where the decision for a candidate dot is kept.
-  struct Slot {
+  // A dot matched for folding, in the order matched (which is the order of
+  // expansion): where its decision is recorded and its kept plan.
+  struct Fold {
+    const HloInstruction* dot = nullptr;
     size_t outcome = 0;  // into outcomes_
-    // Into plans_: the plan of a dot matched for folding, kept for its
-    // expansion; kNoPlan when none is kept.
+    // Into plans_: the plan from matching, kept for the expansion; kNoPlan
+    // when none is kept.
     size_t plan = kNoPlan;
   };
   static constexpr size_t kNoPlan = ~size_t{0};
-  // Records the decision for `dot` (a later one replaces an earlier);
-  // returns its Candidate when one is kept (see details_), else nullptr.
-  Candidate* Record(Slot& slot, const HloInstruction& dot, const LoopedEinsumPlan& plan);
-  Slot& SlotOf(const HloInstruction& dot);
+  // Records the decision for outcome `index` of `dot` (a later one
+  // replaces an earlier); returns its Candidate when one is kept (see
+  // details_), else nullptr.
+  Candidate* Record(size_t index, const HloInstruction& dot, const LoopedEinsumPlan& plan);
   // Candidates fused, and those of them exact under the kernel contract.
   struct FoldCounts {
     int64_t fused = 0;
@@ -115,14 +118,17 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
     bool exact = false;
   };
   std::vector<Outcome> outcomes_;
-  absl::flat_hash_map<const HloInstruction*, Slot> candidate_index_;
-  // The match-time plans of the dots matched for folding in the computation
-  // being expanded. ExpandInstruction uses a dot's plan as it is when the
-  // expansions before it changed nothing the analysis reads
-  // (LoopedEinsumReadsOnlyIdsBelow), and decides again otherwise, so the result is
-  // the same as deciding again every time (the original's way, and this
-  // pass's with HILO_LOOPED_EINSUM_REANALYZE=1: the switch of this saving,
-  // measured in docs/performance.md).
+  // The dots matched for folding in this Run, in order, and the next one
+  // to expand: OpExpanderPass expands them in the order matched, skipping
+  // the ones an earlier expansion removed.
+  std::vector<Fold> folds_;
+  size_t next_fold_ = 0;
+  // The match-time plans of the dots matched for folding. ExpandInstruction
+  // uses a dot's plan as it is when the expansions before it changed
+  // nothing the analysis reads (LoopedEinsumReadsOnlyIdsBelow), and decides
+  // again otherwise, so the result is the same as deciding again every time
+  // (the original's way, and this pass's with HILO_LOOPED_EINSUM_REANALYZE=1:
+  // the switch of this saving, measured in docs/performance.md).
   std::vector<LoopedEinsumPlan> plans_;
   bool reanalyze_ = false;
   // With record_details, candidates_[i] describes outcomes_[i]. Without,

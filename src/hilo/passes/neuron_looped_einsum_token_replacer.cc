@@ -28,6 +28,11 @@ absl::StatusOr<bool> NeuronLoopedEinsumTokenReplacer::Run(HloModule* module) {
   return OpExpanderPass::Run(module);
 }
 
+absl::Span<const HloOpcode> NeuronLoopedEinsumTokenReplacer::OfferedOpcodes() const {
+  static constexpr HloOpcode kGetTupleElementOnly[] = {HloOpcode::kGetTupleElement};
+  return kGetTupleElementOnly;
+}
+
 bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction* instruction) {
   // The original tests the gate first; the candidate is still listed when
   // the gate is off, so --explain can say why nothing happened.

@@ -54,6 +54,7 @@ class NeuronLoopedEinsumTokenReplacer : public OpExpanderPass {
 
  protected:
   bool InstructionMatchesPattern(HloInstruction* instruction) override;
+  absl::Span<const HloOpcode> OfferedOpcodes() const override;
   absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override;
 
  private:
