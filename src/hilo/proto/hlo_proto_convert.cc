@@ -916,13 +916,41 @@ class Encoder {
   // rest, serialized after them).
   absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* proto, std::string* hot);
   bool proto_touched_ = false;  // EncodeInstruction wrote to its message
+  // The instruction's hilo_text (its flags and attribute order aside, in
+  // attribute_indices_), and whether it was written to since cleared.
+  xla::HiloInstructionText text_;
+  bool text_used_ = true;
+  std::vector<int32_t> attribute_indices_;
+  // HILO_PROTO_TEXT_BY_HAND=0: hilo_text's flags and attribute order go
+  // through the message too.
+  const bool text_by_hand_ = SwitchedOnByDefault("HILO_PROTO_TEXT_BY_HAND");
   const bool plain_metadata_ = PlainMetadataOn();
   const bool skip_empty_size_ = SkipEmptySizeOn();
   // HILO_PROTO_GROUP_BYTES=0: every collective's replica groups encoded anew.
   const bool group_bytes_ = SwitchedOnByDefault("HILO_PROTO_GROUP_BYTES");
   // HILO_PROTO_EXACT_ID_TABLE=0: the instruction id table grows by doubling.
   const bool exact_id_table_ = SwitchedOnByDefault("HILO_PROTO_EXACT_ID_TABLE");
-  const bool walk_post_order_ = SwitchedOnByDefault("HILO_PROTO_WALK_POST_ORDER");
+  // HILO_PROTO_TEXT_ORDER=0: instructions always written in post order.
+  const bool text_order_ = SwitchedOnByDefault("HILO_PROTO_TEXT_ORDER");
+  // True when every instruction of `list` (`comp`'s, in the text's order)
+  // comes after its operands and control predecessors, all in `comp`:
+  // then the text's order is written, XLA reads it (it needs operands
+  // first), and reading needs no recorded order (no pre-scan of the ids).
+  bool OperandsFirst(const HloComputation& comp, const std::vector<HloInstruction*>& list) const {
+    auto earlier = [&](const auto& others, int64_t id) {
+      for (const HloInstruction* other : others) {
+        if (other->parent() != &comp) return false;
+        const int64_t other_id = inst_ids_.at(other);
+        if (other_id < 0 || other_id >= id) return false;
+      }
+      return true;
+    };
+    for (const HloInstruction* inst : list) {
+      const int64_t id = inst_ids_.at(inst);
+      if (!earlier(inst->operands(), id) || !earlier(inst->control_predecessors(), id)) return false;
+    }
+    return true;
+  }
   absl::flat_hash_map<const void*, std::string> replica_group_bytes_;  // by the shared groups' address
   // The wire bytes of `shape`'s ShapeProto, made once per shared shape.
   const std::string& ShapeBytes(const Shape& shape);
@@ -959,6 +987,7 @@ char* PutVarint(uint64_t v, char* p) {
   *p++ = static_cast<char>(v);
   return p;
 }
+size_t VarintSize(uint64_t v) { return google::protobuf::io::CodedOutputStream::VarintSize64(v); }
 // Each in one append (an append per varint, or per byte, was up to 10% of
 // writing the generated 300k module).
 void AppendFieldHeader(int field, size_t length, std::string* out) {
@@ -1011,7 +1040,17 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       !P()->ParseFromString(inst.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(where, ": kept proto fields do not parse"));
   }
-  xla::HiloInstructionText text;
+  // hilo_text: its flags and attribute order kept aside (written by hand
+  // when writing wire bytes), the rest in text_, cleared only when used
+  // (HILO_PROTO_TEXT_BY_HAND=0: all in the message, made anew each time).
+  if (text_used_ || !text_by_hand_) text_.Clear();
+  text_used_ = !text_by_hand_;
+  auto T = [this] {
+    text_used_ = true;
+    return &text_;
+  };
+  std::optional<uint32_t> text_flags;
+  attribute_indices_.clear();
   // The ids of `insts`, or an error naming the first not in the module.
   auto ids_of = [&](absl::Span<HloInstruction* const> insts, absl::string_view what) -> absl::Status {
     id_scratch_.clear();
@@ -1053,7 +1092,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   } else {
     P()->mutable_control_predecessor_ids()->Add(id_scratch_.begin(), id_scratch_.end());
   }
-  if (inst.text_flags() != instruction_flags_) text.set_flags(inst.text_flags());
+  if (inst.text_flags() != instruction_flags_) text_flags = inst.text_flags();
 
   // Which attributes were written: listed ones that are set, then set ones
   // that are not listed (the printer's order).
@@ -1139,14 +1178,14 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
             ip->add_iota_transpose_perm(static_cast<int32_t>(i));
           }
           // XLA writes the identity permutation; the text did not.
-          text.add_attributes()->set_name("hilo_iota_no_transpose");
+          T()->add_attributes()->set_name("hilo_iota_no_transpose");
         } else {
           for (int64_t d : iota.transpose_perm) ip->add_iota_transpose_perm(static_cast<int32_t>(d));
         }
         break;
       }
       case ReplicaGroups::Form::kRaw: {
-        xla::HiloAttribute* a = text.add_attributes();
+        xla::HiloAttribute* a = T()->add_attributes();
         a->set_name("replica_groups");
         a->set_value(rg->raw());
         break;
@@ -1183,7 +1222,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   }
   if (inst.backend_config().has_value()) {
     P()->set_backend_config(*inst.backend_config());
-    if (inst.backend_config_is_dict()) text.set_backend_config_is_dict(true);
+    if (inst.backend_config_is_dict()) T()->set_backend_config_is_dict(true);
     if (inst.backend_config()->empty()) list_if_unlisted("backend_config");
   }
   if (!inst.frontend_attributes().empty()) {
@@ -1208,7 +1247,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       if (i > 0 && !(entries[i - 1].first < entries[i].first)) sorted = false;
     }
     if (!sorted) {
-      for (const auto& [k, v] : entries) text.add_frontend_attribute_order(k);
+      for (const auto& [k, v] : entries) T()->add_frontend_attribute_order(k);
     }
   }
   if (hot != nullptr && plain_metadata_ && (!inst.metadata().empty() || listed("metadata")) &&
@@ -1227,14 +1266,14 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     } else if (parsed) {
       *P()->mutable_metadata() = m;
     }
-    if (!parsed || RenderMetadata(m) != inst.metadata()) text.set_metadata(std::string(inst.metadata()));
+    if (!parsed || RenderMetadata(m) != inst.metadata()) T()->set_metadata(std::string(inst.metadata()));
     if (inst.metadata().empty()) list_if_unlisted("metadata");
   }
   if (!inst.sharding().empty()) {
     xla::OpSharding s;
     const bool parsed = ParseSharding(inst.sharding(), &s);
     if (parsed) *P()->mutable_sharding() = s;
-    if (!parsed || RenderSharding(s) != inst.sharding()) text.set_sharding(inst.sharding());
+    if (!parsed || RenderSharding(s) != inst.sharding()) T()->set_sharding(inst.sharding());
   }
   if (inst.opcode() == HloOpcode::kConstant) {
     const std::string& lt = inst.literal_text();
@@ -1247,7 +1286,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
         exact = back.ok() && *back == lt;
       }
     }
-    if (!exact) text.set_literal(lt);
+    if (!exact) T()->set_literal(lt);
   }
   // Called computations.
   std::vector<HloComputation*> called;
@@ -1263,7 +1302,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   }
   if (!SameCalled(inst.called_computation_attributes(), DefaultCalledAttributes(inst, called))) {
     for (const CalledComputationAttribute& c : inst.called_computation_attributes()) {
-      xla::HiloCalledAttribute* h = text.add_called();
+      xla::HiloCalledAttribute* h = T()->add_called();
       h->set_name(std::string(c.name.view()));
       h->set_count(static_cast<int64_t>(c.computations.size()));
       h->set_braced(c.braced);
@@ -1291,24 +1330,54 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   for (const RawAttribute& raw : inst.raw_attributes()) {
     const bool shared_field = iota_with_dimensions && raw.name == "iota_dimension";
     if (shared_field || !EncodeTextAttribute(inst.opcode(), raw.name, raw.value, P())) {
-      xla::HiloAttribute* a = text.add_attributes();
+      xla::HiloAttribute* a = T()->add_attributes();
       a->set_name(raw.name);
       a->set_value(raw.value);
     }
     if (!listed(raw.name)) record_printed_order = true;
   }
   if (record_printed_order) {
-    for (absl::string_view name : PrintedAttributeNames(inst)) text.add_attribute_order(NameIndex(name));
+    for (absl::string_view name : PrintedAttributeNames(inst)) attribute_indices_.push_back(NameIndex(name));
   } else {
-    for (absl::string_view name : order) text.add_attribute_order(InternedNameIndex(name));
+    for (absl::string_view name : order) attribute_indices_.push_back(InternedNameIndex(name));
   }
-  if (const size_t size = text.ByteSizeLong(); size != 0 && hot != nullptr) {
-    AppendFieldHeader(100001, size, hot);
+  if (hot == nullptr || !text_by_hand_) {
+    if (text_flags.has_value()) T()->set_flags(*text_flags);
+    if (!attribute_indices_.empty()) {
+      T()->mutable_attribute_order()->Add(attribute_indices_.begin(), attribute_indices_.end());
+    }
+  }
+  if (hot == nullptr) {
+    if (text_used_ && text_.ByteSizeLong() != 0) P()->mutable_hilo_text()->Swap(&text_);
+    return absl::OkStatus();
+  }
+  // hilo_text's wire bytes: flags (1) and attribute_order (2, packed) by
+  // hand, then the message's other fields (numbered 3 and up), as protobuf
+  // orders them.
+  size_t order_bytes = 0;
+  for (int32_t i : attribute_indices_) {
+    order_bytes += google::protobuf::io::CodedOutputStream::VarintSize32SignExtended(i);
+  }
+  const size_t by_hand = text_by_hand_ ? (text_flags.has_value() ? 1 + VarintSize(*text_flags) : 0) +
+                                             (order_bytes != 0 ? 1 + VarintSize(order_bytes) + order_bytes : 0)
+                                       : 0;
+  const size_t rest = text_used_ ? text_.ByteSizeLong() : 0;
+  if (by_hand + rest == 0) return absl::OkStatus();
+  AppendFieldHeader(100001, by_hand + rest, hot);
+  if (by_hand != 0) {
     const size_t at = hot->size();
-    hot->resize(at + size);
-    text.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
-  } else if (size != 0) {
-    *P()->mutable_hilo_text() = std::move(text);
+    hot->resize(at + by_hand);
+    char* p = hot->data() + at;
+    if (text_flags.has_value()) p = PutVarint(*text_flags, PutVarint(1 << 3, p));
+    if (order_bytes != 0) {
+      p = PutVarint(order_bytes, PutVarint((2 << 3) | 2, p));
+      for (int32_t i : attribute_indices_) p = PutVarint(static_cast<uint64_t>(static_cast<int64_t>(i)), p);
+    }
+  }
+  if (rest != 0) {
+    const size_t at = hot->size();
+    hot->resize(at + rest);
+    text_.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
   }
   return absl::OkStatus();
 }
@@ -1350,9 +1419,9 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   p->set_name(comp.name());
   p->set_id(comp_ids_.at(&comp));
   if (!comp.execution_thread().empty()) p->set_execution_thread(comp.execution_thread());
-  // Operands before users, as XLA requires; the text's order is kept when
-  // it differs. The post order is walked, not made into a vector (2.4 MB of
-  // the 300k module's write peak; HILO_PROTO_WALK_POST_ORDER=0 makes it).
+  // Operands before users, as XLA requires: the text's order when it is
+  // so, else the post order (and then the text's order is kept in
+  // hilo_text).
   const std::vector<HloInstruction*> list = comp.instructions();
   xla::HiloComputationText text;
   if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(list.size()));
@@ -1384,11 +1453,11 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
     }
     return absl::OkStatus();
   };
-  if (walk_post_order_) {
-    comp.WalkPostOrderUntil([&](HloInstruction* inst) {
+  if (text_order_ && OperandsFirst(comp, list)) {
+    for (const HloInstruction* inst : list) {
       status = encode(inst);
-      return !status.ok();
-    });
+      if (!status.ok()) break;
+    }
   } else {
     for (const HloInstruction* inst : comp.MakeInstructionPostOrder()) {
       status = encode(inst);
@@ -1838,8 +1907,7 @@ class Decoder {
   xla::OpMetadata metadata_scratch_;
   absl::flat_hash_map<std::string, SharedShape> wire_shapes_;  // by their bytes
   absl::flat_hash_map<std::string, ReplicaGroups> wire_replica_groups_;  // by their bytes
-  absl::flat_hash_map<std::string, FrontendAttributes> wire_frontend_attributes_;  // by their entries
-  std::string wire_frontend_key_;
+  absl::flat_hash_map<std::string, FrontendAttributes> wire_frontend_attributes_;  // by their bytes
   xla::HiloInstructionText no_text_;  // always empty
   // scratch_ is known to be empty (decoding an instruction whose fields the
   // hand-written reader all read changes nothing in it).
@@ -1951,24 +2019,27 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
   }
   h->has_dot = wire_.has_dot;
   for (int k = 0; k < 4; ++k) h->dot[k] = wire_.dot[k];
+  // Replica groups and frontend attributes: read once per distinct bytes
+  // (equal bytes, equal values; bytes that do not read simply leave the
+  // instruction to protobuf, before anything was built from it).
   if (wire_.group_count > 0) {
-    auto [it, added] = wire_replica_groups_.try_emplace(wire_.replica_groups);
-    if (added) {
-      it->second = ReplicaGroups::Explicit(
-          std::vector<std::vector<int64_t>>(wire_.groups.begin(), wire_.groups.begin() + wire_.group_count));
+    auto it = wire_replica_groups_.find(wire_.replica_groups);
+    if (it == wire_replica_groups_.end()) {
+      std::vector<std::vector<int64_t>> groups;
+      if (!ReadReplicaGroups(wire_.replica_groups, &groups)) return false;
+      it = wire_replica_groups_.emplace(wire_.replica_groups, ReplicaGroups::Explicit(std::move(groups))).first;
     }
     h->replica_groups = &it->second;
   }
   if (wire_.has_frontend_attributes) {
-    wire_frontend_key_.clear();
-    for (const auto& [k, v] : wire_.frontend_attributes) {
-      absl::StrAppend(&wire_frontend_key_, k.size(), ":", k, v.size(), ":", v);
-    }
-    auto [it, added] = wire_frontend_attributes_.try_emplace(wire_frontend_key_);
-    if (added) {
-      std::vector<std::pair<absl::string_view, absl::string_view>> entries = wire_.frontend_attributes;
+    auto it = wire_frontend_attributes_.find(wire_.frontend_attributes);
+    if (it == wire_frontend_attributes_.end()) {
+      std::vector<std::pair<absl::string_view, absl::string_view>> entries;
+      if (!ReadFrontendAttributes(wire_.frontend_attributes, &entries)) return false;
       std::sort(entries.begin(), entries.end());
-      for (const auto& [k, v] : entries) it->second.Append(k, v);
+      FrontendAttributes fa;
+      for (const auto& [k, v] : entries) fa.Append(k, v);
+      it = wire_frontend_attributes_.emplace(wire_.frontend_attributes, std::move(fa)).first;
     }
     h->frontend_attributes = &it->second;
   }
@@ -2240,7 +2311,14 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   // Operand ids of the instructions in `pending` (below), one after the other.
   std::vector<int64_t> operand_ids;
   std::vector<size_t> operands_end;
-  if (!ids_first || !early_operands_) operands_end.reserve(n);
+  if (!early_operands_) operands_end.reserve(n);
+  // Without a recorded order the instructions are built in the proto's
+  // order, which has operands first; while their ids are consecutive
+  // (hilo's, XLA's), an operand built already is found by its id
+  // (HILO_PROTO_EARLY_OPERANDS=0: found once all are built).
+  bool consecutive = !ids_first;
+  uint64_t first_id = 0;
+  int position = 0;  // of `i` in `order`
   // (instruction index, control predecessor id), in `order`.
   std::vector<std::pair<int, int64_t>> predecessor_ids;
   // Called computations, named once the operands are there (a conditional's
@@ -2315,6 +2393,8 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     xla::HloInstructionProto& ip = *parsed;
     if (!ids_first) {
       ids[i] = h.id;
+      if (position == 0) first_id = static_cast<uint64_t>(h.id);
+      consecutive = consecutive && static_cast<uint64_t>(h.id) - first_id == static_cast<uint64_t>(position);
     } else if (h.id != ids[i]) {
       return absl::InternalError(absl::StrCat(where, ": instruction ", i + 1, "'s id was read as ", ids[i],
                                               ", parsed as ", h.id));
@@ -2368,10 +2448,13 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     // calls named: nothing of the instruction is kept for later (what was
     // kept for every instruction was 16 MB at the 300k module's peak).
     bool attached = false;
-    if (ids_first && early_operands_) {
+    if ((ids_first || consecutive) && early_operands_) {
       early_.clear();
       for (int64_t id : h.operand_ids) {
-        const int j = index.Find(id);
+        // (Without a recorded order `i` is `position`: instructions
+        // [0, position) are built, with ids first_id, first_id + 1, ...)
+        const uint64_t at = static_cast<uint64_t>(id) - first_id;
+        const int j = ids_first ? index.Find(id) : at < static_cast<uint64_t>(position) ? static_cast<int>(at) : -1;
         if (j < 0 || insts[j] == nullptr) break;
         early_.push_back(insts[j]);
       }
@@ -2391,6 +2474,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     } else if (call.has_value()) {
       calls.push_back(*std::move(call));
     }
+    ++position;
   }
   if (!ids_first) {
     if (std::optional<int64_t> dup = index.Build(ids); dup.has_value()) return used_twice(*dup);
@@ -2716,11 +2800,15 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view 
     rest.swap(other);
     return true;
   };
+  absl::flat_hash_set<std::string> parsed_shapes;
+  const bool shapes_once = !EnvSwitchIsZero("HILO_PROTO_SHAPES_ONCE");
   auto program_shape_parses = [&](int budget) {
     if (program_shapes.empty()) return true;
+    const absl::string_view joined = JoinPayloads(program_shapes, &program_shape_storage);
+    if (shapes_once) return ProgramShapeParses(joined, budget, &parsed_shapes);
     google::protobuf::Arena arena;
     auto* scratch = google::protobuf::Arena::CreateMessage<xla::ProgramShapeProto>(&arena);
-    return ParseAtDepth(JoinPayloads(program_shapes, &program_shape_storage), budget, scratch);
+    return ParseAtDepth(joined, budget, scratch);
   };
   if (!split_program_shape(xla::HloModuleProto::kHostProgramShapeFieldNumber)) return not_a_module;
   xla::HloModuleProto fields;
