@@ -847,9 +847,26 @@ class InstructionIds {
   const Entry* end() const { return nullptr; }
   // -1 for an instruction that has none.
   int64_t at(const HloInstruction* inst) const {
+    if (!by_position_.empty()) {
+      // (Nearly every lookup is in the computation of the one before.)
+      const HloComputation* c = inst->parent();
+      if (c != last_ || c == nullptr) {
+        auto it = by_position_.find(c);
+        last_ = c;
+        last_found_ = it != by_position_.end();
+        if (last_found_) last_offset_ = it->second;
+      }
+      if (last_found_) return last_offset_ + inst->unique_id();
+    }
     const Entry* e = find(inst);
     return e == end() ? -1 : e->second;
   }
+  // Computation `c`'s instructions have ids `offset` + their unique id
+  // (their unique ids are consecutive in list order, as a module is read or
+  // parsed: an instruction in `c` is live in it, and unique ids are unique
+  // in the module): no entry each in the table (16 bytes an instruction:
+  // 4.8 MB of the 300k module's write peak).
+  void SetByPosition(const HloComputation* c, int64_t offset) { by_position_[c] = offset; }
   // Room for unique ids [0, n) (ids up to 2^32 only, as operator[] takes).
   void Reserve(int64_t n) {
     if (n > 0 && n <= (int64_t{1} << 32) && static_cast<uint64_t>(n) > table_.size()) {
@@ -876,6 +893,10 @@ class InstructionIds {
  private:
   std::vector<Entry> table_;
   absl::flat_hash_map<const HloInstruction*, Entry> others_;
+  absl::flat_hash_map<const HloComputation*, int64_t> by_position_;
+  mutable const HloComputation* last_ = nullptr;
+  mutable bool last_found_ = false;
+  mutable int64_t last_offset_ = 0;
 };
 
 class Encoder {
@@ -930,6 +951,8 @@ class Encoder {
   const bool group_bytes_ = SwitchedOnByDefault("HILO_PROTO_GROUP_BYTES");
   // HILO_PROTO_EXACT_ID_TABLE=0: the instruction id table grows by doubling.
   const bool exact_id_table_ = SwitchedOnByDefault("HILO_PROTO_EXACT_ID_TABLE");
+  // HILO_PROTO_IDS_BY_POSITION=0: every instruction's id in the table.
+  const bool ids_by_position_ = SwitchedOnByDefault("HILO_PROTO_IDS_BY_POSITION");
   // HILO_PROTO_TEXT_ORDER=0: instructions always written in post order.
   const bool text_order_ = SwitchedOnByDefault("HILO_PROTO_TEXT_ORDER");
   // True when every instruction of `list` (`comp`'s, in the text's order)
@@ -974,6 +997,7 @@ class Encoder {
   xla::OpMetadata metadata_scratch_;
   std::vector<int64_t> id_scratch_;
   std::string sub_;  // a sub-message's bytes
+  std::string entry_;  // a map entry's bytes
   std::string program_shape_;  // a computation's, as bytes (Run)
 };
 
@@ -1055,11 +1079,9 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   auto ids_of = [&](absl::Span<HloInstruction* const> insts, absl::string_view what) -> absl::Status {
     id_scratch_.clear();
     for (const HloInstruction* other : insts) {
-      auto it = inst_ids_.find(other);
-      if (it == inst_ids_.end()) {
-        return Invalid(where, absl::StrCat(what, " ", other->name(), " is not in the module"));
-      }
-      id_scratch_.push_back(it->second);
+      const int64_t id = inst_ids_.at(other);
+      if (id < 0) return Invalid(where, absl::StrCat(what, " ", other->name(), " is not in the module"));
+      id_scratch_.push_back(id);
     }
     return absl::OkStatus();
   };
@@ -1232,12 +1254,11 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       // The map's entries as protobuf writes them (a key given twice: the
       // last wins when read, as in the map).
       sub_.clear();
-      std::string entry;
       for (const auto& [k, v] : entries) {
-        entry.clear();
-        AppendLengthDelimitedField(1, k, &entry);
-        AppendLengthDelimitedField(2, v, &entry);
-        AppendLengthDelimitedField(1, entry, &sub_);
+        entry_.clear();
+        AppendLengthDelimitedField(1, k, &entry_);
+        AppendLengthDelimitedField(2, v, &entry_);
+        AppendLengthDelimitedField(1, entry_, &sub_);
       }
       AppendLengthDelimitedField(68, sub_, hot);
     }
@@ -1558,17 +1579,29 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
   int64_t next_inst = 1;
   absl::flat_hash_map<uint32_t, int64_t> flag_counts;
   {
-    std::vector<HloInstruction*> all;
-    for (const HloComputation* c : order) c->AppendInstructionsTo(&all);
+    // A computation whose instructions are at their list positions needs
+    // no table (HILO_PROTO_IDS_BY_POSITION=0: every instruction in it).
+    std::vector<std::pair<const HloInstruction*, int64_t>> table;  // the others'
+    for (const HloComputation* c : order) {
+      const std::vector<HloInstruction*> list = c->instructions();
+      bool by_position = ids_by_position_ && !list.empty() && list[0]->unique_id() >= 0;
+      for (size_t i = 0; i < list.size(); ++i) {
+        by_position = by_position && list[i]->unique_id() - list[0]->unique_id() == static_cast<int64_t>(i);
+        ++flag_counts[list[i]->text_flags()];
+      }
+      if (by_position) {
+        inst_ids_.SetByPosition(c, next_inst - list[0]->unique_id());
+        next_inst += static_cast<int64_t>(list.size());
+        continue;
+      }
+      for (const HloInstruction* inst : list) table.emplace_back(inst, next_inst++);
+    }
     // The id table sized once (grown by doubling it was up to twice the
     // unique ids: 9.6 MB for the 300k module's 4.8).
     int64_t max_unique_id = -1;
-    for (const HloInstruction* inst : all) max_unique_id = std::max(max_unique_id, inst->unique_id());
+    for (const auto& [inst, id] : table) max_unique_id = std::max(max_unique_id, inst->unique_id());
     if (exact_id_table_) inst_ids_.Reserve(max_unique_id + 1);
-    for (const HloInstruction* inst : all) {
-      inst_ids_[inst] = next_inst++;
-      ++flag_counts[inst->text_flags()];
-    }
+    for (const auto& [inst, id] : table) inst_ids_[inst] = id;
   }
   int64_t best = 0;
   for (const auto& [flags, count] : flag_counts) {
@@ -1795,9 +1828,16 @@ absl::Status Malformed(absl::string_view what) { return absl::DataLossError(what
 // (the low 32 bits) are found too when no two instructions share them.
 class InstructionIndex {
  public:
+  // Ids first_id, first_id + 1, ... of `n` instructions (no table).
+  void BuildConsecutive(int64_t first_id, size_t n) {
+    consecutive_ = true;
+    base_ = first_id;
+    count_ = n;
+  }
   // The first id used twice, if any.
   std::optional<int64_t> Build(const std::vector<int64_t>& ids) {
     ids_ = &ids;
+    count_ = ids.size();
     if (ids.empty()) return std::nullopt;
     const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
     const uint64_t span = static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo);
@@ -1819,7 +1859,10 @@ class InstructionIndex {
   }
   // The index of the instruction with id `id`, or -1.
   int Find(int64_t id) {
-    if (!dense_.empty()) {
+    if (consecutive_) {
+      const uint64_t at = static_cast<uint64_t>(id) - static_cast<uint64_t>(base_);
+      if (at < count_) return static_cast<int>(at);
+    } else if (!dense_.empty()) {
       const uint64_t at = static_cast<uint64_t>(id) - static_cast<uint64_t>(base_);
       if (at < dense_.size() && dense_[at] >= 0) return dense_[at];
     } else if (auto it = sparse_.find(id); it != sparse_.end()) {
@@ -1828,8 +1871,8 @@ class InstructionIndex {
     if (id < 0 || id > 0xffffffff) return -1;
     if (!local_built_) {  // only once an id is not found exactly
       local_built_ = true;
-      for (size_t i = 0; i < ids_->size(); ++i) {
-        const int64_t local = (*ids_)[i] & 0xffffffff;
+      for (size_t i = 0; i < count_; ++i) {
+        const int64_t local = (consecutive_ ? base_ + static_cast<int64_t>(i) : (*ids_)[i]) & 0xffffffff;
         if (!by_local_.emplace(local, static_cast<int>(i)).second) local_clash_.insert(local);
       }
     }
@@ -1840,6 +1883,8 @@ class InstructionIndex {
 
  private:
   const std::vector<int64_t>* ids_ = nullptr;
+  bool consecutive_ = false;
+  size_t count_ = 0;
   int64_t base_ = 0;
   std::vector<int> dense_;
   absl::flat_hash_map<int64_t, int> sparse_;
@@ -1924,6 +1969,9 @@ class Decoder {
   // after all are built (docs/performance.md, "Proto formats").
   const bool early_operands_ = SwitchedOnByDefault("HILO_PROTO_EARLY_OPERANDS");
   std::vector<HloInstruction*> early_;  // an instruction's operands, found
+  // Attribute orders by their indices into attribute_names_.
+  absl::flat_hash_map<std::vector<int32_t>, AttributeOrder> attribute_orders_;
+  std::vector<int32_t> order_key_;
   absl::flat_hash_map<std::string, SharedShape> shapes_;
   std::string shape_key_;
   AsyncStarts async_starts_;
@@ -2049,14 +2097,24 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
 absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionProto& ip, HloInstruction* inst) {
   // (Not moved out of the message: most instructions have none.)
   xla::HiloInstructionText& text = ip.has_hilo_text() ? *ip.mutable_hilo_text() : no_text_;
-  std::vector<absl::string_view> order;
-  for (int32_t idx : h.attribute_order) {
-    if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
-      return Invalid(WhereOf(inst), "attribute name index out of range");
+  // The attribute order: made once per distinct list of indices (nearly
+  // every instruction's is one a few others have).
+  if (!h.attribute_order.empty()) {
+    order_key_.assign(h.attribute_order.begin(), h.attribute_order.end());
+    auto it = attribute_orders_.find(order_key_);
+    if (it == attribute_orders_.end()) {
+      AttributeOrder made;
+      for (int32_t idx : h.attribute_order) {
+        if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
+          return Invalid(WhereOf(inst), "attribute name index out of range");
+        }
+        made.Append(attribute_names_[idx]);
+      }
+      it = attribute_orders_.emplace(order_key_, made).first;
     }
-    order.push_back(attribute_names_[idx]);
-    inst->AppendAttributeName(attribute_names_[idx]);
+    *inst->mutable_attribute_order() = it->second;
   }
+  const AttributeOrder& order = inst->attribute_order();
   auto listed = [&](absl::string_view name) {
     return std::find(order.begin(), order.end(), name) != order.end();
   };
@@ -2233,9 +2291,7 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   }
   // Keep the written order among raw attributes (the printer prints listed ones in order anyway).
   std::stable_sort(raws.begin(), raws.end(), [&](const RawAttribute& a, const RawAttribute& b) {
-    auto pos = [&](const std::string& n) {
-      return std::find(order.begin(), order.end(), n) - order.begin();
-    };
+    auto pos = [&](const std::string& n) { return std::distance(order.begin(), std::find(order.begin(), order.end(), n)); };
     return pos(a.name) < pos(b.name);
   });
   for (RawAttribute& r : raws) inst->mutable_raw_attributes()->push_back(std::move(r));
@@ -2281,15 +2337,17 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   // instructions (operands, control predecessors) is kept as ids and
   // resolved once all exist.
   const int n = InstructionCount(input);
-  std::vector<int64_t> ids(n, 0);
+  const bool ids_first = text.instruction_order_size() > 0;
+  // Without a recorded order, ids are kept only once they stop being
+  // consecutive (2.4 MB of the 300k module's read peak otherwise).
+  std::vector<int64_t> ids(ids_first ? n : 0, 0);
   InstructionIndex index;
   auto used_twice = [&](int64_t id) { return Invalid(where, absl::StrCat("instruction id ", id, " is used twice")); };
   // The order instructions are added in: the text's (by id: every id is
   // read first), else the proto's.
-  std::vector<int> order;
-  order.reserve(n);
-  const bool ids_first = text.instruction_order_size() > 0;
+  std::vector<int> order;  // (with a recorded order only)
   if (ids_first) {
+    order.reserve(n);
     for (int i = 0; i < n; ++i) {
       absl::StatusOr<int64_t> id = InstructionId(input, i, where);
       if (!id.ok()) return id.status();
@@ -2304,8 +2362,6 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       seen[i] = true;
       order.push_back(i);
     }
-  } else {
-    for (int i = 0; i < n; ++i) order.push_back(i);
   }
   std::vector<HloInstruction*> insts(n, nullptr);
   // Operand ids of the instructions in `pending` (below), one after the other.
@@ -2318,7 +2374,6 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   // (HILO_PROTO_EARLY_OPERANDS=0: found once all are built).
   bool consecutive = !ids_first;
   uint64_t first_id = 0;
-  int position = 0;  // of `i` in `order`
   // (instruction index, control predecessor id), in `order`.
   std::vector<std::pair<int, int64_t>> predecessor_ids;
   // Called computations, named once the operands are there (a conditional's
@@ -2368,7 +2423,8 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   int previous = -1;  // the instruction built last
   const char* reported = nullptr;
   constexpr ptrdiff_t kReportStep = ptrdiff_t{1} << 20;
-  for (int i : order) {
+  for (int position = 0; position < n; ++position) {
+    const int i = ids_first ? order[position] : position;
     if (done_before_ && streamed_ && previous >= 0) {
       built[previous] = true;
       while (built_below < n && built[built_below]) ++built_below;
@@ -2392,9 +2448,13 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     }
     xla::HloInstructionProto& ip = *parsed;
     if (!ids_first) {
-      ids[i] = h.id;
       if (position == 0) first_id = static_cast<uint64_t>(h.id);
-      consecutive = consecutive && static_cast<uint64_t>(h.id) - first_id == static_cast<uint64_t>(position);
+      if (consecutive && static_cast<uint64_t>(h.id) - first_id != static_cast<uint64_t>(position)) {
+        consecutive = false;
+        ids.resize(n);
+        for (int k = 0; k < position; ++k) ids[k] = static_cast<int64_t>(first_id + static_cast<uint64_t>(k));
+      }
+      if (!consecutive) ids[i] = h.id;
     } else if (h.id != ids[i]) {
       return absl::InternalError(absl::StrCat(where, ": instruction ", i + 1, "'s id was read as ", ids[i],
                                               ", parsed as ", h.id));
@@ -2474,9 +2534,10 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     } else if (call.has_value()) {
       calls.push_back(*std::move(call));
     }
-    ++position;
   }
-  if (!ids_first) {
+  if (consecutive) {
+    index.BuildConsecutive(static_cast<int64_t>(first_id), static_cast<size_t>(n));
+  } else if (!ids_first) {
     if (std::optional<int64_t> dup = index.Build(ids); dup.has_value()) return used_twice(*dup);
   }
   size_t at_operand = 0;

@@ -220,22 +220,29 @@ bool IsAscii(absl::string_view s) {
   return (high & 0x8080808080808080ull) == 0;
 }
 
-// A repeated int64 field: one varint, or a packed run of them.
-bool ReadRepeatedInt64(uint32_t wire_type, WireCursor& in, std::vector<int64_t>* out) {
+// A repeated integer field: one varint, or a packed run of them; each at
+// most `max` (else false).
+template <typename T>
+bool ReadRepeated(uint32_t wire_type, WireCursor& in, std::vector<T>* out, uint64_t max) {
   uint64_t v = 0;
   if (wire_type == WireFormatLite::WIRETYPE_VARINT) {
-    if (!in.Varint(&v)) return false;
-    out->push_back(static_cast<int64_t>(v));
+    if (!in.Varint(&v) || v > max) return false;
+    out->push_back(static_cast<T>(v));
     return true;
   }
   absl::string_view packed;
   if (wire_type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || !in.Payload(&packed)) return false;
   WireCursor values(packed);
   while (!values.done()) {
-    if (!values.Varint(&v)) return false;
-    out->push_back(static_cast<int64_t>(v));
+    if (!values.Varint(&v) || v > max) return false;
+    out->push_back(static_cast<T>(v));
   }
   return true;
+}
+
+// A repeated int64 field.
+bool ReadRepeatedInt64(uint32_t wire_type, WireCursor& in, std::vector<int64_t>* out) {
+  return ReadRepeated(wire_type, in, out, UINT64_MAX);
 }
 
 // The fields of message `payload`, each given to `on_field(number,
@@ -253,8 +260,7 @@ bool ForEachField(absl::string_view payload, OnField on_field) {
 // hilo_text holding only flags (1) and attribute_order (2), within range
 // (else protobuf reads it: false).
 bool ReadSimpleText(absl::string_view payload, WireInstruction* out) {
-  std::vector<int64_t> order;
-  const bool ok = ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
+  return ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
     uint64_t v = 0;
     if (number == 1) {
       if (wire_type != WireFormatLite::WIRETYPE_VARINT || !in.Varint(&v) || v > UINT32_MAX) return false;
@@ -262,14 +268,8 @@ bool ReadSimpleText(absl::string_view payload, WireInstruction* out) {
       out->flags = static_cast<uint32_t>(v);
       return true;
     }
-    return number == 2 && ReadRepeatedInt64(wire_type, in, &order);
+    return number == 2 && ReadRepeated(wire_type, in, &out->attribute_order, INT32_MAX);
   });
-  if (!ok) return false;
-  for (int64_t v : order) {
-    if (v < 0 || v > INT32_MAX) return false;
-    out->attribute_order.push_back(static_cast<int32_t>(v));
-  }
-  return true;
 }
 
 // One ReplicaGroup holding only replica_ids (1).
