@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -30,6 +31,7 @@
 #include "hilo/proto/wire_split.h"
 #include "hilo/proto/wire_writer.h"
 #include "hilo/text/literal_text.h"
+#include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
 #include "hilo/text/text_flags.h"
 
@@ -978,6 +980,17 @@ class Encoder {
   // The wire bytes of `shape`'s ShapeProto, made once per shared shape.
   const std::string& ShapeBytes(const Shape& shape);
   std::string ShapeProtoBytes(const Shape& shape);  // made each time
+  // The ShapeProto bytes of shape text `text` (one shape), parsed once per
+  // distinct text; null when it does not parse as one shape.
+  const std::string* LayoutShapeBytes(absl::string_view text) {
+    auto it = layout_shapes_.find(text);
+    if (it != layout_shapes_.end()) return &it->second;
+    absl::StatusOr<std::vector<Shape>> shapes = ParseShapeList(text);
+    if (!shapes.ok() || shapes->size() != 1) return nullptr;
+    return &layout_shapes_.emplace(std::string(text), ShapeProtoBytes(shapes->front())).first->second;
+  }
+  absl::node_hash_map<std::string, std::string> layout_shapes_;  // (values stay put)
+  const bool layout_pieces_ = SwitchedOnByDefault("HILO_PROTO_LAYOUT_PIECES");
   // With `program_shape_bytes`, the program shape is not set in `*p` but
   // written there as the wire bytes of a ProgramShapeProto (the shapes'
   // bytes made once each: ShapeBytes).
@@ -1670,7 +1683,24 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
       for (const HloInstruction* param : entry->parameter_instructions()) {
         if (param != nullptr) names.push_back(param->name());
       }
-      if (EntryComputationLayoutShapes(*layout, &params, &result) && params.size() == names.size()) {
+      // Each distinct parameter text parsed once (HILO_PROTO_LAYOUT_PIECES=0:
+      // the whole list parsed, a Shape each: the 300k module's 27,275).
+      std::vector<absl::string_view> pieces;
+      absl::string_view result_text;
+      std::vector<const std::string*> param_bytes;
+      bool by_pieces = layout_pieces_ && EntryComputationLayoutPieces(*layout, &pieces, &result_text) &&
+                       pieces.size() == names.size();
+      for (size_t i = 0; by_pieces && i < pieces.size(); ++i) {
+        param_bytes.push_back(LayoutShapeBytes(pieces[i]));
+        by_pieces = param_bytes.back() != nullptr;
+      }
+      const std::string* result_bytes = by_pieces ? LayoutShapeBytes(result_text) : nullptr;
+      if (result_bytes != nullptr) {
+        std::string& out = host_program_shape->emplace();
+        for (const std::string* bytes : param_bytes) AppendLengthDelimitedField(1, *bytes, &out);
+        AppendLengthDelimitedField(2, *result_bytes, &out);
+        for (absl::string_view name : names) AppendLengthDelimitedField(3, name, &out);
+      } else if (EntryComputationLayoutShapes(*layout, &params, &result) && params.size() == names.size()) {
         std::string& out = host_program_shape->emplace();
         for (const Shape& shape : params) AppendLengthDelimitedField(1, ShapeProtoBytes(shape), &out);
         AppendLengthDelimitedField(2, ShapeProtoBytes(result), &out);
@@ -1968,8 +1998,11 @@ class Decoder {
   // HILO_PROTO_EARLY_OPERANDS=0: every instruction's operands attached
   // after all are built (docs/performance.md, "Proto formats").
   const bool early_operands_ = SwitchedOnByDefault("HILO_PROTO_EARLY_OPERANDS");
+  const bool consecutive_ids_ = SwitchedOnByDefault("HILO_PROTO_CONSECUTIVE_IDS");
   std::vector<HloInstruction*> early_;  // an instruction's operands, found
-  // Attribute orders by their indices into attribute_names_.
+  // Attribute orders by their indices into attribute_names_
+  // (HILO_PROTO_ORDER_CACHE=0: each made name by name).
+  const bool order_cache_ = SwitchedOnByDefault("HILO_PROTO_ORDER_CACHE");
   absl::flat_hash_map<std::vector<int32_t>, AttributeOrder> attribute_orders_;
   std::vector<int32_t> order_key_;
   absl::flat_hash_map<std::string, SharedShape> shapes_;
@@ -2099,7 +2132,14 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   xla::HiloInstructionText& text = ip.has_hilo_text() ? *ip.mutable_hilo_text() : no_text_;
   // The attribute order: made once per distinct list of indices (nearly
   // every instruction's is one a few others have).
-  if (!h.attribute_order.empty()) {
+  if (!h.attribute_order.empty() && !order_cache_) {
+    for (int32_t idx : h.attribute_order) {
+      if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
+        return Invalid(WhereOf(inst), "attribute name index out of range");
+      }
+      inst->AppendAttributeName(attribute_names_[idx]);
+    }
+  } else if (!h.attribute_order.empty()) {
     order_key_.assign(h.attribute_order.begin(), h.attribute_order.end());
     auto it = attribute_orders_.find(order_key_);
     if (it == attribute_orders_.end()) {
@@ -2340,7 +2380,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   const bool ids_first = text.instruction_order_size() > 0;
   // Without a recorded order, ids are kept only once they stop being
   // consecutive (2.4 MB of the 300k module's read peak otherwise).
-  std::vector<int64_t> ids(ids_first ? n : 0, 0);
+  std::vector<int64_t> ids(ids_first || !consecutive_ids_ ? n : 0, 0);
   InstructionIndex index;
   auto used_twice = [&](int64_t id) { return Invalid(where, absl::StrCat("instruction id ", id, " is used twice")); };
   // The order instructions are added in: the text's (by id: every id is
@@ -2372,7 +2412,8 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   // order, which has operands first; while their ids are consecutive
   // (hilo's, XLA's), an operand built already is found by its id
   // (HILO_PROTO_EARLY_OPERANDS=0: found once all are built).
-  bool consecutive = !ids_first;
+  // (HILO_PROTO_CONSECUTIVE_IDS=0: every id kept, the index built from them.)
+  bool consecutive = !ids_first && consecutive_ids_;
   uint64_t first_id = 0;
   // (instruction index, control predecessor id), in `order`.
   std::vector<std::pair<int, int64_t>> predecessor_ids;
