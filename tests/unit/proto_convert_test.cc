@@ -1,7 +1,9 @@
 // The mapping of each attribute between XLA's HloInstructionProto fields
 // (written here by hand from hlo.proto / xla_data.proto) and hilo's IR and
 // text; unknown fields carried through; malformed protos rejected.
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -10,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "hilo/proto/hlo_proto_convert.h"
 #include "hilo/proto/module_file.h"
+#include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
@@ -768,6 +771,104 @@ TEST(ProtoConvertTest, MalformedProtos) {
   EXPECT_THAT(error(param, 77), HasSubstr("root id 77 names no instruction"));
   EXPECT_THAT(error(param + R"pb(instructions { name: "p" opcode: "copy" shape { element_type: F32 } id: 2 operand_ids: 1 })pb", 2),
               HasSubstr("instruction p: instruction name is used twice"));
+}
+
+// The instruction names of `bytes` (a binary HloModuleProto)'s entry, in the
+// order written, and whether it records the text's order.
+std::vector<std::string> WrittenOrder(const std::string& bytes, bool* recorded) {
+  xla::HloModuleProto proto;
+  EXPECT_TRUE(proto.ParseFromString(bytes));
+  std::vector<std::string> names;
+  const xla::HloComputationProto& entry = proto.computations(proto.computations_size() - 1);
+  for (const xla::HloInstructionProto& inst : entry.instructions()) names.push_back(inst.name());
+  *recorded = entry.hilo_text().instruction_order_size() > 0;
+  return names;
+}
+
+// `f` with environment variable `name` set to "0" (a speed switch off).
+template <typename F>
+auto WithSwitchOff(const char* name, F f) {
+  setenv(name, "0", 1);
+  auto result = f();
+  unsetenv(name);
+  return result;
+}
+
+TEST(ProtoConvertTest, InstructionsWrittenInTheTextsOrderWhenOperandsComeFirst) {
+  // The text's order has operands first but is not the post order (a, d,
+  // b, c, t): it is written as it is, with no recorded order.
+  auto parsed = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  c = f32[2] negate(b)
+  d = f32[2] negate(a)
+  ROOT t = (f32[2], f32[2]) tuple(d, c)
+})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  absl::StatusOr<std::string> bytes = HloModuleToBytes(**parsed);
+  ASSERT_TRUE(bytes.ok());
+  bool recorded = true;
+  EXPECT_THAT(WrittenOrder(*bytes, &recorded), ::testing::ElementsAre("a", "b", "c", "d", "t"));
+  EXPECT_FALSE(recorded);
+  absl::StatusOr<std::string> post = WithSwitchOff("HILO_PROTO_TEXT_ORDER", [&] { return HloModuleToBytes(**parsed); });
+  ASSERT_TRUE(post.ok());
+  EXPECT_THAT(WrittenOrder(*post, &recorded), ::testing::ElementsAre("a", "d", "b", "c", "t"));
+  EXPECT_TRUE(recorded);
+  for (const std::string* written : {&*bytes, &*post}) {
+    auto back = LoadModule(*written, "m.pb");
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(PrintHloModule(*back->module), PrintHloModule(**parsed));
+  }
+  ExpectProtoRoundTrips(**parsed);
+}
+
+TEST(ProtoConvertTest, ATextOrderWithAUseBeforeItsOperandIsWrittenInPostOrder) {
+  auto parsed = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT n = f32[2] negate(m)
+  m = f32[2] negate(a)
+})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  absl::StatusOr<std::string> bytes = HloModuleToBytes(**parsed);
+  ASSERT_TRUE(bytes.ok());
+  bool recorded = false;
+  EXPECT_THAT(WrittenOrder(*bytes, &recorded), ::testing::ElementsAre("a", "m", "n"));
+  EXPECT_TRUE(recorded);
+  ExpectProtoRoundTrips(**parsed);
+}
+
+TEST(ProtoConvertTest, EntryLayoutReadPieceByPieceGivesTheSameHostProgramShape) {
+  std::vector<absl::string_view> pieces;
+  absl::string_view result;
+  ASSERT_TRUE(EntryComputationLayoutPieces("{(f32[2,3]{0,1}, (s32[], f32[4]{0}) ,u8[])->f32[]}", &pieces, &result));
+  EXPECT_THAT(pieces, ::testing::ElementsAre("f32[2,3]{0,1}", "(s32[], f32[4]{0})", "u8[]"));
+  EXPECT_EQ(result, "f32[]");
+  ASSERT_TRUE(EntryComputationLayoutPieces("{()->f32[]}", &pieces, &result));
+  EXPECT_TRUE(pieces.empty());
+  EXPECT_FALSE(EntryComputationLayoutPieces("(f32[])->f32[]", &pieces, &result));
+  // Repeated shapes (parsed once), a tuple, a comment between parameters.
+  auto parsed = ParseHloModule(R"(HloModule m, entry_computation_layout={(f32[2,3]{0,1}, f32[2,3]{0,1}, /*index=2*/(s32[], f32[4]{0}), f32[2,3]{0,1})->f32[2,3]{0,1}}
+
+ENTRY e {
+  a = f32[2,3]{1,0} parameter(0)
+  b = f32[2,3]{1,0} parameter(1)
+  c = (s32[], f32[4]{0}) parameter(2)
+  d = f32[2,3]{1,0} parameter(3)
+  ROOT r = f32[2,3]{1,0} add(a, d)
+})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  absl::StatusOr<std::string> bytes = HloModuleToBytes(**parsed);
+  absl::StatusOr<std::string> whole =
+      WithSwitchOff("HILO_PROTO_LAYOUT_PIECES", [&] { return HloModuleToBytes(**parsed); });
+  ASSERT_TRUE(bytes.ok() && whole.ok());
+  EXPECT_EQ(*bytes, *whole);
+  xla::HloModuleProto proto;
+  ASSERT_TRUE(proto.ParseFromString(*bytes));
+  ASSERT_EQ(proto.host_program_shape().parameters_size(), 4);
+  EXPECT_THAT(proto.host_program_shape().parameters(3).layout().minor_to_major(), ::testing::ElementsAre(0, 1));
+  EXPECT_EQ(proto.host_program_shape().parameters(2).tuple_shapes_size(), 2);
 }
 
 }  // namespace

@@ -73,6 +73,12 @@ std::vector<HloInstruction*> HloComputation::instructions() const {
   return result;
 }
 
+void HloComputation::ForEachInstruction(absl::FunctionRef<void(HloInstruction*)> visit) const {
+  for (const auto& inst : instructions_) {
+    if (inst != nullptr) visit(inst.get());
+  }
+}
+
 void HloComputation::AppendInstructionsTo(std::vector<HloInstruction*>* out) const {
   out->reserve(out->size() + static_cast<size_t>(live_count_));
   for (const auto& inst : instructions_) {

@@ -43,6 +43,9 @@ class HloComputation {
   // Appends instructions() to `out`, without a vector of its own (for a
   // caller that walks every computation of a large module).
   void AppendInstructionsTo(std::vector<HloInstruction*>* out) const;
+  // Calls `visit` on each instruction in list order, without a vector (the
+  // proto writer: 2.4 MB of the 300k module's write peak).
+  void ForEachInstruction(absl::FunctionRef<void(HloInstruction*)> visit) const;
   int64_t instruction_count() const { return live_count_; }
   // The list as stored, without a copy: list order, with a null hole for
   // each removed instruction not yet compacted away.

@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -30,6 +31,7 @@
 #include "hilo/proto/wire_split.h"
 #include "hilo/proto/wire_writer.h"
 #include "hilo/text/literal_text.h"
+#include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
 #include "hilo/text/text_flags.h"
 
@@ -847,9 +849,26 @@ class InstructionIds {
   const Entry* end() const { return nullptr; }
   // -1 for an instruction that has none.
   int64_t at(const HloInstruction* inst) const {
+    if (!by_position_.empty()) {
+      // (Nearly every lookup is in the computation of the one before.)
+      const HloComputation* c = inst->parent();
+      if (c != last_ || c == nullptr) {
+        auto it = by_position_.find(c);
+        last_ = c;
+        last_found_ = it != by_position_.end();
+        if (last_found_) last_offset_ = it->second;
+      }
+      if (last_found_) return last_offset_ + inst->unique_id();
+    }
     const Entry* e = find(inst);
     return e == end() ? -1 : e->second;
   }
+  // Computation `c`'s instructions have ids `offset` + their unique id
+  // (their unique ids are consecutive in list order, as a module is read or
+  // parsed: an instruction in `c` is live in it, and unique ids are unique
+  // in the module): no entry each in the table (16 bytes an instruction:
+  // 4.8 MB of the 300k module's write peak).
+  void SetByPosition(const HloComputation* c, int64_t offset) { by_position_[c] = offset; }
   // Room for unique ids [0, n) (ids up to 2^32 only, as operator[] takes).
   void Reserve(int64_t n) {
     if (n > 0 && n <= (int64_t{1} << 32) && static_cast<uint64_t>(n) > table_.size()) {
@@ -876,6 +895,10 @@ class InstructionIds {
  private:
   std::vector<Entry> table_;
   absl::flat_hash_map<const HloInstruction*, Entry> others_;
+  absl::flat_hash_map<const HloComputation*, int64_t> by_position_;
+  mutable const HloComputation* last_ = nullptr;
+  mutable bool last_found_ = false;
+  mutable int64_t last_offset_ = 0;
 };
 
 class Encoder {
@@ -916,17 +939,59 @@ class Encoder {
   // rest, serialized after them).
   absl::Status EncodeInstruction(const HloInstruction& inst, xla::HloInstructionProto* proto, std::string* hot);
   bool proto_touched_ = false;  // EncodeInstruction wrote to its message
+  // The instruction's hilo_text (its flags and attribute order aside, in
+  // attribute_indices_), and whether it was written to since cleared.
+  xla::HiloInstructionText text_;
+  bool text_used_ = true;
+  std::vector<int32_t> attribute_indices_;
+  // HILO_PROTO_TEXT_BY_HAND=0: hilo_text's flags and attribute order go
+  // through the message too.
+  const bool text_by_hand_ = SwitchedOnByDefault("HILO_PROTO_TEXT_BY_HAND");
   const bool plain_metadata_ = PlainMetadataOn();
   const bool skip_empty_size_ = SkipEmptySizeOn();
   // HILO_PROTO_GROUP_BYTES=0: every collective's replica groups encoded anew.
   const bool group_bytes_ = SwitchedOnByDefault("HILO_PROTO_GROUP_BYTES");
   // HILO_PROTO_EXACT_ID_TABLE=0: the instruction id table grows by doubling.
   const bool exact_id_table_ = SwitchedOnByDefault("HILO_PROTO_EXACT_ID_TABLE");
-  const bool walk_post_order_ = SwitchedOnByDefault("HILO_PROTO_WALK_POST_ORDER");
+  // HILO_PROTO_IDS_BY_POSITION=0: every instruction's id in the table.
+  const bool ids_by_position_ = SwitchedOnByDefault("HILO_PROTO_IDS_BY_POSITION");
+  // HILO_PROTO_TEXT_ORDER=0: instructions always written in post order.
+  const bool text_order_ = SwitchedOnByDefault("HILO_PROTO_TEXT_ORDER");
+  // True when every instruction of `list` (`comp`'s, in the text's order)
+  // comes after its operands and control predecessors, all in `comp`:
+  // then the text's order is written, XLA reads it (it needs operands
+  // first), and reading needs no recorded order (no pre-scan of the ids).
+  bool OperandsFirst(const HloComputation& comp) const {
+    auto earlier = [&](const auto& others, int64_t id) {
+      for (const HloInstruction* other : others) {
+        if (other->parent() != &comp) return false;
+        const int64_t other_id = inst_ids_.at(other);
+        if (other_id < 0 || other_id >= id) return false;
+      }
+      return true;
+    };
+    bool first = true;
+    comp.ForEachInstruction([&](const HloInstruction* inst) {
+      const int64_t id = first ? inst_ids_.at(inst) : 0;
+      first = first && earlier(inst->operands(), id) && earlier(inst->control_predecessors(), id);
+    });
+    return first;
+  }
   absl::flat_hash_map<const void*, std::string> replica_group_bytes_;  // by the shared groups' address
   // The wire bytes of `shape`'s ShapeProto, made once per shared shape.
   const std::string& ShapeBytes(const Shape& shape);
   std::string ShapeProtoBytes(const Shape& shape);  // made each time
+  // The ShapeProto bytes of shape text `text` (one shape), parsed once per
+  // distinct text; null when it does not parse as one shape.
+  const std::string* LayoutShapeBytes(absl::string_view text) {
+    auto it = layout_shapes_.find(text);
+    if (it != layout_shapes_.end()) return &it->second;
+    absl::StatusOr<std::vector<Shape>> shapes = ParseShapeList(text);
+    if (!shapes.ok() || shapes->size() != 1) return nullptr;
+    return &layout_shapes_.emplace(std::string(text), ShapeProtoBytes(shapes->front())).first->second;
+  }
+  absl::node_hash_map<std::string, std::string> layout_shapes_;  // (values stay put)
+  const bool layout_pieces_ = SwitchedOnByDefault("HILO_PROTO_LAYOUT_PIECES");
   // With `program_shape_bytes`, the program shape is not set in `*p` but
   // written there as the wire bytes of a ProgramShapeProto (the shapes'
   // bytes made once each: ShapeBytes).
@@ -946,6 +1011,7 @@ class Encoder {
   xla::OpMetadata metadata_scratch_;
   std::vector<int64_t> id_scratch_;
   std::string sub_;  // a sub-message's bytes
+  std::string entry_;  // a map entry's bytes
   std::string program_shape_;  // a computation's, as bytes (Run)
 };
 
@@ -959,6 +1025,7 @@ char* PutVarint(uint64_t v, char* p) {
   *p++ = static_cast<char>(v);
   return p;
 }
+size_t VarintSize(uint64_t v) { return google::protobuf::io::CodedOutputStream::VarintSize64(v); }
 // Each in one append (an append per varint, or per byte, was up to 10% of
 // writing the generated 300k module).
 void AppendFieldHeader(int field, size_t length, std::string* out) {
@@ -1011,16 +1078,24 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       !P()->ParseFromString(inst.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(where, ": kept proto fields do not parse"));
   }
-  xla::HiloInstructionText text;
+  // hilo_text: its flags and attribute order kept aside (written by hand
+  // when writing wire bytes), the rest in text_, cleared only when used
+  // (HILO_PROTO_TEXT_BY_HAND=0: all in the message, made anew each time).
+  if (text_used_ || !text_by_hand_) text_.Clear();
+  text_used_ = !text_by_hand_;
+  auto T = [this] {
+    text_used_ = true;
+    return &text_;
+  };
+  std::optional<uint32_t> text_flags;
+  attribute_indices_.clear();
   // The ids of `insts`, or an error naming the first not in the module.
   auto ids_of = [&](absl::Span<HloInstruction* const> insts, absl::string_view what) -> absl::Status {
     id_scratch_.clear();
     for (const HloInstruction* other : insts) {
-      auto it = inst_ids_.find(other);
-      if (it == inst_ids_.end()) {
-        return Invalid(where, absl::StrCat(what, " ", other->name(), " is not in the module"));
-      }
-      id_scratch_.push_back(it->second);
+      const int64_t id = inst_ids_.at(other);
+      if (id < 0) return Invalid(where, absl::StrCat(what, " ", other->name(), " is not in the module"));
+      id_scratch_.push_back(id);
     }
     return absl::OkStatus();
   };
@@ -1053,7 +1128,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   } else {
     P()->mutable_control_predecessor_ids()->Add(id_scratch_.begin(), id_scratch_.end());
   }
-  if (inst.text_flags() != instruction_flags_) text.set_flags(inst.text_flags());
+  if (inst.text_flags() != instruction_flags_) text_flags = inst.text_flags();
 
   // Which attributes were written: listed ones that are set, then set ones
   // that are not listed (the printer's order).
@@ -1139,14 +1214,14 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
             ip->add_iota_transpose_perm(static_cast<int32_t>(i));
           }
           // XLA writes the identity permutation; the text did not.
-          text.add_attributes()->set_name("hilo_iota_no_transpose");
+          T()->add_attributes()->set_name("hilo_iota_no_transpose");
         } else {
           for (int64_t d : iota.transpose_perm) ip->add_iota_transpose_perm(static_cast<int32_t>(d));
         }
         break;
       }
       case ReplicaGroups::Form::kRaw: {
-        xla::HiloAttribute* a = text.add_attributes();
+        xla::HiloAttribute* a = T()->add_attributes();
         a->set_name("replica_groups");
         a->set_value(rg->raw());
         break;
@@ -1183,7 +1258,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   }
   if (inst.backend_config().has_value()) {
     P()->set_backend_config(*inst.backend_config());
-    if (inst.backend_config_is_dict()) text.set_backend_config_is_dict(true);
+    if (inst.backend_config_is_dict()) T()->set_backend_config_is_dict(true);
     if (inst.backend_config()->empty()) list_if_unlisted("backend_config");
   }
   if (!inst.frontend_attributes().empty()) {
@@ -1193,12 +1268,11 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       // The map's entries as protobuf writes them (a key given twice: the
       // last wins when read, as in the map).
       sub_.clear();
-      std::string entry;
       for (const auto& [k, v] : entries) {
-        entry.clear();
-        AppendLengthDelimitedField(1, k, &entry);
-        AppendLengthDelimitedField(2, v, &entry);
-        AppendLengthDelimitedField(1, entry, &sub_);
+        entry_.clear();
+        AppendLengthDelimitedField(1, k, &entry_);
+        AppendLengthDelimitedField(2, v, &entry_);
+        AppendLengthDelimitedField(1, entry_, &sub_);
       }
       AppendLengthDelimitedField(68, sub_, hot);
     }
@@ -1208,7 +1282,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       if (i > 0 && !(entries[i - 1].first < entries[i].first)) sorted = false;
     }
     if (!sorted) {
-      for (const auto& [k, v] : entries) text.add_frontend_attribute_order(k);
+      for (const auto& [k, v] : entries) T()->add_frontend_attribute_order(k);
     }
   }
   if (hot != nullptr && plain_metadata_ && (!inst.metadata().empty() || listed("metadata")) &&
@@ -1227,14 +1301,14 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     } else if (parsed) {
       *P()->mutable_metadata() = m;
     }
-    if (!parsed || RenderMetadata(m) != inst.metadata()) text.set_metadata(std::string(inst.metadata()));
+    if (!parsed || RenderMetadata(m) != inst.metadata()) T()->set_metadata(std::string(inst.metadata()));
     if (inst.metadata().empty()) list_if_unlisted("metadata");
   }
   if (!inst.sharding().empty()) {
     xla::OpSharding s;
     const bool parsed = ParseSharding(inst.sharding(), &s);
     if (parsed) *P()->mutable_sharding() = s;
-    if (!parsed || RenderSharding(s) != inst.sharding()) text.set_sharding(inst.sharding());
+    if (!parsed || RenderSharding(s) != inst.sharding()) T()->set_sharding(inst.sharding());
   }
   if (inst.opcode() == HloOpcode::kConstant) {
     const std::string& lt = inst.literal_text();
@@ -1247,7 +1321,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
         exact = back.ok() && *back == lt;
       }
     }
-    if (!exact) text.set_literal(lt);
+    if (!exact) T()->set_literal(lt);
   }
   // Called computations.
   std::vector<HloComputation*> called;
@@ -1263,7 +1337,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   }
   if (!SameCalled(inst.called_computation_attributes(), DefaultCalledAttributes(inst, called))) {
     for (const CalledComputationAttribute& c : inst.called_computation_attributes()) {
-      xla::HiloCalledAttribute* h = text.add_called();
+      xla::HiloCalledAttribute* h = T()->add_called();
       h->set_name(std::string(c.name.view()));
       h->set_count(static_cast<int64_t>(c.computations.size()));
       h->set_braced(c.braced);
@@ -1291,24 +1365,54 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   for (const RawAttribute& raw : inst.raw_attributes()) {
     const bool shared_field = iota_with_dimensions && raw.name == "iota_dimension";
     if (shared_field || !EncodeTextAttribute(inst.opcode(), raw.name, raw.value, P())) {
-      xla::HiloAttribute* a = text.add_attributes();
+      xla::HiloAttribute* a = T()->add_attributes();
       a->set_name(raw.name);
       a->set_value(raw.value);
     }
     if (!listed(raw.name)) record_printed_order = true;
   }
   if (record_printed_order) {
-    for (absl::string_view name : PrintedAttributeNames(inst)) text.add_attribute_order(NameIndex(name));
+    for (absl::string_view name : PrintedAttributeNames(inst)) attribute_indices_.push_back(NameIndex(name));
   } else {
-    for (absl::string_view name : order) text.add_attribute_order(InternedNameIndex(name));
+    for (absl::string_view name : order) attribute_indices_.push_back(InternedNameIndex(name));
   }
-  if (const size_t size = text.ByteSizeLong(); size != 0 && hot != nullptr) {
-    AppendFieldHeader(100001, size, hot);
+  if (hot == nullptr || !text_by_hand_) {
+    if (text_flags.has_value()) T()->set_flags(*text_flags);
+    if (!attribute_indices_.empty()) {
+      T()->mutable_attribute_order()->Add(attribute_indices_.begin(), attribute_indices_.end());
+    }
+  }
+  if (hot == nullptr) {
+    if (text_used_ && text_.ByteSizeLong() != 0) P()->mutable_hilo_text()->Swap(&text_);
+    return absl::OkStatus();
+  }
+  // hilo_text's wire bytes: flags (1) and attribute_order (2, packed) by
+  // hand, then the message's other fields (numbered 3 and up), as protobuf
+  // orders them.
+  size_t order_bytes = 0;
+  for (int32_t i : attribute_indices_) {
+    order_bytes += google::protobuf::io::CodedOutputStream::VarintSize32SignExtended(i);
+  }
+  const size_t by_hand = text_by_hand_ ? (text_flags.has_value() ? 1 + VarintSize(*text_flags) : 0) +
+                                             (order_bytes != 0 ? 1 + VarintSize(order_bytes) + order_bytes : 0)
+                                       : 0;
+  const size_t rest = text_used_ ? text_.ByteSizeLong() : 0;
+  if (by_hand + rest == 0) return absl::OkStatus();
+  AppendFieldHeader(100001, by_hand + rest, hot);
+  if (by_hand != 0) {
     const size_t at = hot->size();
-    hot->resize(at + size);
-    text.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
-  } else if (size != 0) {
-    *P()->mutable_hilo_text() = std::move(text);
+    hot->resize(at + by_hand);
+    char* p = hot->data() + at;
+    if (text_flags.has_value()) p = PutVarint(*text_flags, PutVarint(1 << 3, p));
+    if (order_bytes != 0) {
+      p = PutVarint(order_bytes, PutVarint((2 << 3) | 2, p));
+      for (int32_t i : attribute_indices_) p = PutVarint(static_cast<uint64_t>(static_cast<int64_t>(i)), p);
+    }
+  }
+  if (rest != 0) {
+    const size_t at = hot->size();
+    hot->resize(at + rest);
+    text_.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(hot->data() + at));
   }
   return absl::OkStatus();
 }
@@ -1350,12 +1454,16 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   p->set_name(comp.name());
   p->set_id(comp_ids_.at(&comp));
   if (!comp.execution_thread().empty()) p->set_execution_thread(comp.execution_thread());
-  // Operands before users, as XLA requires; the text's order is kept when
-  // it differs. The post order is walked, not made into a vector (2.4 MB of
-  // the 300k module's write peak; HILO_PROTO_WALK_POST_ORDER=0 makes it).
-  const std::vector<HloInstruction*> list = comp.instructions();
+  // Operands before users, as XLA requires: the text's order when it is
+  // so, else the post order (and then the text's order is kept in
+  // hilo_text).
+  // The text's order is walked in place (no copy of the list: 2.4 MB of
+  // the 300k module's write peak); the list is made for the post order only.
+  const bool in_text_order = text_order_ && OperandsFirst(comp);
+  std::vector<HloInstruction*> list;
+  if (!in_text_order) list = comp.instructions();
   xla::HiloComputationText text;
-  if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(list.size()));
+  if (streamed_instructions == nullptr) p->mutable_instructions()->Reserve(static_cast<int>(comp.instruction_count()));
   xla::HloInstructionProto one;  // reused when streaming
   bool one_used = true;
   std::string hot;                // the hand-written writer's part of `one`
@@ -1364,7 +1472,7 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   bool same_order = true;  // the post order is the text's
   absl::Status status;
   auto encode = [&](const HloInstruction* inst) -> absl::Status {
-    same_order = same_order && visited < list.size() && list[visited] == inst;
+    same_order = same_order && (in_text_order || (visited < list.size() && list[visited] == inst));
     ++visited;
     xla::HloInstructionProto* ip = streamed_instructions != nullptr ? &one : p->add_instructions();
     if (streamed_instructions != nullptr && one_used) one.Clear();
@@ -1384,10 +1492,9 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
     }
     return absl::OkStatus();
   };
-  if (walk_post_order_) {
-    comp.WalkPostOrderUntil([&](HloInstruction* inst) {
-      status = encode(inst);
-      return !status.ok();
+  if (in_text_order) {
+    comp.ForEachInstruction([&](HloInstruction* inst) {
+      if (status.ok()) status = encode(inst);
     });
   } else {
     for (const HloInstruction* inst : comp.MakeInstructionPostOrder()) {
@@ -1396,7 +1503,8 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
     }
   }
   if (!status.ok()) return status;
-  if (!same_order || visited != list.size()) {
+  if (!same_order || static_cast<int64_t>(visited) != comp.instruction_count()) {
+    if (list.empty()) list = comp.instructions();
     for (const HloInstruction* inst : list) text.add_instruction_order(inst_ids_.at(inst));
   }
   if (comp.root_instruction() != nullptr) p->set_root_id(inst_ids_.at(comp.root_instruction()));
@@ -1489,17 +1597,31 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
   int64_t next_inst = 1;
   absl::flat_hash_map<uint32_t, int64_t> flag_counts;
   {
-    std::vector<HloInstruction*> all;
-    for (const HloComputation* c : order) c->AppendInstructionsTo(&all);
+    // A computation whose instructions are at their list positions needs
+    // no table (HILO_PROTO_IDS_BY_POSITION=0: every instruction in it).
+    std::vector<std::pair<const HloInstruction*, int64_t>> table;  // the others'
+    for (const HloComputation* c : order) {
+      int64_t i = 0, first_unique_id = -1;
+      bool by_position = ids_by_position_;
+      c->ForEachInstruction([&](const HloInstruction* inst) {
+        if (i == 0) first_unique_id = inst->unique_id();
+        by_position = by_position && first_unique_id >= 0 && inst->unique_id() - first_unique_id == i;
+        ++flag_counts[inst->text_flags()];
+        ++i;
+      });
+      if (by_position && i > 0) {
+        inst_ids_.SetByPosition(c, next_inst - first_unique_id);
+        next_inst += i;
+        continue;
+      }
+      c->ForEachInstruction([&](const HloInstruction* inst) { table.emplace_back(inst, next_inst++); });
+    }
     // The id table sized once (grown by doubling it was up to twice the
     // unique ids: 9.6 MB for the 300k module's 4.8).
     int64_t max_unique_id = -1;
-    for (const HloInstruction* inst : all) max_unique_id = std::max(max_unique_id, inst->unique_id());
+    for (const auto& [inst, id] : table) max_unique_id = std::max(max_unique_id, inst->unique_id());
     if (exact_id_table_) inst_ids_.Reserve(max_unique_id + 1);
-    for (const HloInstruction* inst : all) {
-      inst_ids_[inst] = next_inst++;
-      ++flag_counts[inst->text_flags()];
-    }
+    for (const auto& [inst, id] : table) inst_ids_[inst] = id;
   }
   int64_t best = 0;
   for (const auto& [flags, count] : flag_counts) {
@@ -1540,7 +1662,7 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
       if (!cp.name().empty()) AppendLengthDelimitedField(1, cp.name(), &out);
       cp.clear_name();
       AppendLengthDelimitedField(4, program_shape_, &out);
-      if (c == entry) *host_program_shape = program_shape_;
+      if (c == entry) *host_program_shape = std::move(program_shape_);  // (not a copy: 1 MB of the 300k module)
     } else if (c == entry) {
       *proto.mutable_host_program_shape() = cp.program_shape();
       if (host_program_shape != nullptr) {
@@ -1568,7 +1690,24 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
       for (const HloInstruction* param : entry->parameter_instructions()) {
         if (param != nullptr) names.push_back(param->name());
       }
-      if (EntryComputationLayoutShapes(*layout, &params, &result) && params.size() == names.size()) {
+      // Each distinct parameter text parsed once (HILO_PROTO_LAYOUT_PIECES=0:
+      // the whole list parsed, a Shape each: the 300k module's 27,275).
+      std::vector<absl::string_view> pieces;
+      absl::string_view result_text;
+      std::vector<const std::string*> param_bytes;
+      bool by_pieces = layout_pieces_ && EntryComputationLayoutPieces(*layout, &pieces, &result_text) &&
+                       pieces.size() == names.size();
+      for (size_t i = 0; by_pieces && i < pieces.size(); ++i) {
+        param_bytes.push_back(LayoutShapeBytes(pieces[i]));
+        by_pieces = param_bytes.back() != nullptr;
+      }
+      const std::string* result_bytes = by_pieces ? LayoutShapeBytes(result_text) : nullptr;
+      if (result_bytes != nullptr) {
+        std::string& out = host_program_shape->emplace();
+        for (const std::string* bytes : param_bytes) AppendLengthDelimitedField(1, *bytes, &out);
+        AppendLengthDelimitedField(2, *result_bytes, &out);
+        for (absl::string_view name : names) AppendLengthDelimitedField(3, name, &out);
+      } else if (EntryComputationLayoutShapes(*layout, &params, &result) && params.size() == names.size()) {
         std::string& out = host_program_shape->emplace();
         for (const Shape& shape : params) AppendLengthDelimitedField(1, ShapeProtoBytes(shape), &out);
         AppendLengthDelimitedField(2, ShapeProtoBytes(result), &out);
@@ -1726,9 +1865,16 @@ absl::Status Malformed(absl::string_view what) { return absl::DataLossError(what
 // (the low 32 bits) are found too when no two instructions share them.
 class InstructionIndex {
  public:
+  // Ids first_id, first_id + 1, ... of `n` instructions (no table).
+  void BuildConsecutive(int64_t first_id, size_t n) {
+    consecutive_ = true;
+    base_ = first_id;
+    count_ = n;
+  }
   // The first id used twice, if any.
   std::optional<int64_t> Build(const std::vector<int64_t>& ids) {
     ids_ = &ids;
+    count_ = ids.size();
     if (ids.empty()) return std::nullopt;
     const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
     const uint64_t span = static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo);
@@ -1750,7 +1896,10 @@ class InstructionIndex {
   }
   // The index of the instruction with id `id`, or -1.
   int Find(int64_t id) {
-    if (!dense_.empty()) {
+    if (consecutive_) {
+      const uint64_t at = static_cast<uint64_t>(id) - static_cast<uint64_t>(base_);
+      if (at < count_) return static_cast<int>(at);
+    } else if (!dense_.empty()) {
       const uint64_t at = static_cast<uint64_t>(id) - static_cast<uint64_t>(base_);
       if (at < dense_.size() && dense_[at] >= 0) return dense_[at];
     } else if (auto it = sparse_.find(id); it != sparse_.end()) {
@@ -1759,8 +1908,8 @@ class InstructionIndex {
     if (id < 0 || id > 0xffffffff) return -1;
     if (!local_built_) {  // only once an id is not found exactly
       local_built_ = true;
-      for (size_t i = 0; i < ids_->size(); ++i) {
-        const int64_t local = (*ids_)[i] & 0xffffffff;
+      for (size_t i = 0; i < count_; ++i) {
+        const int64_t local = (consecutive_ ? base_ + static_cast<int64_t>(i) : (*ids_)[i]) & 0xffffffff;
         if (!by_local_.emplace(local, static_cast<int>(i)).second) local_clash_.insert(local);
       }
     }
@@ -1771,6 +1920,8 @@ class InstructionIndex {
 
  private:
   const std::vector<int64_t>* ids_ = nullptr;
+  bool consecutive_ = false;
+  size_t count_ = 0;
   int64_t base_ = 0;
   std::vector<int> dense_;
   absl::flat_hash_map<int64_t, int> sparse_;
@@ -1838,8 +1989,7 @@ class Decoder {
   xla::OpMetadata metadata_scratch_;
   absl::flat_hash_map<std::string, SharedShape> wire_shapes_;  // by their bytes
   absl::flat_hash_map<std::string, ReplicaGroups> wire_replica_groups_;  // by their bytes
-  absl::flat_hash_map<std::string, FrontendAttributes> wire_frontend_attributes_;  // by their entries
-  std::string wire_frontend_key_;
+  absl::flat_hash_map<std::string, FrontendAttributes> wire_frontend_attributes_;  // by their bytes
   xla::HiloInstructionText no_text_;  // always empty
   // scratch_ is known to be empty (decoding an instruction whose fields the
   // hand-written reader all read changes nothing in it).
@@ -1855,7 +2005,13 @@ class Decoder {
   // HILO_PROTO_EARLY_OPERANDS=0: every instruction's operands attached
   // after all are built (docs/performance.md, "Proto formats").
   const bool early_operands_ = SwitchedOnByDefault("HILO_PROTO_EARLY_OPERANDS");
+  const bool consecutive_ids_ = SwitchedOnByDefault("HILO_PROTO_CONSECUTIVE_IDS");
   std::vector<HloInstruction*> early_;  // an instruction's operands, found
+  // Attribute orders by their indices into attribute_names_
+  // (HILO_PROTO_ORDER_CACHE=0: each made name by name).
+  const bool order_cache_ = SwitchedOnByDefault("HILO_PROTO_ORDER_CACHE");
+  absl::flat_hash_map<std::vector<int32_t>, AttributeOrder> attribute_orders_;
+  std::vector<int32_t> order_key_;
   absl::flat_hash_map<std::string, SharedShape> shapes_;
   std::string shape_key_;
   AsyncStarts async_starts_;
@@ -1951,24 +2107,27 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
   }
   h->has_dot = wire_.has_dot;
   for (int k = 0; k < 4; ++k) h->dot[k] = wire_.dot[k];
+  // Replica groups and frontend attributes: read once per distinct bytes
+  // (equal bytes, equal values; bytes that do not read simply leave the
+  // instruction to protobuf, before anything was built from it).
   if (wire_.group_count > 0) {
-    auto [it, added] = wire_replica_groups_.try_emplace(wire_.replica_groups);
-    if (added) {
-      it->second = ReplicaGroups::Explicit(
-          std::vector<std::vector<int64_t>>(wire_.groups.begin(), wire_.groups.begin() + wire_.group_count));
+    auto it = wire_replica_groups_.find(wire_.replica_groups);
+    if (it == wire_replica_groups_.end()) {
+      std::vector<std::vector<int64_t>> groups;
+      if (!ReadReplicaGroups(wire_.replica_groups, &groups)) return false;
+      it = wire_replica_groups_.emplace(wire_.replica_groups, ReplicaGroups::Explicit(std::move(groups))).first;
     }
     h->replica_groups = &it->second;
   }
   if (wire_.has_frontend_attributes) {
-    wire_frontend_key_.clear();
-    for (const auto& [k, v] : wire_.frontend_attributes) {
-      absl::StrAppend(&wire_frontend_key_, k.size(), ":", k, v.size(), ":", v);
-    }
-    auto [it, added] = wire_frontend_attributes_.try_emplace(wire_frontend_key_);
-    if (added) {
-      std::vector<std::pair<absl::string_view, absl::string_view>> entries = wire_.frontend_attributes;
+    auto it = wire_frontend_attributes_.find(wire_.frontend_attributes);
+    if (it == wire_frontend_attributes_.end()) {
+      std::vector<std::pair<absl::string_view, absl::string_view>> entries;
+      if (!ReadFrontendAttributes(wire_.frontend_attributes, &entries)) return false;
       std::sort(entries.begin(), entries.end());
-      for (const auto& [k, v] : entries) it->second.Append(k, v);
+      FrontendAttributes fa;
+      for (const auto& [k, v] : entries) fa.Append(k, v);
+      it = wire_frontend_attributes_.emplace(wire_.frontend_attributes, std::move(fa)).first;
     }
     h->frontend_attributes = &it->second;
   }
@@ -1978,14 +2137,31 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
 absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionProto& ip, HloInstruction* inst) {
   // (Not moved out of the message: most instructions have none.)
   xla::HiloInstructionText& text = ip.has_hilo_text() ? *ip.mutable_hilo_text() : no_text_;
-  std::vector<absl::string_view> order;
-  for (int32_t idx : h.attribute_order) {
-    if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
-      return Invalid(WhereOf(inst), "attribute name index out of range");
+  // The attribute order: made once per distinct list of indices (nearly
+  // every instruction's is one a few others have).
+  if (!h.attribute_order.empty() && !order_cache_) {
+    for (int32_t idx : h.attribute_order) {
+      if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
+        return Invalid(WhereOf(inst), "attribute name index out of range");
+      }
+      inst->AppendAttributeName(attribute_names_[idx]);
     }
-    order.push_back(attribute_names_[idx]);
-    inst->AppendAttributeName(attribute_names_[idx]);
+  } else if (!h.attribute_order.empty()) {
+    order_key_.assign(h.attribute_order.begin(), h.attribute_order.end());
+    auto it = attribute_orders_.find(order_key_);
+    if (it == attribute_orders_.end()) {
+      AttributeOrder made;
+      for (int32_t idx : h.attribute_order) {
+        if (idx < 0 || static_cast<size_t>(idx) >= attribute_names_.size()) {
+          return Invalid(WhereOf(inst), "attribute name index out of range");
+        }
+        made.Append(attribute_names_[idx]);
+      }
+      it = attribute_orders_.emplace(order_key_, made).first;
+    }
+    *inst->mutable_attribute_order() = it->second;
   }
+  const AttributeOrder& order = inst->attribute_order();
   auto listed = [&](absl::string_view name) {
     return std::find(order.begin(), order.end(), name) != order.end();
   };
@@ -2162,9 +2338,7 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   }
   // Keep the written order among raw attributes (the printer prints listed ones in order anyway).
   std::stable_sort(raws.begin(), raws.end(), [&](const RawAttribute& a, const RawAttribute& b) {
-    auto pos = [&](const std::string& n) {
-      return std::find(order.begin(), order.end(), n) - order.begin();
-    };
+    auto pos = [&](const std::string& n) { return std::distance(order.begin(), std::find(order.begin(), order.end(), n)); };
     return pos(a.name) < pos(b.name);
   });
   for (RawAttribute& r : raws) inst->mutable_raw_attributes()->push_back(std::move(r));
@@ -2210,15 +2384,17 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   // instructions (operands, control predecessors) is kept as ids and
   // resolved once all exist.
   const int n = InstructionCount(input);
-  std::vector<int64_t> ids(n, 0);
+  const bool ids_first = text.instruction_order_size() > 0;
+  // Without a recorded order, ids are kept only once they stop being
+  // consecutive (2.4 MB of the 300k module's read peak otherwise).
+  std::vector<int64_t> ids(ids_first || !consecutive_ids_ ? n : 0, 0);
   InstructionIndex index;
   auto used_twice = [&](int64_t id) { return Invalid(where, absl::StrCat("instruction id ", id, " is used twice")); };
   // The order instructions are added in: the text's (by id: every id is
   // read first), else the proto's.
-  std::vector<int> order;
-  order.reserve(n);
-  const bool ids_first = text.instruction_order_size() > 0;
+  std::vector<int> order;  // (with a recorded order only)
   if (ids_first) {
+    order.reserve(n);
     for (int i = 0; i < n; ++i) {
       absl::StatusOr<int64_t> id = InstructionId(input, i, where);
       if (!id.ok()) return id.status();
@@ -2233,14 +2409,19 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       seen[i] = true;
       order.push_back(i);
     }
-  } else {
-    for (int i = 0; i < n; ++i) order.push_back(i);
   }
   std::vector<HloInstruction*> insts(n, nullptr);
   // Operand ids of the instructions in `pending` (below), one after the other.
   std::vector<int64_t> operand_ids;
   std::vector<size_t> operands_end;
-  if (!ids_first || !early_operands_) operands_end.reserve(n);
+  if (!early_operands_) operands_end.reserve(n);
+  // Without a recorded order the instructions are built in the proto's
+  // order, which has operands first; while their ids are consecutive
+  // (hilo's, XLA's), an operand built already is found by its id
+  // (HILO_PROTO_EARLY_OPERANDS=0: found once all are built).
+  // (HILO_PROTO_CONSECUTIVE_IDS=0: every id kept, the index built from them.)
+  bool consecutive = !ids_first && consecutive_ids_;
+  uint64_t first_id = 0;
   // (instruction index, control predecessor id), in `order`.
   std::vector<std::pair<int, int64_t>> predecessor_ids;
   // Called computations, named once the operands are there (a conditional's
@@ -2290,7 +2471,8 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   int previous = -1;  // the instruction built last
   const char* reported = nullptr;
   constexpr ptrdiff_t kReportStep = ptrdiff_t{1} << 20;
-  for (int i : order) {
+  for (int position = 0; position < n; ++position) {
+    const int i = ids_first ? order[position] : position;
     if (done_before_ && streamed_ && previous >= 0) {
       built[previous] = true;
       while (built_below < n && built[built_below]) ++built_below;
@@ -2314,7 +2496,13 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     }
     xla::HloInstructionProto& ip = *parsed;
     if (!ids_first) {
-      ids[i] = h.id;
+      if (position == 0) first_id = static_cast<uint64_t>(h.id);
+      if (consecutive && static_cast<uint64_t>(h.id) - first_id != static_cast<uint64_t>(position)) {
+        consecutive = false;
+        ids.resize(n);
+        for (int k = 0; k < position; ++k) ids[k] = static_cast<int64_t>(first_id + static_cast<uint64_t>(k));
+      }
+      if (!consecutive) ids[i] = h.id;
     } else if (h.id != ids[i]) {
       return absl::InternalError(absl::StrCat(where, ": instruction ", i + 1, "'s id was read as ", ids[i],
                                               ", parsed as ", h.id));
@@ -2368,10 +2556,13 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     // calls named: nothing of the instruction is kept for later (what was
     // kept for every instruction was 16 MB at the 300k module's peak).
     bool attached = false;
-    if (ids_first && early_operands_) {
+    if ((ids_first || consecutive) && early_operands_) {
       early_.clear();
       for (int64_t id : h.operand_ids) {
-        const int j = index.Find(id);
+        // (Without a recorded order `i` is `position`: instructions
+        // [0, position) are built, with ids first_id, first_id + 1, ...)
+        const uint64_t at = static_cast<uint64_t>(id) - first_id;
+        const int j = ids_first ? index.Find(id) : at < static_cast<uint64_t>(position) ? static_cast<int>(at) : -1;
         if (j < 0 || insts[j] == nullptr) break;
         early_.push_back(insts[j]);
       }
@@ -2392,7 +2583,9 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       calls.push_back(*std::move(call));
     }
   }
-  if (!ids_first) {
+  if (consecutive) {
+    index.BuildConsecutive(static_cast<int64_t>(first_id), static_cast<size_t>(n));
+  } else if (!ids_first) {
     if (std::optional<int64_t> dup = index.Build(ids); dup.has_value()) return used_twice(*dup);
   }
   size_t at_operand = 0;
@@ -2716,11 +2909,15 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModuleFromBytes(absl::string_view 
     rest.swap(other);
     return true;
   };
+  absl::flat_hash_set<std::string> parsed_shapes;
+  const bool shapes_once = !EnvSwitchIsZero("HILO_PROTO_SHAPES_ONCE");
   auto program_shape_parses = [&](int budget) {
     if (program_shapes.empty()) return true;
+    const absl::string_view joined = JoinPayloads(program_shapes, &program_shape_storage);
+    if (shapes_once) return ProgramShapeParses(joined, budget, &parsed_shapes);
     google::protobuf::Arena arena;
     auto* scratch = google::protobuf::Arena::CreateMessage<xla::ProgramShapeProto>(&arena);
-    return ParseAtDepth(JoinPayloads(program_shapes, &program_shape_storage), budget, scratch);
+    return ParseAtDepth(joined, budget, scratch);
   };
   if (!split_program_shape(xla::HloModuleProto::kHostProgramShapeFieldNumber)) return not_a_module;
   xla::HloModuleProto fields;

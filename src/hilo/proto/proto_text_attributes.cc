@@ -1103,8 +1103,12 @@ std::optional<std::string> DecodeHeaderAttribute(absl::string_view name, xla::Hl
   return text;
 }
 
-bool EntryComputationLayoutShapes(absl::string_view text, std::vector<Shape>* parameters, Shape* result) {
-  // `{(p0, p1, ...)->result}`: the parameters end at the `)` closing the first `(`.
+namespace {
+
+// `{(p0, p1, ...)->result}` -> the parameters' text and the result's; false
+// when the text is not of that form. The parameters end at the `)` closing
+// the first `(`.
+bool SplitEntryComputationLayout(absl::string_view text, absl::string_view* parameters, absl::string_view* result) {
   if (!absl::ConsumePrefix(&text, "{(") || !absl::ConsumeSuffix(&text, "}")) return false;
   size_t close = absl::string_view::npos;
   int depth = 0;
@@ -1113,9 +1117,38 @@ bool EntryComputationLayoutShapes(absl::string_view text, std::vector<Shape>* pa
     if (text[i] == ')' && depth-- == 0) close = i;
   }
   if (close == absl::string_view::npos) return false;
-  absl::string_view rest = text.substr(close + 1);
-  if (!absl::ConsumePrefix(&rest, "->")) return false;
-  absl::StatusOr<std::vector<Shape>> params = ParseShapeList(text.substr(0, close));
+  *result = text.substr(close + 1);
+  *parameters = text.substr(0, close);
+  return absl::ConsumePrefix(result, "->");
+}
+
+}  // namespace
+
+bool EntryComputationLayoutPieces(absl::string_view text, std::vector<absl::string_view>* parameters,
+                                  absl::string_view* result) {
+  absl::string_view params;
+  if (!SplitEntryComputationLayout(text, &params, result)) return false;
+  parameters->clear();
+  if (absl::StripAsciiWhitespace(params).empty()) return true;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= params.size(); ++i) {
+    if (i == params.size() || (params[i] == ',' && depth == 0)) {
+      parameters->push_back(absl::StripAsciiWhitespace(params.substr(start, i - start)));
+      start = i + 1;
+    } else if (params[i] == '(' || params[i] == '[' || params[i] == '{') {
+      ++depth;
+    } else if (params[i] == ')' || params[i] == ']' || params[i] == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+bool EntryComputationLayoutShapes(absl::string_view text, std::vector<Shape>* parameters, Shape* result) {
+  absl::string_view params_text, rest;
+  if (!SplitEntryComputationLayout(text, &params_text, &rest)) return false;
+  absl::StatusOr<std::vector<Shape>> params = ParseShapeList(params_text);
   absl::StatusOr<std::vector<Shape>> results = ParseShapeList(rest);
   if (!params.ok() || !results.ok() || results->size() != 1) return false;
   *parameters = *std::move(params);

@@ -58,6 +58,11 @@ bool EntryComputationLayoutToProto(absl::string_view text, xla::ProgramShapeProt
 // The parameter and result shapes of `entry_computation_layout` text; false
 // when it does not read as one.
 bool EntryComputationLayoutShapes(absl::string_view text, std::vector<Shape>* parameters, Shape* result);
+// The same layout cut into each parameter's shape text (split at the commas
+// outside brackets, trimmed) and the result's, nothing parsed: a writer
+// parses each distinct text once. False when the text is not of the form.
+bool EntryComputationLayoutPieces(absl::string_view text, std::vector<absl::string_view>* parameters,
+                                  absl::string_view* result);
 // Their names, in the order XLA's printer writes them.
 const std::vector<std::string>& MappedHeaderAttributes();
 

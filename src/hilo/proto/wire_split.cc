@@ -1,7 +1,11 @@
 #include "hilo/proto/wire_split.h"
 
 #include <cstdint>
+#include <cstring>
 
+#include "hilo/proto/hlo.pb.h"
+
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 
@@ -60,7 +64,19 @@ namespace {
 
 // A varint of at most `max_bytes` bytes at `*p` (before `end`); false when
 // it is longer or cut off.
-bool ReadRawVarint(const uint8_t** p, const uint8_t* end, int max_bytes, uint64_t* value) {
+inline bool ReadRawVarint(const uint8_t** p, const uint8_t* end, int max_bytes, uint64_t* value) {
+  // One and two bytes first (tags, lengths, most ids).
+  const uint8_t* q = *p;
+  if (q < end && q[0] < 0x80) {
+    *value = q[0];
+    *p = q + 1;
+    return true;
+  }
+  if (end - q >= 2 && q[1] < 0x80) {
+    *value = (q[0] & 0x7fu) | (static_cast<uint64_t>(q[1]) << 7);
+    *p = q + 2;
+    return true;
+  }
   uint64_t v = 0;
   for (int i = 0; i < max_bytes && *p < end; ++i) {
     const uint8_t b = *(*p)++;
@@ -192,28 +208,41 @@ class WireCursor {
 };
 
 bool IsAscii(absl::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  // Eight bytes at a time (every instruction's name and opcode).
+  size_t i = 0;
+  uint64_t high = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    high |= word;
   }
-  return true;
+  for (; i < s.size(); ++i) high |= static_cast<unsigned char>(s[i]);
+  return (high & 0x8080808080808080ull) == 0;
 }
 
-// A repeated int64 field: one varint, or a packed run of them.
-bool ReadRepeatedInt64(uint32_t wire_type, WireCursor& in, std::vector<int64_t>* out) {
+// A repeated integer field: one varint, or a packed run of them; each at
+// most `max` (else false).
+template <typename T>
+bool ReadRepeated(uint32_t wire_type, WireCursor& in, std::vector<T>* out, uint64_t max) {
   uint64_t v = 0;
   if (wire_type == WireFormatLite::WIRETYPE_VARINT) {
-    if (!in.Varint(&v)) return false;
-    out->push_back(static_cast<int64_t>(v));
+    if (!in.Varint(&v) || v > max) return false;
+    out->push_back(static_cast<T>(v));
     return true;
   }
   absl::string_view packed;
   if (wire_type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || !in.Payload(&packed)) return false;
   WireCursor values(packed);
   while (!values.done()) {
-    if (!values.Varint(&v)) return false;
-    out->push_back(static_cast<int64_t>(v));
+    if (!values.Varint(&v) || v > max) return false;
+    out->push_back(static_cast<T>(v));
   }
   return true;
+}
+
+// A repeated int64 field.
+bool ReadRepeatedInt64(uint32_t wire_type, WireCursor& in, std::vector<int64_t>* out) {
+  return ReadRepeated(wire_type, in, out, UINT64_MAX);
 }
 
 // The fields of message `payload`, each given to `on_field(number,
@@ -231,8 +260,7 @@ bool ForEachField(absl::string_view payload, OnField on_field) {
 // hilo_text holding only flags (1) and attribute_order (2), within range
 // (else protobuf reads it: false).
 bool ReadSimpleText(absl::string_view payload, WireInstruction* out) {
-  std::vector<int64_t> order;
-  const bool ok = ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
+  return ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
     uint64_t v = 0;
     if (number == 1) {
       if (wire_type != WireFormatLite::WIRETYPE_VARINT || !in.Varint(&v) || v > UINT32_MAX) return false;
@@ -240,14 +268,8 @@ bool ReadSimpleText(absl::string_view payload, WireInstruction* out) {
       out->flags = static_cast<uint32_t>(v);
       return true;
     }
-    return number == 2 && ReadRepeatedInt64(wire_type, in, &order);
+    return number == 2 && ReadRepeated(wire_type, in, &out->attribute_order, INT32_MAX);
   });
-  if (!ok) return false;
-  for (int64_t v : order) {
-    if (v < 0 || v > INT32_MAX) return false;
-    out->attribute_order.push_back(static_cast<int32_t>(v));
-  }
-  return true;
 }
 
 // One ReplicaGroup holding only replica_ids (1).
@@ -258,8 +280,23 @@ bool ReadReplicaGroup(absl::string_view payload, std::vector<int64_t>* ids) {
   });
 }
 
+}  // namespace
+
+bool ReadReplicaGroups(absl::string_view fields, std::vector<std::vector<int64_t>>* groups) {
+  groups->clear();
+  return ForEachField(fields, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
+    absl::string_view payload;
+    if (number != 49 || wire_type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || !in.Payload(&payload)) {
+      return false;
+    }
+    return ReadReplicaGroup(payload, &groups->emplace_back());
+  });
+}
+
 // FrontendAttributes: map entries (1), each a key (1) and a value (2), ASCII.
-bool ReadFrontendAttributes(absl::string_view payload, WireInstruction* out) {
+bool ReadFrontendAttributes(absl::string_view payload,
+                            std::vector<std::pair<absl::string_view, absl::string_view>>* entries) {
+  entries->clear();
   return ForEachField(payload, [&](uint32_t number, uint32_t wire_type, WireCursor& in) {
     absl::string_view entry;
     if (number != 1 || wire_type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || !in.Payload(&entry)) return false;
@@ -273,16 +310,18 @@ bool ReadFrontendAttributes(absl::string_view payload, WireInstruction* out) {
       return true;
     });
     if (!ok) return false;
-    for (auto& [k, v] : out->frontend_attributes) {
+    for (auto& [k, v] : *entries) {
       if (k == key) {
         v = value;
         return true;
       }
     }
-    out->frontend_attributes.emplace_back(key, value);
+    entries->emplace_back(key, value);
     return true;
   });
 }
+
+namespace {
 
 // DotDimensionNumbers: four repeated int64 fields.
 bool ReadDot(absl::string_view payload, WireInstruction* out) {
@@ -292,6 +331,38 @@ bool ReadDot(absl::string_view payload, WireInstruction* out) {
 }
 
 }  // namespace
+
+bool ProgramShapeParses(absl::string_view bytes, int recursion_budget, absl::flat_hash_set<std::string>* parsed_shapes) {
+  auto exactly = [&] {
+    google::protobuf::Arena arena;
+    auto* scratch = google::protobuf::Arena::CreateMessage<xla::ProgramShapeProto>(&arena);
+    return ParseAtDepth(bytes, recursion_budget, scratch);
+  };
+  if (recursion_budget < 1) return exactly();
+  xla::ShapeProto shape;
+  std::string key;
+  WireCursor in(bytes);
+  while (!in.done()) {
+    uint32_t tag = 0;
+    absl::string_view payload;
+    // parameters (1), result (2): ShapeProto; parameter_names (3): UTF-8.
+    if (!in.Tag(&tag) || (tag != 0x0a && tag != 0x12 && tag != 0x1a) || !in.Payload(&payload)) return exactly();
+    if (tag == 0x1a) {
+      if (!WireFormatLite::VerifyUtf8String(payload.data(), static_cast<int>(payload.size()),
+                                            WireFormatLite::PARSE, "")) {
+        return false;
+      }
+    } else {
+      // (Keyed by the budget too: a shape may parse at one depth only.)
+      key.assign(reinterpret_cast<const char*>(&recursion_budget), sizeof(recursion_budget));
+      key.append(payload.data(), payload.size());
+      if (parsed_shapes->contains(key)) continue;
+      if (!ParseAtDepth(payload, recursion_budget - 1, &shape)) return false;
+      parsed_shapes->insert(key);
+    }
+  }
+  return true;
+}
 
 bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out) {
   out->name = out->opcode = out->shape = out->metadata = absl::string_view();
@@ -306,7 +377,7 @@ bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out) {
   out->attribute_order.clear();
   out->replica_groups.clear();
   out->group_count = 0;
-  out->frontend_attributes.clear();
+  out->frontend_attributes = absl::string_view();
   for (std::vector<int64_t>& d : out->dot) d.clear();
   out->rest.clear();
   bool text_in_rest = false;
@@ -360,17 +431,14 @@ bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out) {
         continue;
       case 49: {  // replica_groups
         if (!delimited || !in.Payload(&payload)) return false;
-        if (out->group_count == out->groups.size()) out->groups.emplace_back();
-        if (!ReadReplicaGroup(payload, &out->groups[out->group_count++])) return false;
+        ++out->group_count;
         out->replica_groups.append(field_start, in.position() - field_start);
         continue;
       }
       case 68:  // frontend_attributes
-        if (!delimited || out->has_frontend_attributes || !in.Payload(&payload) ||
-            !ReadFrontendAttributes(payload, out)) {
-          return false;
-        }
+        if (!delimited || out->has_frontend_attributes || !in.Payload(&payload)) return false;
         out->has_frontend_attributes = true;
+        out->frontend_attributes = payload;
         frontend_field = absl::string_view(field_start, in.position() - field_start);
         continue;
       case 30:  // dot_dimension_numbers
@@ -405,7 +473,7 @@ bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out) {
   // hilo_text may order the frontend attributes: then protobuf reads both.
   if (text_in_rest && out->has_frontend_attributes) {
     out->has_frontend_attributes = false;
-    out->frontend_attributes.clear();
+    out->frontend_attributes = absl::string_view();
     out->rest.append(frontend_field.data(), frontend_field.size());
   }
   return true;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message_lite.h"
 
@@ -42,6 +43,14 @@ std::optional<int64_t> ScanVarintField(absl::string_view bytes, int field);
 // budget it has at its depth in the whole file). False when they do not parse.
 bool ParseAtDepth(absl::string_view bytes, int recursion_budget, google::protobuf::MessageLite* message);
 
+// True when `bytes` parse as an xla.ProgramShapeProto with
+// `recursion_budget` nested messages allowed below it: what ParseAtDepth
+// answers, without building the message. Each parameter's and the result's
+// ShapeProto bytes are parsed once per budget (`parsed_shapes` holds
+// those that parsed, after the budget's bytes: a large entry's thousands of parameters have a few distinct
+// shapes); anything unusual is left to ParseAtDepth.
+bool ProgramShapeParses(absl::string_view bytes, int recursion_budget, absl::flat_hash_set<std::string>* parsed_shapes);
+
 // The fields of an xla.HloInstructionProto the reader uses for every
 // instruction, read straight from its wire bytes (the hand-written reader,
 // docs/proto-format.md "Reading"): strings and sub-messages are views into
@@ -58,13 +67,14 @@ struct WireInstruction {
   uint32_t flags = 0;
   std::vector<int32_t> attribute_order;
   // replica_groups (field 49): every occurrence's bytes, tags included (equal
-  // bytes, equal groups), and the ids of each group.
+  // bytes, equal groups: ReadReplicaGroups reads them once per distinct
+  // bytes), and how many.
   std::string replica_groups;
-  std::vector<std::vector<int64_t>> groups;
-  size_t group_count = 0;  // groups[0, group_count) are this instruction's
-  // frontend_attributes: the map's entries, the last of a key winning.
+  size_t group_count = 0;
+  // frontend_attributes: the field's payload (ReadFrontendAttributes reads
+  // it once per distinct bytes).
   bool has_frontend_attributes = false;
-  std::vector<std::pair<absl::string_view, absl::string_view>> frontend_attributes;
+  absl::string_view frontend_attributes;
   // dot_dimension_numbers: lhs/rhs contracting, lhs/rhs batch.
   bool has_dot = false;
   std::vector<int64_t> dot[4];
@@ -78,6 +88,16 @@ struct WireInstruction {
 // then lets protobuf parse the instruction instead. So whatever this
 // accepts, protobuf reads the same way.
 bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out);
+
+// The replica groups of an instruction's replica_groups fields `fields`
+// (WireInstruction::replica_groups), each holding only replica_ids. False
+// when anything is unusual (then protobuf reads the instruction).
+bool ReadReplicaGroups(absl::string_view fields, std::vector<std::vector<int64_t>>* groups);
+
+// The entries of a FrontendAttributes message `payload`, the last of a key
+// winning, each key and value ASCII; false otherwise (as ReadReplicaGroups).
+bool ReadFrontendAttributes(absl::string_view payload,
+                            std::vector<std::pair<absl::string_view, absl::string_view>>* entries);
 
 // The payloads as one message (a field repeated is merged: its payloads
 // concatenated). A single payload is returned as is, without a copy.
