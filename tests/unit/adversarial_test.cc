@@ -326,15 +326,21 @@ TEST(AdversarialTest, CompactGetTupleElementIsLinear) {
     for (int i = 0; i < n; ++i) absl::StrAppend(&text, "  g", i, " = f32[] negate(t#0)\n");
     return text + "  ROOT r = (f32[]) tuple(p)\n}\n";
   };
+  // The fastest of three parses of each size: on a machine shared with other
+  // jobs one parse's CPU time can grow by half (cache contention), which
+  // once put a linear parser over the 9x bound below.
   double seconds[2];
   int sizes[2] = {50000, 200000};
   for (int k = 0; k < 2; ++k) {
     std::string text = module_text(sizes[k]);
-    double start = CpuSeconds();
-    auto parsed = ParseHloModule(text, kFile);
-    seconds[k] = CpuSeconds() - start;
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-    EXPECT_EQ((*parsed)->instruction_count(), 2 * sizes[k] + 3 + sizes[k]);
+    seconds[k] = 1e9;
+    for (int round = 0; round < 3; ++round) {
+      double start = CpuSeconds();
+      auto parsed = ParseHloModule(text, kFile);
+      seconds[k] = std::min(seconds[k], CpuSeconds() - start);
+      ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+      EXPECT_EQ((*parsed)->instruction_count(), 2 * sizes[k] + 3 + sizes[k]);
+    }
   }
   std::fprintf(stderr, "compact get-tuple-element: %.2f s for 50,000, %.2f s for 200,000\n",
                seconds[0], seconds[1]);
