@@ -15,12 +15,7 @@
 // is skipped.
 //
 // A pass that names the opcodes it can match (OfferedOpcodes) is offered
-// only instructions with those opcodes, in the same post order. When they
-// form a chain of dependencies (each reached from the next one in the
-// list, in a computation whose every edge goes to a smaller unique id) that
-// order is their list order, and Run takes it without walking the whole
-// computation; HILO_OP_EXPANDER_WALK=1 always walks (the switch of that
-// saving, measured in docs/performance.md).
+// only instructions with those opcodes, in the same post order.
 #ifndef HILO_PASS_OP_EXPANDER_PASS_H_
 #define HILO_PASS_OP_EXPANDER_PASS_H_
 
