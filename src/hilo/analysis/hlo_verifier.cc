@@ -506,11 +506,15 @@ class Verifier {
     }
 
     const size_t count = instructions.size();
+    // Names are hashed ahead only for the verifier's own set: while the
+    // module's index serves, no hash is needed (one computed on the spot
+    // if the index stops serving), and no table of them is made (8 bytes
+    // an instruction: 250 KB for llama's largest computation).
+    const bool hash_ahead = !names_by_module_index_;
     std::vector<uint64_t>& hashes = name_hashes_;
-    hashes.resize(count);
-    // 0: not computed (names_ is not used while the module's index serves).
-    for (size_t k = 0; k < std::min(count, kAhead / 4); ++k) {
-      hashes[k] = names_by_module_index_ ? 0 : NameHash(instructions[k]);
+    hashes.resize(hash_ahead ? count : 0);
+    for (size_t k = 0; hash_ahead && k < std::min(count, kAhead / 4); ++k) {
+      hashes[k] = NameHash(instructions[k]);
     }
     params_.clear();
     edges_.Clear();
@@ -521,9 +525,7 @@ class Verifier {
       if (k + kAhead / 2 < count) PrefetchReferenced(instructions[k + kAhead / 2]);
       if (k + kAhead / 4 < count) {
         const HloInstruction* next = instructions[k + kAhead / 4];
-        if (names_by_module_index_) {
-          hashes[k + kAhead / 4] = 0;
-        } else {
+        if (hash_ahead) {
           hashes[k + kAhead / 4] = NameHash(next);
           names_.Prefetch(hashes[k + kAhead / 4]);
         }
@@ -534,7 +536,7 @@ class Verifier {
       const HloInstruction* inst = instructions[k];
       if (inst->opcode() == HloOpcode::kParameter) params_.push_back(inst);
       if (!instruction_error.ok()) continue;  // parameters are still needed
-      instruction_error = CheckInstruction(comp, begin + k, hashes[k]);
+      instruction_error = CheckInstruction(comp, begin + k, hash_ahead ? hashes[k] : 0);
       if (!instruction_error.ok() || !user_error.ok()) continue;
       user_error = CheckUsers(comp, inst);
       if (user_error.ok()) EarlyShapeCheck(c, inst);
