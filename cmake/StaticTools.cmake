@@ -41,7 +41,9 @@ endfunction()
 function(hilo_link_static target)
   if(HILO_STATIC_TOOLS)
     set_target_properties(${target} PROPERTIES HILO_STATIC_LINK ON)
-    target_link_options(${target} PRIVATE -static -Wl,--gc-sections)
+    target_link_options(${target} PRIVATE -static -Wl,--gc-sections
+      -Wl,-T,${CMAKE_SOURCE_DIR}/cmake/lazy-proto-registration.ld)  # protobuf's start-up work on first use
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${CMAKE_SOURCE_DIR}/cmake/lazy-proto-registration.ld)
     hilo_link_order(${target})  # HILO_LINK_ORDER (cmake/LinkOrder.cmake)
   endif()
 endfunction()

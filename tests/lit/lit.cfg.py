@@ -53,5 +53,9 @@ else:
     lit_config.note("hilo: tests that need the shared folder (REQUIRES: shared) are skipped: "
                     "not found at %s; to run them, set HILO_SHARED_DIR=<folder>" % shared_dir)
 config.substitutions.append(("%shared", shared_dir))
+# static-tools: the tools are linked fully static (HILO_STATIC_TOOLS,
+# cmake/StaticTools.cmake), which tests of their link layout require.
+if getattr(config, "hilo_static_tools", "").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("static-tools")
 # %examples: the bundled example modules.
 config.substitutions.append(("%examples", os.path.join(source_root, "examples")))

@@ -1280,9 +1280,9 @@ TEST(ParserTest, RenamedNameSurvivesAnInlineComputation) {
 // defined later still resolves at the end. Either way an instruction's
 // inline computations come first and named ones follow in written order,
 // as when every named call waited for the end.
-// The caller may drop the text behind the parse: told every 256 KB or so,
+// The caller may drop the text behind the parse: told every 128 KB or so,
 // in increasing offsets, and of the whole text once the module is read.
-TEST(ParserTest, SaysHowFarTheTextIsReadEvery256KBAndAtTheEnd) {
+TEST(ParserTest, SaysHowFarTheTextIsReadEvery128KBAndAtTheEnd) {
   std::string text = "HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n";
   for (int i = 0; i < 40000; ++i) absl::StrAppend(&text, "  n", i, " = f32[] negate(p)\n");
   absl::StrAppend(&text, "  ROOT r = f32[] negate(p)\n}\n");
@@ -1294,8 +1294,8 @@ TEST(ParserTest, SaysHowFarTheTextIsReadEvery256KBAndAtTheEnd) {
   ASSERT_GE(offsets.size(), 5u);
   size_t before = 0;
   for (size_t i = 0; i + 1 < offsets.size(); ++i) {
-    EXPECT_GE(offsets[i] - before, size_t{256} << 10) << i;
-    EXPECT_LT(offsets[i] - before, (size_t{256} << 10) + 100) << i;  // one line more at most
+    EXPECT_GE(offsets[i] - before, size_t{128} << 10) << i;
+    EXPECT_LT(offsets[i] - before, (size_t{128} << 10) + 100) << i;  // one line more at most
     before = offsets[i];
   }
   EXPECT_EQ(offsets.back(), text.size());

@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/proto_registration.h"
 
 namespace hilo::tool {
 
@@ -121,6 +122,7 @@ void AnnounceStdinRead(absl::string_view tool, const std::string& input) {
 }
 
 int RunTool(absl::string_view tool, const std::function<int()>& main_body) {
+  RegisterProtoDescriptorsUnlessLazy();  // HILO_LAZY_PROTO=0: at start-up, as before
   try {
     return main_body();
   } catch (const std::exception& e) {

@@ -305,7 +305,6 @@ class Verifier {
     const int64_t instruction_count = module_.instruction_count();
     instruction_count_ = static_cast<size_t>(instruction_count);
     if (!names_by_module_index_) names_.Reserve(instruction_count_);
-    all_.reserve(instruction_count);
     {
       absl::flat_hash_set<absl::string_view> comp_names;  // freed before the walk
       for (const HloComputation* comp : computations_) {
@@ -315,12 +314,9 @@ class Verifier {
       }
     }
     acyclic_.assign(computations_.size(), false);
-    comp_begin_.reserve(computations_.size() + 1);
     for (size_t c = 0; c < computations_.size(); ++c) {
-      comp_begin_.push_back(all_.size());
       if (absl::Status s = VerifyStructure(c); !s.ok()) return s;
     }
-    comp_begin_.push_back(all_.size());
     // The tables of the walk are not needed after it: freed now, so that
     // the rest of the verification (and the printer, on the other thread)
     // reuses their memory instead of adding to the peak.
@@ -329,8 +325,6 @@ class Verifier {
     Release(edges_);
     Release(user_sets_);
     if (absl::Status s = VerifyCallGraphAcyclic(); !s.ok()) return s;
-    Release(all_);
-    Release(comp_begin_);
     Release(computation_index_);
     for (size_t c = 0; c < computations_.size(); ++c) {
       if (absl::Status s = VerifyAcyclic(c); !s.ok()) return s;
@@ -491,13 +485,14 @@ class Verifier {
     if (comp->parent() != &module_) {
       return FailComputation(comp, "its parent is not this module");
     }
-    // Every instruction in module order, for phase 3 and for confirming a
-    // name seen twice.
-    const size_t begin = all_.size();
-    comp->AppendInstructionsTo(&all_);
-    const absl::Span<const HloInstruction* const> instructions(all_.data() + begin,
-                                                               all_.size() - begin);
-    if (instructions.empty()) return FailComputation(comp, "computation has no instructions");
+    // The computation's own list (a null hole for a removed instruction),
+    // not a copy: 8 bytes an instruction of the module at the verifier's
+    // peak.
+    const absl::Span<const std::unique_ptr<HloInstruction>> instructions =
+        comp->instruction_slots();
+    if (comp->instruction_count() == 0) {
+      return FailComputation(comp, "computation has no instructions");
+    }
     const HloInstruction* root = comp->root_instruction();
     if (root == nullptr) return FailComputation(comp, "computation has no root instruction");
     if (root->parent() != comp) {
@@ -506,24 +501,30 @@ class Verifier {
     }
 
     const size_t count = instructions.size();
+    // Names are hashed ahead only for the verifier's own set: while the
+    // module's index serves, no hash is needed (one computed on the spot
+    // if the index stops serving), and no table of them is made (8 bytes
+    // an instruction: 250 KB for llama's largest computation).
+    const bool hash_ahead = !names_by_module_index_;
     std::vector<uint64_t>& hashes = name_hashes_;
-    hashes.resize(count);
-    // 0: not computed (names_ is not used while the module's index serves).
-    for (size_t k = 0; k < std::min(count, kAhead / 4); ++k) {
-      hashes[k] = names_by_module_index_ ? 0 : NameHash(instructions[k]);
+    hashes.resize(hash_ahead ? count : 0);
+    for (size_t k = 0; hash_ahead && k < std::min(count, kAhead / 4); ++k) {
+      if (instructions[k] != nullptr) hashes[k] = NameHash(instructions[k].get());
     }
     params_.clear();
     edges_.Clear();
     absl::Status instruction_error;  // first failure of CheckInstruction
     absl::Status user_error;         // first failure of CheckUsers
     for (size_t k = 0; k < count; ++k) {
-      if (k + kAhead < count) PrefetchInstruction(instructions[k + kAhead]);
-      if (k + kAhead / 2 < count) PrefetchReferenced(instructions[k + kAhead / 2]);
-      if (k + kAhead / 4 < count) {
-        const HloInstruction* next = instructions[k + kAhead / 4];
-        if (names_by_module_index_) {
-          hashes[k + kAhead / 4] = 0;
-        } else {
+      if (k + kAhead < count && instructions[k + kAhead] != nullptr) {
+        PrefetchInstruction(instructions[k + kAhead].get());
+      }
+      if (k + kAhead / 2 < count && instructions[k + kAhead / 2] != nullptr) {
+        PrefetchReferenced(instructions[k + kAhead / 2].get());
+      }
+      if (k + kAhead / 4 < count && instructions[k + kAhead / 4] != nullptr) {
+        const HloInstruction* next = instructions[k + kAhead / 4].get();
+        if (hash_ahead) {
           hashes[k + kAhead / 4] = NameHash(next);
           names_.Prefetch(hashes[k + kAhead / 4]);
         }
@@ -531,10 +532,11 @@ class Verifier {
           if (user != nullptr) __builtin_prefetch(&user->operands());
         }
       }
-      const HloInstruction* inst = instructions[k];
+      const HloInstruction* inst = instructions[k].get();
+      if (inst == nullptr) continue;
       if (inst->opcode() == HloOpcode::kParameter) params_.push_back(inst);
       if (!instruction_error.ok()) continue;  // parameters are still needed
-      instruction_error = CheckInstruction(comp, begin + k, hashes[k]);
+      instruction_error = CheckInstruction(c, k, hash_ahead ? hashes[k] : 0);
       if (!instruction_error.ok() || !user_error.ok()) continue;
       user_error = CheckUsers(comp, inst);
       if (user_error.ok()) EarlyShapeCheck(c, inst);
@@ -590,13 +592,13 @@ class Verifier {
       // entry; find the first one for the message, still in linear time.
       absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> listed;
       absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> listed_preds;
-      for (const HloInstruction* inst : instructions) {
+      for (const HloInstruction* inst : comp->instructions()) {
         for (const HloInstruction* user : inst->users()) listed.insert({inst, user});
         for (const HloInstruction* pred : inst->control_predecessors()) {
           listed_preds.insert({pred, inst});
         }
       }
-      for (const HloInstruction* inst : instructions) {
+      for (const HloInstruction* inst : comp->instructions()) {
         for (const HloInstruction* operand : inst->operands()) {
           if (!listed.contains(std::make_pair(operand, inst))) {
             return Fail(comp, inst, "it uses %", operand->name(),
@@ -615,15 +617,16 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // The checks of one instruction (all_[index]) on its own: parent, name,
-  // operands, control successors, arity, called computations.
-  absl::Status CheckInstruction(const HloComputation* comp, size_t index, uint64_t name_hash) {
-    const HloInstruction* inst = all_[index];
+  // The checks of instruction slot `k` of computations_[c] on its own:
+  // parent, name, operands, control successors, arity, called computations.
+  absl::Status CheckInstruction(size_t c, size_t k, uint64_t name_hash) {
+    const HloComputation* comp = computations_[c];
+    const HloInstruction* inst = comp->instruction_slots()[k].get();
     if (inst->parent() != comp) {
       return Fail(comp, inst, "its parent is ", Name(inst->parent()),
                   ", not the computation that holds it");
     }
-    if (NameSeenBefore(index, name_hash)) {
+    if (NameSeenBefore(c, k, name_hash)) {
       return Fail(comp, inst, "instruction name is used more than once in the module");
     }
     const int64_t id = inst->unique_id();
@@ -790,25 +793,42 @@ class Verifier {
     return absl::Hash<absl::string_view>()(inst->name());
   }
 
-  // Records the name of all_[index]; true if an earlier instruction of the
-  // module has the same name.
-  bool NameSeenBefore(size_t index, uint64_t hash) {
+  // Whether `visit` returns true for an instruction before slot `k` of
+  // computations_[c] in the walk's order (computations_ in order, each in
+  // list order); stops at the first.
+  template <typename Visit>
+  bool AnyEarlier(size_t c, size_t k, Visit visit) const {
+    for (size_t d = 0; d <= c; ++d) {
+      const absl::Span<const std::unique_ptr<HloInstruction>> slots =
+          computations_[d]->instruction_slots();
+      const size_t end = d < c ? slots.size() : k;
+      for (size_t i = 0; i < end; ++i) {
+        if (slots[i] != nullptr && visit(slots[i].get())) return true;
+      }
+    }
+    return false;
+  }
+
+  // Records the name of slot `k` of computations_[c]; true if an earlier
+  // instruction of the module has the same name.
+  bool NameSeenBefore(size_t c, size_t k, uint64_t hash) {
+    const HloInstruction* inst = computations_[c]->instruction_slots()[k].get();
     if (names_by_module_index_) {
-      const HloInstruction* inst = all_[index];
       if (module_.IndexedInstruction(inst->name()) == inst) return false;
       // Not indexed as itself: the verifier's own set takes over, with the
       // names of every instruction before this one.
       names_by_module_index_ = false;
       names_.Reserve(instruction_count_);
-      for (size_t i = 0; i < index; ++i) names_.Insert(NameHash(all_[i]));
+      AnyEarlier(c, k, [this](const HloInstruction* earlier) {
+        names_.Insert(NameHash(earlier));
+        return false;
+      });
     }
-    if (hash == 0) hash = NameHash(all_[index]);  // not computed ahead (see VerifyStructure)
+    if (hash == 0) hash = NameHash(inst);  // not computed ahead (see VerifyStructure)
     if (!names_.Insert(hash)) return false;
-    const std::string& name = all_[index]->name();
-    for (size_t i = 0; i < index; ++i) {  // a duplicate, or (rarely) a hash collision
-      if (all_[i]->name() == name) return true;
-    }
-    return false;
+    // A duplicate, or (rarely) a hash collision.
+    const std::string& name = inst->name();
+    return AnyEarlier(c, k, [&name](const HloInstruction* earlier) { return earlier->name() == name; });
   }
 
   // Every cache line of the instruction: the walk reads most of them (name,
@@ -845,11 +865,11 @@ class Verifier {
     enum : uint8_t { kWhite, kGrey, kBlack };
     std::vector<uint8_t> colour(n, kWhite);
     // The edges are not stored: a frame walks its computation's
-    // instructions (all_, from comp_begin_), their attributes and their
+    // instructions (its list's slots), their attributes and their
     // computations, in that order.
     struct Frame {
       size_t comp;
-      size_t inst;  // in all_
+      size_t inst = 0;  // slot in computations_[comp]'s list
       size_t attr = 0;
       size_t k = 0;
     };
@@ -859,8 +879,11 @@ class Verifier {
     };
     // The next edge out of `top`'s computation, or nullopt.
     auto next_edge = [&](Frame& top) -> std::optional<CallEdge> {
-      for (; top.inst < comp_begin_[top.comp + 1]; ++top.inst, top.attr = 0, top.k = 0) {
-        const HloInstruction* inst = all_[top.inst];
+      const absl::Span<const std::unique_ptr<HloInstruction>> slots =
+          computations_[top.comp]->instruction_slots();
+      for (; top.inst < slots.size(); ++top.inst, top.attr = 0, top.k = 0) {
+        const HloInstruction* inst = slots[top.inst].get();
+        if (inst == nullptr) continue;
         const CalledAttributeList& attrs = inst->called_computation_attributes();
         for (; top.attr < attrs.size(); ++top.attr, top.k = 0) {
           const CalledComputationList& called = attrs[top.attr].computations;
@@ -876,7 +899,7 @@ class Verifier {
     for (size_t root = 0; root < n; ++root) {
       if (colour[root] != kWhite) continue;
       colour[root] = kGrey;
-      stack.push_back({root, comp_begin_[root]});
+      stack.push_back({root});
       while (!stack.empty()) {
         Frame& top = stack.back();
         const std::optional<CallEdge> next = next_edge(top);
@@ -888,7 +911,7 @@ class Verifier {
         const CallEdge& edge = *next;
         if (colour[edge.callee] == kWhite) {
           colour[edge.callee] = kGrey;
-          stack.push_back({edge.callee, comp_begin_[edge.callee]});
+          stack.push_back({edge.callee});
         } else if (colour[edge.callee] == kGrey) {
           // The grey computations on the stack from the callee up are the cycle.
           size_t from = stack.size() - 1;
@@ -1589,9 +1612,6 @@ class Verifier {
   std::vector<HloComputation*> computations_;
   // Each computation's position in computations_.
   absl::flat_hash_map<const HloComputation*, size_t> computation_index_;
-  // Where each computation's instructions begin in all_ (and where the
-  // last one's end).
-  std::vector<size_t> comp_begin_;
   // Names are checked against the module's own name index while every
   // instruction is found there as itself (HloModule::IndexedInstruction:
   // then no name is used twice), and with names_ from the first one that is
@@ -1601,8 +1621,6 @@ class Verifier {
   bool names_by_module_index_ = NamesByModuleIndex();
   size_t instruction_count_ = 0;
   NameHashSet names_;
-  // Every instruction, computation by computation in module order.
-  std::vector<HloInstruction*> all_;
   // Per computation: no cycle is possible (unique ids descend along edges).
   std::vector<bool> acyclic_;
 

@@ -355,10 +355,11 @@ class Parser {
   absl::string_view filename_;
   // Told every kDoneStep bytes of progress (ParseHloModule in parser.h).
   const std::function<void(size_t)>* done_before_ = nullptr;
-  // 256 KB: the text read but not dropped yet is part of the peak memory,
+  // 128 KB: the text read but not dropped yet is part of the peak memory,
   // which a module of a few MB reaches at the end of its parse (with 1 MB
-  // steps, up to 1 MB of it; docs/performance.md, "eleventh session").
-  static constexpr size_t kDoneStep = size_t{256} << 10;
+  // steps, up to 1 MB of it; docs/performance.md, "eleventh session"; 256 KB
+  // -> 128 KB: mixtral and `hilo-gen -L 600` -120 KiB, "thirteenth session").
+  static constexpr size_t kDoneStep = size_t{128} << 10;
   size_t reported_done_ = 0;
   // Every kDoneStep bytes: tells done_before_, and the instruction arena
   // how much more the rest of the text will take at the rate so far

@@ -25,7 +25,7 @@ inline constexpr int kMaxNestingDepth = 512;
 
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text,
                                                           absl::string_view filename = "<input>");
-// As above; every 256 KB or so, and with the text's size once the module is
+// As above; every 128 KB or so, and with the text's size once the module is
 // read, `done_before(offset)` says that the parse
 // has moved past `offset`: the text before it is not needed again unless
 // there is an error (or for the odd look back), so a caller whose text is a

@@ -625,13 +625,20 @@ void AppendInstruction(const HloInstruction& inst, Writer& w) {
 // pass-created operands), as XLA's post-order printing would place it. A
 // created instruction nothing uses comes at the end. Iterative: no
 // recursion on graph depth.
-void PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result) {
-  result->clear();
-  comp.AppendInstructionsTo(result);
+// Returns false, leaving `result` alone, in the common case: a parsed
+// computation no pass added to prints in list order, which the caller walks
+// in the computation's own list (no copy of it: 8 bytes an instruction, at
+// the printer's peak beside the verifier thread's tables).
+bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result) {
   auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
-  // The common case, a parsed computation no pass added to, is list order.
-  if (std::none_of(result->begin(), result->end(), created)) return;
-  const std::vector<HloInstruction*> list = std::move(*result);
+  const auto slots = comp.instruction_slots();
+  if (std::none_of(slots.begin(), slots.end(), [&](const std::unique_ptr<HloInstruction>& slot) {
+        return slot != nullptr && created(slot.get());
+      })) {
+    return false;
+  }
+  std::vector<HloInstruction*> list;
+  comp.AppendInstructionsTo(&list);
   // Only created instructions are pushed as dependencies, so a parsed one is
   // placed exactly once, by the first loop below: the set holds the created
   // ones only (on a module a pass added to, a small part of it).
@@ -678,6 +685,7 @@ void PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
     if (created(inst) && placed.insert(inst).second) place(inst);
   }
   *result = std::move(order);
+  return true;
 }
 
 void AppendSignature(const HloComputation& comp, Writer& w) {
@@ -722,12 +730,20 @@ void AppendComputation(const HloComputation& comp, std::vector<HloInstruction*>&
   }
   w.Append(" {\n");
   const HloInstruction* root = comp.root_instruction();
-  PrintOrder(comp, &order);
-  for (const HloInstruction* inst : order) {
-    w.Append(inst == root ? "  ROOT " : "  ");
-    AppendInstruction(*inst, w);
+  auto append_line = [&](const HloInstruction& inst) {
+    w.Append(&inst == root ? "  ROOT " : "  ");
+    AppendInstruction(inst, w);
     w.Push('\n');
-    if (ABSL_PREDICT_FALSE(w.failed())) return;  // the sink failed: stop early
+    return !w.failed();  // the sink failed: stop early
+  };
+  if (PrintOrder(comp, &order)) {
+    for (const HloInstruction* inst : order) {
+      if (ABSL_PREDICT_FALSE(!append_line(*inst))) return;
+    }
+  } else {
+    for (const std::unique_ptr<HloInstruction>& slot : comp.instruction_slots()) {
+      if (slot != nullptr && ABSL_PREDICT_FALSE(!append_line(*slot))) return;
+    }
   }
   w.Push('}');
   if (!comp.execution_thread().empty()) {
