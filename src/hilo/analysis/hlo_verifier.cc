@@ -391,11 +391,14 @@ class Verifier {
       }
       live.push_back(inst);
     }
+    const HloComputation* last_checked = nullptr;  // one look-up per run of the same computation
     for (const HloInstruction* inst : live) {
       const HloComputation* comp = inst->parent();
-      if (!computation_index_.contains(comp) || comp->parent() != &module_) {
+      if (comp != last_checked &&
+          (!computation_index_.contains(comp) || comp->parent() != &module_)) {
         return Fail(comp, inst, "its parent ", Name(comp), " is not a computation of this module");
       }
+      last_checked = comp;
       if ((comps.empty() || comps.back() != comp) && comp_seen.insert(comp).second) {
         comps.push_back(comp);
       }
@@ -911,8 +914,11 @@ class Verifier {
   // ---------------------------------------------------------------------
   // Phase 2: no cycle through operands and control predecessors.
   absl::Status VerifyAcyclic(size_t c) {
-    if (acyclic_[c]) return absl::OkStatus();
     const HloComputation* comp = computations_[c];
+    if (acyclic_[c]) {
+      comp->NoteNoUpEdges();  // phase 1 passed: the control edges agree
+      return absl::OkStatus();
+    }
     if (std::optional<HloComputation::CycleEdge> edge = comp->FindCycle()) {
       return Fail(comp, edge->to, "it is on a cycle (through ",
                   edge->control ? "a control edge" : "operands", " from %", edge->from->name(), ")");
