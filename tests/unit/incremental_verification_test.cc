@@ -147,21 +147,10 @@ TEST(IncrementalVerificationTest, ACycleThroughARewiredUserIsCaught) {
   EXPECT_THAT(std::string(changed.status().message()), HasSubstr("on a cycle"));
 }
 
-TEST(IncrementalVerificationTest, TheInputsVerificationStartsTheUpEdgeRecord) {
-  // The cycle search after the pass reads only the instructions that
-  // gained a climbing edge (HloComputation::FindCycle): the verifier's walk
-  // of the input proved there was none before.
-  Module m;
-  EXPECT_FALSE(m.entry->up_edges_recorded());
-  ASSERT_TRUE(VerifyHloModule(*m.module).ok());
-  EXPECT_TRUE(m.entry->up_edges_recorded());
-  EXPECT_TRUE(m.other->up_edges_recorded());
-}
-
 TEST(IncrementalVerificationTest, ACycleThroughAnInstructionThePassDidNotListIsCaught) {
   // Outside a listing pass's contract, still caught: the expansion also
-  // makes `a` (not listed) use the root, so a -> r -> negate -> a. Its
-  // climbing edge is in the up-edge record, which the cycle search reads.
+  // makes `a` (not listed) use the root, so a -> r -> negate -> a. The
+  // cycle search sweeps the whole computation for climbing edges.
   Module m;
   absl::StatusOr<bool> changed = RunPipeline(m, [&m](HloInstruction* exp) {
     m.a->ReplaceOperandWith(0, m.root);

@@ -914,11 +914,8 @@ class Verifier {
   // ---------------------------------------------------------------------
   // Phase 2: no cycle through operands and control predecessors.
   absl::Status VerifyAcyclic(size_t c) {
+    if (acyclic_[c]) return absl::OkStatus();
     const HloComputation* comp = computations_[c];
-    if (acyclic_[c]) {
-      comp->NoteNoUpEdges();  // phase 1 passed: the control edges agree
-      return absl::OkStatus();
-    }
     if (std::optional<HloComputation::CycleEdge> edge = comp->FindCycle()) {
       return Fail(comp, edge->to, "it is on a cycle (through ",
                   edge->control ? "a control edge" : "operands", " from %", edge->from->name(), ")");

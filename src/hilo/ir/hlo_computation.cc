@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 
-#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/ir/env_switch.h"
@@ -38,13 +37,6 @@ bool CycleSearchAlwaysWalks() {
   return walk;
 }
 
-// HILO_UP_EDGE_RECORD=0: FindCycle sweeps the whole computation even when
-// it knows where its up-edges can be.
-bool UpEdgeRecordUsed() {
-  static const bool used = !EnvSwitchIsZero("HILO_UP_EDGE_RECORD");
-  return used;
-}
-
 }  // namespace
 
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
@@ -62,12 +54,6 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
       inst->name_ = parent_->UniqueInstructionName(hint);
     }
     inst->unique_id_ = static_cast<int32_t>(parent_->NextUniqueId());
-  }
-  // Its operands have smaller ids; users it already has (made before it was
-  // added) would not: not worth recording one by one.
-  if (up_edges_recorded_ &&
-      (parent_ == nullptr || !inst->users_.empty() || !inst->control_successors().empty())) {
-    DropUpEdgeRecord();
   }
   inst->index_in_parent_ = static_cast<int32_t>(instructions_.size());
   instructions_.push_back(std::move(instruction));
@@ -168,63 +154,28 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
   }
 }
 
-void HloComputation::NoteUpEdge(const HloInstruction* user) {
-  std::vector<const HloInstruction*>& users = mutable_extra().up_edge_users;
-  // Past the computation's size the sweep would cost more than reading
-  // every instruction.
-  if (users.size() >= instructions_.size() + 64) {
-    DropUpEdgeRecord();
-    return;
-  }
-  users.push_back(user);
-}
-
-void HloComputation::DropUpEdgeRecord() const {
-  up_edges_recorded_ = false;
-  if (extra_ != nullptr) extra_->up_edge_users = {};
-}
-
-void HloComputation::NoteNoUpEdges() const {
-  if (parent_ == nullptr) return;  // no unique ids yet
-  DropUpEdgeRecord();
-  up_edges_recorded_ = true;
-}
-
 std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
   if (CycleSearchAlwaysWalks()) return FindCycleByWalk();
   // The up-edges (user, dependency): to an instruction of this computation
-  // whose unique id is not below the user's. With the up-edge record only
-  // its users can have one.
+  // whose unique id is not below the user's.
   std::vector<std::pair<const HloInstruction*, const HloInstruction*>> up;
   size_t edges = 0;
-  auto sweep = [&](const HloInstruction* inst) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+  for (const auto& holder : instructions_) {
+    const HloInstruction* inst = holder.get();
+    if (inst == nullptr) continue;
     const int64_t id = inst->unique_id_;
     for (const HloInstruction* dep : inst->operands_) {
       if (ABSL_PREDICT_FALSE(dep->unique_id_ >= id) && dep->parent_ == this) up.push_back({inst, dep});
     }
     edges += inst->operands_.size();
     const HloInstruction::Rare* rare = inst->rare_or_null();
-    if (rare == nullptr) return;
+    if (rare == nullptr) continue;
     for (const HloInstruction* dep : rare->control_predecessors) {
       if (dep->unique_id_ >= id && dep->parent_ == this) up.push_back({inst, dep});
     }
     edges += rare->control_predecessors.size();
-  };
-  if (up_edges_recorded_ && UpEdgeRecordUsed()) {
-    if (extra_ != nullptr) {
-      for (const HloInstruction* inst : extra_->up_edge_users) {
-        if (inst->parent_ == this) sweep(inst);
-      }
-    }
-  } else {
-    for (const auto& holder : instructions_) {
-      if (holder != nullptr) sweep(holder.get());
-    }
   }
-  if (up.empty()) {
-    NoteNoUpEdges();  // none left: the record starts afresh
-    return std::nullopt;
-  }
+  if (up.empty()) return std::nullopt;
   // For each up-edge U -> N: can N reach U through instructions whose ids
   // are >= U's? `mark` holds the number of the search that last reached an
   // instruction, so that it is reset for free.

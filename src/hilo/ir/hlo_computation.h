@@ -97,24 +97,7 @@ class HloComputation {
     const HloInstruction* to;
     bool control;
   };
-  //
-  // The computation may also know where its up-edges can be (the
-  // "up-edge record"): once an acyclic computation is proven to have none
-  // (the verifier's walk, or a sweep here that found none), every edge
-  // added afterwards that climbs (HloInstruction's operand and control
-  // dependency changes, a dependency added to this computation after its
-  // users) files its user in a list, so the sweep reads only those
-  // instructions instead of the whole computation. The record is dropped
-  // (the next FindCycle sweeps everything) when that list would outgrow the
-  // computation or when an instruction that already has users is added.
-  // HILO_UP_EDGE_RECORD=0 always sweeps everything (the switch of this
-  // saving, measured in docs/performance.md).
   std::optional<CycleEdge> FindCycle() const;
-  // Whether the up-edge record is kept (for tests).
-  bool up_edges_recorded() const { return up_edges_recorded_; }
-  // The verifier proved that every operand and control predecessor of every
-  // instruction here has a smaller unique id: starts the up-edge record.
-  void NoteNoUpEdges() const;
   // FindCycle's depth-first walk of the whole computation.
   std::optional<CycleEdge> FindCycleByWalk() const;
 
@@ -170,12 +153,6 @@ class HloComputation {
 
  private:
   friend class HloModule;
-  friend class HloInstruction;
-
-  // The up-edge record (FindCycle): `user` gained an edge to an instruction
-  // whose unique id is not below its own.
-  void NoteUpEdge(const HloInstruction* user);
-  void DropUpEdgeRecord() const;
 
   std::string name_;
   HloModule* parent_ = nullptr;
@@ -186,11 +163,7 @@ class HloComputation {
   // heap blocks were 80 bytes of a 3-instruction computation's ~1.2 KB
   // (docs/performance.md, "twelfth session").
   absl::InlinedVector<std::unique_ptr<HloInstruction>, 3> instructions_;
-  int32_t live_count_ = 0;
-  // The up-edge record is kept: every edge here that climbs to a unique id
-  // not below its user's starts at an instruction in extra().up_edge_users.
-  // A cache of a proven fact, so it may change in const methods.
-  mutable bool up_edges_recorded_ = false;
+  int64_t live_count_ = 0;
   ParameterList parameters_;
   HloInstruction* root_ = nullptr;
   // What most computations do not have, allocated on first write: a module
@@ -203,8 +176,6 @@ class HloComputation {
     std::vector<std::unique_ptr<HloInstruction>> removed;
     std::string execution_thread;
     std::string opaque_proto_fields;
-    // The up-edge record's users (duplicates and removed ones allowed).
-    std::vector<const HloInstruction*> up_edge_users;
   };
   const Extra& extra() const {
     static const Extra* const kDefault = new Extra();

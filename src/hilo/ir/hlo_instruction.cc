@@ -4,7 +4,6 @@
 #include <tuple>
 #include <utility>
 
-#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/ir/hlo_computation.h"
 
@@ -186,19 +185,9 @@ bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
   return std::find(operands_.begin(), operands_.end(), operand) != operands_.end();
 }
 
-void HloInstruction::NoteDependency(const HloInstruction* dependency) {
-  // Unlikely: an edge that climbs, in a computation keeping the up-edge
-  // record (HloComputation::FindCycle).
-  if (ABSL_PREDICT_FALSE(dependency->unique_id_ >= unique_id_) && parent_ != nullptr &&
-      parent_->up_edges_recorded_) {
-    parent_->NoteUpEdge(this);
-  }
-}
-
 void HloInstruction::AppendOperand(HloInstruction* operand) {
   operands_.push_back(operand);
   operand->AddUser(this);
-  NoteDependency(operand);
 }
 
 void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) {
@@ -206,7 +195,6 @@ void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) 
   if (old_operand == new_operand) return;
   operands_[i] = new_operand;
   new_operand->AddUser(this);
-  NoteDependency(new_operand);
   if (!IsUserOf(old_operand)) old_operand->RemoveUser(this);
 }
 
@@ -222,7 +210,6 @@ void HloInstruction::ReplaceOperandWithAll(HloInstruction* old_operand,
   }
   if (!replaced) return;
   new_operand->AddUser(this);
-  NoteDependency(new_operand);
   old_operand->RemoveUser(this);
 }
 
@@ -263,7 +250,6 @@ void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
   if (std::find(succs.begin(), succs.end(), successor) != succs.end()) return;
   mutable_rare().control_successors.push_back(successor);
   successor->mutable_rare().control_predecessors.push_back(this);
-  successor->NoteDependency(this);
 }
 
 void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {

@@ -343,9 +343,6 @@ class HloInstruction {
   HloInstruction(HloOpcode opcode, SharedShape shape) : opcode_(opcode), shape_(std::move(shape)) {}
 
   void AddUser(HloInstruction* user);
-  // This instruction gained an edge to `dependency` (an operand or a control
-  // predecessor): keeps its computation's up-edge record.
-  void NoteDependency(const HloInstruction* dependency);
   void RemoveUser(HloInstruction* user);
 
   // Attributes most instructions do not have live out of line, allocated on
