@@ -147,6 +147,21 @@ TEST(IncrementalVerificationTest, ACycleThroughARewiredUserIsCaught) {
   EXPECT_THAT(std::string(changed.status().message()), HasSubstr("on a cycle"));
 }
 
+TEST(IncrementalVerificationTest, ACycleThroughAnInstructionThePassDidNotListIsCaught) {
+  // Outside a listing pass's contract, still caught: the expansion also
+  // makes `a` (not listed) use the root, so a -> r -> negate -> a. The
+  // cycle search sweeps the whole computation for climbing edges.
+  Module m;
+  absl::StatusOr<bool> changed = RunPipeline(m, [&m](HloInstruction* exp) {
+    m.a->ReplaceOperandWith(0, m.root);
+    return Add(exp->parent(),
+               HloInstruction::Create(HloOpcode::kNegate, F32({4}), {m.a}, "new_negate"));
+  });
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("module is invalid after pass 'exp-expander'"));
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("on a cycle"));
+}
+
 TEST(IncrementalVerificationTest, AnOperandFromAnotherComputationIsCaught) {
   // Rerouted to an existing instruction of another computation: the
   // rewired user is checked.

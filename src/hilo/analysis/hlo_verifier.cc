@@ -385,11 +385,14 @@ class Verifier {
       }
       live.push_back(inst);
     }
+    const HloComputation* last_checked = nullptr;  // one look-up per run of the same computation
     for (const HloInstruction* inst : live) {
       const HloComputation* comp = inst->parent();
-      if (!computation_index_.contains(comp) || comp->parent() != &module_) {
+      if (comp != last_checked &&
+          (!computation_index_.contains(comp) || comp->parent() != &module_)) {
         return Fail(comp, inst, "its parent ", Name(comp), " is not a computation of this module");
       }
+      last_checked = comp;
       if ((comps.empty() || comps.back() != comp) && comp_seen.insert(comp).second) {
         comps.push_back(comp);
       }

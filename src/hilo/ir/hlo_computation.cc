@@ -312,7 +312,9 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
 }
 
 absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* instruction) {
-  std::vector<HloInstruction*> worklist = {instruction};
+  // Inline: most dead chains are short (one heap block per call was 7 M
+  // instructions of the looped-einsum replacer on 17,000 layers).
+  absl::InlinedVector<HloInstruction*, 16> worklist = {instruction};
   bool first = true;
   while (!worklist.empty()) {
     HloInstruction* inst = worklist.back();

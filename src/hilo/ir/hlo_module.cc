@@ -49,8 +49,8 @@ std::vector<HloComputation*> HloModule::computations() const {
 std::vector<HloComputation*> HloModule::MakeNonfusionComputations() const {
   absl::flat_hash_set<const HloComputation*> fused;
   for (const auto& c : computations_) {
-    for (const HloInstruction* inst : c->instructions()) {
-      if (inst->opcode() != HloOpcode::kFusion) continue;
+    for (const auto& inst : c->instruction_slots()) {  // read in place: no copy
+      if (inst == nullptr || inst->opcode() != HloOpcode::kFusion) continue;
       for (const HloComputation* called : inst->called_computations("calls")) fused.insert(called);
     }
   }
