@@ -871,5 +871,60 @@ ENTRY e {
   EXPECT_EQ(proto.host_program_shape().parameters(2).tuple_shapes_size(), 2);
 }
 
+// Without a recorded order the reader finds an instruction built already
+// at its position in the computation's list (HILO_PROTO_LIST_INDEX; =0: a
+// vector of its own): ids that run consecutively and then stop, an operand
+// after its user, a control predecessor and a root that is not last read
+// the same either way, and a bad id is reported the same way.
+TEST(ProtoConvertTest, InstructionsFoundInTheListAsInAVectorOfTheirOwn) {
+  const std::string instructions = std::string(kParam) + R"pb(
+    instructions { name: "n" opcode: "negate" shape { element_type: F32 dimensions: 8 dimensions: 4 layout { minor_to_major: 1 minor_to_major: 0 } } id: 2 operand_ids: 1 }
+    instructions { name: "u" opcode: "add" shape { element_type: F32 dimensions: 8 dimensions: 4 layout { minor_to_major: 1 minor_to_major: 0 } } id: 7 operand_ids: 2 operand_ids: 9 control_predecessor_ids: 2 }
+    instructions { name: "v" opcode: "negate" shape { element_type: F32 dimensions: 8 dimensions: 4 layout { minor_to_major: 1 minor_to_major: 0 } } id: 9 operand_ids: 1 }
+    instructions { name: "w" opcode: "negate" shape { element_type: F32 dimensions: 8 dimensions: 4 layout { minor_to_major: 1 minor_to_major: 0 } } id: 10 operand_ids: 7 })pb";
+  auto text = [&](int64_t root) {
+    xla::HloModuleProto proto = ModuleProto(instructions, root);
+    absl::StatusOr<std::unique_ptr<HloModule>> module = HloModuleFromProto(proto);
+    if (!module.ok()) return "error: " + std::string(module.status().message());
+    const std::string bytes = (*module)->entry_computation()->root_instruction()->name();
+    return bytes + "\n" + PrintHloModule(**module);
+  };
+  const std::string by_list = text(7);
+  EXPECT_THAT(by_list, HasSubstr("ROOT %u = f32[8,4]{1,0} add(f32[8,4]{1,0} %n, f32[8,4]{1,0} %v), control-predecessors={%n}"));
+  EXPECT_EQ(by_list, WithSwitchOff("HILO_PROTO_LIST_INDEX", [&] { return text(7); }));
+  // Through the streamed reader (LoadModule of the bytes) too.
+  std::string bytes;
+  ASSERT_TRUE(ModuleProto(instructions, 7).SerializeToString(&bytes));
+  auto loaded = [&] {
+    auto back = LoadModule(bytes, "m.pb");
+    return back.ok() ? PrintHloModule(*back->module) : std::string(back.status().message());
+  };
+  EXPECT_EQ(loaded(), WithSwitchOff("HILO_PROTO_LIST_INDEX", loaded));
+  EXPECT_EQ(loaded(), by_list.substr(by_list.find('\n') + 1));
+  EXPECT_THAT(text(11), HasSubstr("root id 11 names no instruction"));
+  EXPECT_EQ(text(11), WithSwitchOff("HILO_PROTO_LIST_INDEX", [&] { return text(11); }));
+}
+
+// The reader hands its set of names to the module as its name index (as
+// the text parser does): every instruction is found there as itself, so the
+// verifier needs no name set of its own (HloModule::IndexedInstruction).
+TEST(ProtoConvertTest, AProtoReadModulesNameIndexFindsItsInstructions) {
+  xla::HloModuleProto proto = ModuleProto(std::string(kParam) + R"pb(
+    instructions { name: "n" opcode: "negate" shape { element_type: F32 dimensions: 8 dimensions: 4 layout { minor_to_major: 1 minor_to_major: 0 } } id: 2 operand_ids: 1 })pb", 2);
+  std::string bytes;
+  ASSERT_TRUE(proto.SerializeToString(&bytes));
+  auto loaded = LoadModule(bytes, "m.pb");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  int found = 0;
+  for (const HloComputation* c : loaded->module->computations()) {
+    for (const HloInstruction* inst : c->instructions()) {
+      EXPECT_EQ(loaded->module->IndexedInstruction(inst->name()), inst) << inst->name();
+      ++found;
+    }
+  }
+  EXPECT_EQ(found, 5);  // a, b, s of %add; p, n of the entry
+  EXPECT_EQ(loaded->module->IndexedInstruction("nowhere"), nullptr);
+}
+
 }  // namespace
 }  // namespace hilo

@@ -5,6 +5,7 @@
 #include "hilo/proto/wire_writer.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,67 @@ TEST(WireWriterTest, StreamedModuleIsSerializeModules) {
       std::fclose(file);
     }
   }
+}
+
+// Pieces larger than the buffer go straight to the file after what it
+// holds, smaller ones into it: the bytes are the same either way, and the
+// buffer never grows past its first reserve (HILO_PROTO_BOUNDED_BUFFER=0:
+// it grows to take them, the way this test can see failing).
+TEST(WireWriterTest, AppendKeepsTheBufferWithinItsReserve) {
+  const std::string big(10000, 'x');
+  for (bool bounded : {true, false}) {
+    if (!bounded) setenv("HILO_PROTO_BOUNDED_BUFFER", "0", 1);
+    std::FILE* file = std::tmpfile();
+    ASSERT_NE(file, nullptr);
+    WireWriter out(fileno(file), "test", 8);
+    const size_t reserve = out.buffer().capacity();
+    ASSERT_LT(reserve, big.size());
+    std::string expected;
+    out.Begin(3, 1);  // a guess too short: the payload moves in the file
+    ASSERT_TRUE(out.Append("abc").ok());
+    ASSERT_TRUE(out.Append(big).ok());
+    ASSERT_TRUE(out.Append("def").ok());
+    ASSERT_TRUE(AppendLengthDelimitedField(5, big, &out).ok());
+    ASSERT_TRUE(out.End().ok());
+    std::string payload = "abc" + big + "def";
+    AppendLengthDelimitedField(5, big, &payload);
+    AppendLengthDelimitedField(3, payload, &expected);
+    ASSERT_TRUE(out.Finish().ok());
+    EXPECT_EQ(Contents(file), expected) << "bounded " << bounded;
+    if (bounded) {
+      EXPECT_EQ(out.buffer().capacity(), reserve);
+    } else {
+      EXPECT_GT(out.buffer().capacity(), big.size());
+    }
+    std::fclose(file);
+    unsetenv("HILO_PROTO_BOUNDED_BUFFER");
+  }
+}
+
+// A module whose program shapes and module fields (an entry of 600
+// parameters and its layout) are each larger than the streamed buffer:
+// written out around it, the same bytes as in memory, the buffer not grown.
+TEST(WireWriterTest, LargeModuleFieldsDoNotGrowTheBuffer) {
+  std::string params, layout, uses;
+  for (int i = 0; i < 600; ++i) {
+    absl::StrAppend(&params, "  parameter_number_", i, " = f32[8,16]{1,0} parameter(", i, ")\n");
+    absl::StrAppend(&layout, i == 0 ? "" : ", ", "f32[8,16]{1,0}");
+  }
+  const std::string text = absl::StrCat("HloModule wide, entry_computation_layout={(", layout,
+                                        ")->f32[8,16]{1,0}}\n\nENTRY main {\n", params,
+                                        "  ROOT r = f32[8,16]{1,0} negate(parameter_number_0)\n}\n");
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<std::string> whole = SerializeModule(**module, ModuleFormat::kProto, ProtoMessage::kHloModuleProto);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  WireWriter out(fileno(file), "test", 64);
+  const size_t reserve = out.buffer().capacity();
+  ASSERT_TRUE(WriteBinaryModule(**module, ProtoMessage::kHloModuleProto, "", &out).ok());
+  EXPECT_EQ(Contents(file), *whole);
+  EXPECT_EQ(out.buffer().capacity(), reserve);
+  std::fclose(file);
 }
 
 }  // namespace

@@ -37,6 +37,9 @@ class HloComputation {
   // Its name is made unique in the module (an empty name gets one derived
   // from the opcode). A parameter is also registered by its number.
   HloInstruction* AddInstruction(std::unique_ptr<HloInstruction> instruction);
+  // Room in the list for `n` instructions in all (a loader that knows how
+  // many it will add: no list grown by doubling).
+  void ReserveInstructions(int64_t n) { instructions_.reserve(static_cast<size_t>(n)); }
 
   // Instructions in list order (as written, then as added).
   std::vector<HloInstruction*> instructions() const;

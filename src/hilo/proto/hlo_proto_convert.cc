@@ -1444,6 +1444,26 @@ void AppendLengthDelimitedField(int field, absl::string_view payload, std::strin
   out->append(payload.data(), payload.size());
 }
 
+absl::Status AppendDeterministicBytes(const google::protobuf::MessageLite& message, WireWriter* out) {
+  const size_t size = message.ByteSizeLong();
+  absl::StatusOr<bool> fits = out->Room(size);
+  if (!fits.ok()) return fits.status();
+  if (*fits) {
+    AppendDeterministicBytes(message, size, &out->buffer());
+    return absl::OkStatus();
+  }
+  std::string bytes;
+  AppendDeterministicBytes(message, size, &bytes);
+  return out->Append(bytes);
+}
+
+absl::Status AppendLengthDelimitedField(int field, absl::string_view payload, WireWriter* out) {
+  std::string header;
+  AppendFieldHeader(field, payload.size(), &header);
+  if (absl::Status s = out->Append(header); !s.ok()) return s;
+  return out->Append(payload);
+}
+
 namespace {
 
 absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
@@ -1656,12 +1676,14 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
     if (absl::Status s = EncodeComputation(*c, &cp, streamed, shape_bytes ? &program_shape_ : nullptr); !s.ok()) {
       return s;
     }
-    std::string& out = streamed->buffer();
     if (shape_bytes) {
-      // The fields in protobuf's order: name (1), program_shape (4), the rest.
-      if (!cp.name().empty()) AppendLengthDelimitedField(1, cp.name(), &out);
+      // The fields in protobuf's order: name (1), program_shape (4), the rest
+      // (through the writer: the buffer does not grow to hold them).
+      if (!cp.name().empty()) {
+        if (absl::Status s = AppendLengthDelimitedField(1, cp.name(), streamed); !s.ok()) return s;
+      }
       cp.clear_name();
-      AppendLengthDelimitedField(4, program_shape_, &out);
+      if (absl::Status s = AppendLengthDelimitedField(4, program_shape_, streamed); !s.ok()) return s;
       if (c == entry) *host_program_shape = std::move(program_shape_);  // (not a copy: 1 MB of the 300k module)
     } else if (c == entry) {
       *proto.mutable_host_program_shape() = cp.program_shape();
@@ -1670,8 +1692,9 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
         proto.clear_host_program_shape();
       }
     }
-    AppendDeterministicBytes(cp, &out);
+    if (absl::Status s = AppendDeterministicBytes(cp, streamed); !s.ok()) return s;
     if (absl::Status s = streamed->End(); !s.ok()) return s;
+    if (absl::Status s = streamed->MaybeFlush(); !s.ok()) return s;
   }
   if (entry != nullptr) {
     proto.set_entry_computation_name(entry->name());
@@ -2006,6 +2029,11 @@ class Decoder {
   // after all are built (docs/performance.md, "Proto formats").
   const bool early_operands_ = SwitchedOnByDefault("HILO_PROTO_EARLY_OPERANDS");
   const bool consecutive_ids_ = SwitchedOnByDefault("HILO_PROTO_CONSECUTIVE_IDS");
+  // Without a recorded order, instruction i of a computation is found at
+  // position i of its list, which is sized once (HILO_PROTO_LIST_INDEX=0: a
+  // vector of the instructions besides, and the list grown by doubling;
+  // docs/performance.md, "thirteenth session: proto memory").
+  const bool list_index_ = SwitchedOnByDefault("HILO_PROTO_LIST_INDEX");
   std::vector<HloInstruction*> early_;  // an instruction's operands, found
   // Attribute orders by their indices into attribute_names_
   // (HILO_PROTO_ORDER_CACHE=0: each made name by name).
@@ -2410,7 +2438,13 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       order.push_back(i);
     }
   }
-  std::vector<HloInstruction*> insts(n, nullptr);
+  // The instructions built, by their index in the input: the computation's
+  // list itself when they are built in the input's order (2.4 MB of the
+  // 300k module's read peak as a vector of their own).
+  const bool by_list = !ids_first && list_index_;
+  std::vector<HloInstruction*> insts(by_list ? 0 : n, nullptr);
+  if (by_list) comp->ReserveInstructions(n);
+  auto inst_at = [&](int i) { return by_list ? comp->instruction_slots()[i].get() : insts[i]; };
   // Operand ids of the instructions in `pending` (below), one after the other.
   std::vector<int64_t> operand_ids;
   std::vector<size_t> operands_end;
@@ -2528,7 +2562,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
       inst->set_parameter_number(h.parameter_number);
     }
     comp->AddInstruction(std::move(owned));
-    insts[i] = inst;
+    if (!by_list) insts[i] = inst;
     for (int64_t id : h.control_predecessor_ids) predecessor_ids.emplace_back(i, id);
     // Called computations: must be defined (earlier in the proto).
     std::vector<HloComputation*> called;
@@ -2563,8 +2597,8 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
         // [0, position) are built, with ids first_id, first_id + 1, ...)
         const uint64_t at = static_cast<uint64_t>(id) - first_id;
         const int j = ids_first ? index.Find(id) : at < static_cast<uint64_t>(position) ? static_cast<int>(at) : -1;
-        if (j < 0 || insts[j] == nullptr) break;
-        early_.push_back(insts[j]);
+        if (j < 0 || inst_at(j) == nullptr) break;
+        early_.push_back(inst_at(j));
       }
       if (early_.size() == h.operand_ids.size()) {
         inst->ReserveOperands(static_cast<int64_t>(early_.size()));
@@ -2590,21 +2624,21 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   }
   size_t at_operand = 0;
   for (size_t k = 0; k < pending.size(); ++k) {
-    HloInstruction* inst = insts[pending[k]];
+    HloInstruction* inst = inst_at(pending[k]);
     inst->ReserveOperands(static_cast<int64_t>(operands_end[k] - at_operand));
     for (; at_operand < operands_end[k]; ++at_operand) {
       const int64_t id = operand_ids[at_operand];
       const int j = index.Find(id);
       if (j < 0) return Invalid(WhereOf(inst), absl::StrCat("operand id ", id, " names no instruction"));
-      inst->AppendOperand(insts[j]);
+      inst->AppendOperand(inst_at(j));
     }
   }
   for (const auto& [i, id] : predecessor_ids) {
     const int j = index.Find(id);
     if (j < 0) {
-      return Invalid(WhereOf(insts[i]), absl::StrCat("control predecessor id ", id, " names no instruction"));
+      return Invalid(WhereOf(inst_at(i)), absl::StrCat("control predecessor id ", id, " names no instruction"));
     }
-    insts[j]->AddControlDependencyTo(insts[i]);
+    inst_at(j)->AddControlDependencyTo(inst_at(i));
   }
   for (Calls& c : calls) {
     if (absl::Status s = name_calls(c); !s.ok()) return s;
@@ -2620,7 +2654,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   if (n > 0) {
     const int r = index.Find(cp.root_id());
     if (r < 0) return Invalid(where, absl::StrCat("root id ", cp.root_id(), " names no instruction"));
-    comp->set_root_instruction(insts[r]);
+    comp->set_root_instruction(inst_at(r));
   } else {
     return Invalid(where, "computation without instructions");
   }
@@ -2645,8 +2679,10 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     instruction_flags_ = text.instruction_flags();
     module_->mutable_text_info()->flags = text.flags();
     module_->set_has_header(text.has_header());
-    for (const xla::HiloAttribute& a : text.header_attributes()) {
-      module_->mutable_header_attributes()->push_back({a.name(), a.value()});
+    // Moved, not copied: the 300k module's entry_computation_layout is
+    // 682 KB, and `text` lives until the module is built.
+    for (xla::HiloAttribute& a : *text.mutable_header_attributes()) {
+      module_->mutable_header_attributes()->push_back({std::move(*a.mutable_name()), std::move(*a.mutable_value())});
     }
     for (const std::string& n : text.header_order()) {
       module_->mutable_header_order()->push_back(n);
@@ -3005,10 +3041,10 @@ absl::Status HloModuleToWire(const HloModule& module, WireWriter* out) {
         AppendLengthDelimitedField(2, rest.entry_computation_name(), &bytes);
         rest.clear_entry_computation_name();
       }
-      AppendLengthDelimitedField(4, *host_program_shape, &bytes);
+      if (absl::Status s = AppendLengthDelimitedField(4, *host_program_shape, out); !s.ok()) return s;
     }
   }
-  AppendDeterministicBytes(rest, &bytes);
+  if (absl::Status s = AppendDeterministicBytes(rest, out); !s.ok()) return s;
   return out->MaybeFlush();
 }
 

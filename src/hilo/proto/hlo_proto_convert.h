@@ -91,6 +91,10 @@ void AppendDeterministicBytes(const google::protobuf::MessageLite& message, size
                               std::string* out);
 // Appends protobuf's wire form of length-delimited field `field` holding `payload`.
 void AppendLengthDelimitedField(int field, absl::string_view payload, std::string* out);
+// The same two to a WireWriter: into its buffer, or (when they are more than
+// it holds) straight to its file (WireWriter::Room).
+absl::Status AppendDeterministicBytes(const google::protobuf::MessageLite& message, WireWriter* out);
+absl::Status AppendLengthDelimitedField(int field, absl::string_view payload, WireWriter* out);
 
 // Shapes and literals, for snapshots' arguments and the tests.
 absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto);

@@ -432,7 +432,7 @@ absl::Status WriteBinaryModule(const HloModule& module, ProtoMessage message, ab
       out->Begin(1, guess);
       status = HloModuleToWire(module, out);
       if (status.ok()) status = out->End();
-      out->buffer().append(envelope.data(), envelope.size());  // the HloProto without its module
+      if (status.ok()) status = out->Append(envelope);  // the HloProto without its module
       break;
     case ProtoMessage::kHloSnapshot: {
       xla::HloSnapshot snap;
@@ -445,9 +445,9 @@ absl::Status WriteBinaryModule(const HloModule& module, ProtoMessage message, ab
       out->Begin(1, guess);
       status = HloModuleToWire(module, out);
       if (status.ok()) status = out->End();
-      out->buffer().append(hlo_rest);
+      if (status.ok()) status = out->Append(hlo_rest);
       if (status.ok()) status = out->End();
-      AppendDeterministicBytes(snap, &out->buffer());
+      if (status.ok()) status = AppendDeterministicBytes(snap, out);
       break;
     }
   }

@@ -9,14 +9,37 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "hilo/ir/env_switch.h"
 
 namespace hilo {
 
 using google::protobuf::io::CodedOutputStream;
 
 WireWriter::WireWriter(int fd, std::string display, size_t flush_bytes)
-    : fd_(fd), display_(std::move(display)), flush_bytes_(std::max<size_t>(flush_bytes, 1)) {
+    : fd_(fd),
+      display_(std::move(display)),
+      flush_bytes_(std::max<size_t>(flush_bytes, 1)),
+      bounded_(!EnvSwitchIsZero("HILO_PROTO_BOUNDED_BUFFER")) {
   buffer_.reserve(flush_bytes_ + 4096);
+}
+
+absl::StatusOr<bool> WireWriter::Room(size_t n) {
+  if (fd_ < 0 || !bounded_ || buffer_.size() + n <= buffer_.capacity()) return true;
+  if (absl::Status s = Flush(); !s.ok()) return s;
+  return n <= buffer_.capacity();
+}
+
+absl::Status WireWriter::Append(absl::string_view bytes) {
+  absl::StatusOr<bool> fits = Room(bytes.size());
+  if (!fits.ok()) return fits.status();
+  if (*fits) {
+    buffer_.append(bytes.data(), bytes.size());
+    return absl::OkStatus();
+  }
+  // The buffer is empty (Room wrote it out): the bytes follow in the file.
+  if (absl::Status s = WriteAt(flushed_, bytes); !s.ok()) return s;
+  flushed_ += bytes.size();
+  return absl::OkStatus();
 }
 
 absl::Status WireWriter::Failed(absl::string_view what, int error) {

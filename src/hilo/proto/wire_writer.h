@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace hilo {
@@ -43,6 +44,18 @@ class WireWriter {
   absl::Status MaybeFlush() {
     return fd_ >= 0 && buffer_.size() >= flush_bytes_ ? Flush() : absl::OkStatus();
   }
+  // Whether `n` more bytes fit in the buffer without growing it. Writing to
+  // a file, what the buffer holds is written out first when they would not
+  // fit; false then means that they are more than the buffer holds (write
+  // them with Append). In memory, always true: the buffer is the output.
+  // HILO_PROTO_BOUNDED_BUFFER=0: always true (the buffer grows to take
+  // large pieces, as it did; the 300k-instruction module's program shapes
+  // and module fields grew it to 4 MB, docs/performance.md "thirteenth
+  // session: proto memory").
+  absl::StatusOr<bool> Room(size_t n);
+  // Appends `bytes`: to the buffer when Room() says they fit, else
+  // straight to the file after the buffer's contents.
+  absl::Status Append(absl::string_view bytes);
   // Starts length-delimited field `field`: its tag, and room for the
   // length of a `length_guess`-byte payload. Its payload is everything
   // appended until the matching End(); fields nest.
@@ -81,6 +94,7 @@ class WireWriter {
   uint64_t flushed_ = 0;  // bytes in the file; buffer_ starts there
   std::string buffer_;
   std::vector<Open> open_;
+  bool bounded_ = true;  // HILO_PROTO_BOUNDED_BUFFER
   int moves_ = 0, file_moves_ = 0;
 };
 
