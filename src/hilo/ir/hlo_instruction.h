@@ -30,6 +30,7 @@
 #include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/instruction_arena.h"
+#include "hilo/ir/pointer_list.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
 #include "hilo/ir/shared_shape.h"
@@ -156,8 +157,8 @@ class HloInstruction {
   HloInstruction* mutable_operand(int64_t i) { return operands_[i]; }
   // Most instructions have one or two operands and one or two users: both
   // lists keep two entries inline, which saves two allocations per
-  // instruction of a parsed module.
-  using InstructionList = absl::InlinedVector<HloInstruction*, 2>;
+  // instruction of a parsed module, in 16 bytes each (pointer_list.h).
+  using InstructionList = PointerList<HloInstruction>;
   const InstructionList& operands() const { return operands_; }
   void AppendOperand(HloInstruction* operand);
   void ReserveOperands(size_t n) { operands_.reserve(n); }
@@ -476,9 +477,9 @@ class HloInstruction {
 };
 
 // An instruction of a parsed module is most of the module's memory (docs/
-// performance.md, "tenth session"): it must not grow unnoticed (160 bytes
+// performance.md, "tenth session"): it must not grow unnoticed (144 bytes
 // with libstdc++ on a 64-bit target).
-static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 160,
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 144,
               "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo
