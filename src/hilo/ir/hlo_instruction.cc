@@ -13,6 +13,7 @@ const HloInstruction::Absent<HloInstruction::CommonAttributes> HloInstruction::k
 const HloInstruction::Absent<HloInstruction::CollectiveAttributes>
     HloInstruction::kAbsentCollective;
 const HloInstruction::Absent<DotDimensionNumbers> HloInstruction::kAbsentDot;
+const HloInstruction::Absent<FrontendAttributes> HloInstruction::kAbsentFrontend;
 const HloInstruction::Absent<HloInstruction::Rare> HloInstruction::kAbsentRare;
 
 // ---------------------------------------------------------------------------
@@ -375,7 +376,7 @@ bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
 void HloInstruction::CopyMetadataIfAbsent(const HloInstruction& other) {
   if (metadata_.empty()) metadata_ = other.metadata_;
   if (frontend_attributes().empty() && !other.frontend_attributes().empty()) {
-    frontend_attributes_ = other.frontend_attributes_;
+    set_frontend_attributes(other.frontend_attributes());
   }
 }
 

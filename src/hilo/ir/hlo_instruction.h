@@ -283,9 +283,12 @@ class HloInstruction {
     r.backend_config = std::move(config);
     r.backend_config_is_dict = is_dict;
   }
-  const FrontendAttributes& frontend_attributes() const { return frontend_attributes_.get(); }
-  FrontendAttributes* mutable_frontend_attributes() { return frontend_attributes_.mutable_get(); }
-  void set_frontend_attributes(FrontendAttributes fa) { frontend_attributes_.set(std::move(fa)); }
+  // (In the uncommon group: most instructions have none.)
+  const FrontendAttributes& frontend_attributes() const { return Group(&Uncommon::frontend); }
+  FrontendAttributes* mutable_frontend_attributes() { return &MutableGroup(&Uncommon::frontend); }
+  void set_frontend_attributes(FrontendAttributes fa) {
+    MutableGroup(&Uncommon::frontend) = std::move(fa);
+  }
   // `metadata={...}`: the text between the braces, verbatim; empty if absent.
   absl::string_view metadata() const { return metadata_.view(); }
   void set_metadata(absl::string_view m) { metadata_.Assign(m); }
@@ -390,10 +393,11 @@ class HloInstruction {
     std::unique_ptr<absl::flat_hash_map<const HloInstruction*, size_t>> user_index;
   };
   // The groups few instructions have, behind one pointer: a collective's,
-  // a dot's, and the rest.
+  // a dot's, frontend attributes, and the rest.
   struct Uncommon {
     std::unique_ptr<CollectiveAttributes> collective;
     std::unique_ptr<DotDimensionNumbers> dot;
+    std::unique_ptr<FrontendAttributes> frontend;
     std::unique_ptr<Rare> rare;
   };
   // The value of an absent group: every attribute at its default. A static
@@ -411,6 +415,7 @@ class HloInstruction {
   static const Absent<CommonAttributes> kAbsentCommon;
   static const Absent<CollectiveAttributes> kAbsentCollective;
   static const Absent<DotDimensionNumbers> kAbsentDot;
+  static const Absent<FrontendAttributes> kAbsentFrontend;
   static const Absent<Rare> kAbsentRare;
   template <typename T>
   ABSL_ATTRIBUTE_ALWAYS_INLINE static const T& Default() {
@@ -420,6 +425,8 @@ class HloInstruction {
       return kAbsentCollective.value;
     } else if constexpr (std::is_same_v<T, DotDimensionNumbers>) {
       return kAbsentDot.value;
+    } else if constexpr (std::is_same_v<T, FrontendAttributes>) {
+      return kAbsentFrontend.value;
     } else {
       static_assert(std::is_same_v<T, Rare>);
       return kAbsentRare.value;
@@ -469,7 +476,6 @@ class HloInstruction {
 
   // parameter_number() of a parameter, tuple_index() of a get-tuple-element.
   int64_t index_ = -1;
-  OutOfLine<FrontendAttributes> frontend_attributes_;  // most instructions have none
   CompactString metadata_;
   AttributeOrder attribute_order_;
   std::unique_ptr<CommonAttributes> common_;
@@ -477,9 +483,9 @@ class HloInstruction {
 };
 
 // An instruction of a parsed module is most of the module's memory (docs/
-// performance.md, "tenth session"): it must not grow unnoticed (144 bytes
+// performance.md, "tenth session"): it must not grow unnoticed (136 bytes
 // with libstdc++ on a 64-bit target).
-static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 144,
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 136,
               "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo
