@@ -488,7 +488,7 @@ TEST(HloDCETest, RemovesDeadChainsIncludingCollectives) {
       m.entry->AddInstruction(HloInstruction::CreateReshape(F32({2, 4}), ag));
   m.entry->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, F32({2, 4}), {reshape}, "n"));
   ASSERT_TRUE(VerifyHloModule(*m.module).ok()) << VerifyHloModule(*m.module);
-  const std::string reshape_name = reshape->name();
+  const std::string reshape_name(reshape->name());
 
   HloDCE dce;
   absl::StatusOr<bool> changed = dce.Run(m.module.get());

@@ -804,7 +804,7 @@ class Verifier {
     }
     if (hash == 0) hash = NameHash(all_[index]);  // not computed ahead (see VerifyStructure)
     if (!names_.Insert(hash)) return false;
-    const std::string& name = all_[index]->name();
+    const absl::string_view name = all_[index]->name();
     for (size_t i = 0; i < index; ++i) {  // a duplicate, or (rarely) a hash collision
       if (all_[i]->name() == name) return true;
     }

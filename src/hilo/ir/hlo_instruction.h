@@ -30,6 +30,7 @@
 #include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/instruction_arena.h"
+#include "hilo/ir/instruction_name.h"
 #include "hilo/ir/pointer_list.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
@@ -104,18 +105,19 @@ class HloInstruction {
   // this instruction as a user.
   static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, Shape shape,
                                                 absl::Span<HloInstruction* const> operands = {},
-                                                std::string name = "");
+                                                absl::string_view name = "");
   // With a shape shared with other instructions (shared_shape.h).
   static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, SharedShape shape,
                                                 absl::Span<HloInstruction* const> operands = {},
-                                                std::string name = "");
+                                                absl::string_view name = "");
   // As Create, in `arena`'s memory: for an instruction of the module that
   // owns the arena (instruction_arena.h). Deleting it works as for any
-  // other instruction.
+  // other instruction. A name too long to keep inline goes to the arena
+  // too (instruction_name.h).
   static std::unique_ptr<HloInstruction> CreateInArena(InstructionArena& arena, HloOpcode opcode,
-                                                       SharedShape shape, std::string name);
+                                                       SharedShape shape, absl::string_view name);
   static std::unique_ptr<HloInstruction> CreateParameter(int64_t number, Shape shape,
-                                                         std::string name = "");
+                                                         absl::string_view name = "");
   static std::unique_ptr<HloInstruction> CreateReshape(Shape shape, HloInstruction* operand);
   static std::unique_ptr<HloInstruction> CreateGetTupleElement(Shape shape,
                                                                HloInstruction* operand,
@@ -136,10 +138,11 @@ class HloInstruction {
   HloInstruction& operator=(const HloInstruction&) = delete;
 
   // --- Identity -----------------------------------------------------------
-  const std::string& name() const { return name_; }
+  // 16 bytes in the instruction (instruction_name.h); not NUL-terminated.
+  absl::string_view name() const { return name_.view(); }
   // Only while the module is being loaded (the parser): the module's name
   // index, once built, refers to its instructions' names in place.
-  void SetNameUnchecked(std::string name) { name_ = std::move(name); }
+  void SetNameUnchecked(absl::string_view name) { name_.Assign(name); }
   HloOpcode opcode() const { return opcode_; }
   const Shape& shape() const { return shape_.get(); }
   // The shape is shared with other instructions that have the same one;
@@ -461,7 +464,7 @@ class HloInstruction {
     return rare != nullptr ? rare->user_index.get() : nullptr;
   }
 
-  std::string name_;
+  InstructionName name_;
   HloOpcode opcode_;
   bool in_arena_ = false;  // made by CreateInArena
   uint32_t text_flags_ = 0;
@@ -483,9 +486,9 @@ class HloInstruction {
 };
 
 // An instruction of a parsed module is most of the module's memory (docs/
-// performance.md, "tenth session"): it must not grow unnoticed (136 bytes
+// performance.md, "tenth session"): it must not grow unnoticed (120 bytes
 // with libstdc++ on a 64-bit target).
-static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 136,
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 120,
               "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo

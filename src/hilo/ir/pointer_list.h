@@ -22,6 +22,8 @@
 #include <iterator>
 #include <utility>
 
+#include "absl/base/attributes.h"
+
 namespace hilo {
 
 template <typename T>
@@ -62,9 +64,13 @@ class PointerList {
   }
   ~PointerList() { clear(); }
 
+  // Without a branch (a conditional move): lists are sized on every loop
+  // over them, and which form a list has is not predictable.
   size_t size() const {
-    if (OnHeap()) return static_cast<uint32_t>(Word(1));
-    return slots_[0] == nullptr ? 0 : (slots_[1] == nullptr ? 1 : 2);
+    const uintptr_t first = Word(0);
+    const uintptr_t second = Word(1);
+    const size_t in_line = size_t{first != 0} + size_t{second != 0};
+    return (first & 1) != 0 ? static_cast<uint32_t>(second) : in_line;
   }
   bool empty() const { return size() == 0; }
   size_t capacity() const { return OnHeap() ? static_cast<size_t>(Word(1) >> 32) : kInline; }
@@ -96,13 +102,8 @@ class PointerList {
         slots_[1] = value;
         return;
       }
-      MoveToHeap(2 * kInline);
-    } else if (size() == capacity()) {
-      MoveToHeap(2 * capacity());
     }
-    const size_t n = size();
-    HeapArray()[n] = value;
-    SetHeap(HeapArray(), n + 1, capacity());
+    PushBackOnHeap(value);
   }
   void pop_back() {
     if (OnHeap()) {
@@ -122,7 +123,7 @@ class PointerList {
   }
   // Makes room for `n` elements.
   void reserve(size_t n) {
-    if (n > capacity()) MoveToHeap(n);
+    if (n > kInline && n > capacity()) MoveToHeap(n);
   }
   // Removes every element and frees the heap array.
   void clear() {
@@ -148,8 +149,20 @@ class PointerList {
                                     (static_cast<uintptr_t>(capacity) << 32)};
     std::memcpy(slots_, words, sizeof(words));
   }
+  // push_back beyond the inline slots (not inlined: the inline path is the
+  // common one).
+  ABSL_ATTRIBUTE_NOINLINE void PushBackOnHeap(T* value) {
+    if (!OnHeap()) {
+      MoveToHeap(2 * kInline);
+    } else if (size() == capacity()) {
+      MoveToHeap(2 * capacity());
+    }
+    const size_t n = size();
+    HeapArray()[n] = value;
+    SetHeap(HeapArray(), n + 1, capacity());
+  }
   // Moves the elements to a heap array of `capacity` (> size()).
-  void MoveToHeap(size_t capacity) {
+  ABSL_ATTRIBUTE_NOINLINE void MoveToHeap(size_t capacity) {
     const size_t n = size();
     T** array = new T*[capacity];
     std::memcpy(array, data(), n * sizeof(T*));
