@@ -58,7 +58,7 @@ struct SmallModule {
 
 std::vector<std::string> Names(const HloComputation* computation) {
   std::vector<std::string> names;
-  for (const HloInstruction* inst : computation->instructions()) names.push_back(inst->name());
+  for (const HloInstruction* inst : computation->instructions()) names.emplace_back(inst->name());
   return names;
 }
 
@@ -648,7 +648,7 @@ class TestExpander : public OpExpanderPass {
     return instruction->opcode() == target_;
   }
   absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override {
-    expanded.push_back(instruction->name());
+    expanded.emplace_back(instruction->name());
     return expand_(instruction);
   }
 
