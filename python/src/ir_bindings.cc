@@ -301,7 +301,7 @@ void RegisterIr(py::module_& m) {
                               "A read-only view of one instruction; keeps its module alive.")
       .def_property_readonly("name",
                              [](InstructionView& v) {
-                               const std::string& name = v.Get().name();
+                               const absl::string_view name = v.Get().name();
                                return py::str(name.data(), name.size());
                              })
       .def_property_readonly(

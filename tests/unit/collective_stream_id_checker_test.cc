@@ -33,7 +33,7 @@ struct Fixture {
     std::string out;
     for (const HloComputation* c : module.computations()) {
       for (const HloInstruction* i : c->instructions()) {
-        out += i->name();
+        out.append(i->name().data(), i->name().size());
         for (const auto& [k, v] : i->frontend_attributes().entries()) out += "|" + k + "=" + v;
         out += i->channel_id().has_value() ? std::to_string(*i->channel_id()) : "-";
         out += ";";

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <regex>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
@@ -118,14 +120,14 @@ std::string StructuralDifference(const HloModule& a, const HloModule& b) {
     // Instructions are matched by name: the printer may place instructions
     // the parser created (e.g. for compact `%t#0` operands) or a pass added
     // before their first user instead of at the end of the list.
-    std::map<std::string, const HloInstruction*> by_name;
-    for (const HloInstruction* inst : ib) by_name[inst->name()] = inst;
+    std::map<std::string, const HloInstruction*, std::less<>> by_name;
+    for (const HloInstruction* inst : ib) by_name[std::string(inst->name())] = inst;
     for (size_t i = 0; i < ia.size(); ++i) {
       const HloInstruction& x = *ia[i];
       auto found = by_name.find(x.name());
-      if (found == by_name.end()) return "instruction " + x.name() + " missing after re-parse";
+      if (found == by_name.end()) return absl::StrCat("instruction ", x.name(), " missing after re-parse");
       const HloInstruction& y = *found->second;
-      auto where = [&](const char* what) { return std::string(what) + " differs at " + x.name(); };
+      auto where = [&](const char* what) { return absl::StrCat(what, " differs at ", x.name()); };
       if (x.name() != y.name() || x.opcode() != y.opcode()) return where("name/opcode");
       if (!(x.shape() == y.shape())) return where("shape");
       if (x.operand_count() != y.operand_count()) return where("operand count");

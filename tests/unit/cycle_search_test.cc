@@ -82,9 +82,7 @@ TEST(CycleSearchTest, ARewriteLikeAPassesIsAcyclicAndACycleIsTheWalksEdge) {
 TEST(CycleSearchTest, RandomGraphsGiveTheWalksAnswer) {
   int cyclic = 0;
   int acyclic_with_up_edges = 0;
-  // Odd seeds search once before the edits, which starts the up-edge
-  // record: the edits' climbing edges are then found from it alone.
-  for (uint32_t seed = 1; seed <= 800; ++seed) {
+  for (uint32_t seed = 1; seed <= 400; ++seed) {
     std::mt19937 rng(seed);
     Graph g;
     const int n = 2 + static_cast<int>(rng() % 40);
@@ -94,12 +92,6 @@ TEST(CycleSearchTest, RandomGraphsGiveTheWalksAnswer) {
       g.Add(rng() % 2 == 0 ? HloOpcode::kAdd : HloOpcode::kMultiply, {a, b});
     }
     g.comp->set_root_instruction(g.insts.back());
-    if (seed % 2 == 1) {
-      ASSERT_FALSE(g.comp->FindCycle().has_value());
-      ASSERT_TRUE(g.comp->up_edges_recorded());
-    } else {
-      ASSERT_FALSE(g.comp->up_edges_recorded());
-    }
     // A few edits that may climb: rewired operands and control edges, some
     // of them closing cycles, more of them not.
     const int edits = static_cast<int>(rng() % 4);
@@ -123,8 +115,8 @@ TEST(CycleSearchTest, RandomGraphsGiveTheWalksAnswer) {
     }
   }
   // Both kinds were tried.
-  EXPECT_GT(cyclic, 40);
-  EXPECT_GT(acyclic_with_up_edges, 40);
+  EXPECT_GT(cyclic, 20);
+  EXPECT_GT(acyclic_with_up_edges, 20);
 }
 
 TEST(CycleSearchTest, StaysLinearWhenEveryEdgeClimbs) {
@@ -141,104 +133,6 @@ TEST(CycleSearchTest, StaysLinearWhenEveryEdgeClimbs) {
   g.insts[n]->ReplaceOperandWith(0, g.insts[1]);
   ASSERT_TRUE(g.comp->FindCycle().has_value());
   ExpectSameAnswer(*g.comp, "long climbing cycle");
-}
-
-// The up-edge record (HloComputation::FindCycle): once a search found no
-// edge that climbs, every edge change that climbs is noted, so a cycle
-// closed afterwards by any of the IR's ways of adding an edge is found
-// without reading the whole computation; the record is dropped where it
-// can not follow, and the answer stays the walk's.
-TEST(CycleSearchTest, TheUpEdgeRecordSeesEveryWayOfAddingAnEdge) {
-  // x = negate(p); y = exp(x); z = exp(y); r = add(z, p).
-  auto build = [](Graph& g) {
-    HloInstruction* x = g.Add(HloOpcode::kNegate, {g.insts[0]});
-    HloInstruction* y = g.Add(HloOpcode::kExp, {x});
-    HloInstruction* z = g.Add(HloOpcode::kExp, {y});
-    g.comp->set_root_instruction(g.Add(HloOpcode::kAdd, {z, g.insts[0]}));
-    EXPECT_FALSE(g.comp->up_edges_recorded());
-    EXPECT_FALSE(g.comp->FindCycle().has_value());
-    EXPECT_TRUE(g.comp->up_edges_recorded());
-  };
-  {  // ReplaceOperandWith: x uses z.
-    Graph g;
-    build(g);
-    g.insts[1]->ReplaceOperandWith(0, g.insts[3]);
-    EXPECT_TRUE(g.comp->up_edges_recorded());
-    ASSERT_TRUE(g.comp->FindCycle().has_value());
-    ExpectSameAnswer(*g.comp, "ReplaceOperandWith");
-  }
-  {  // ReplaceAllUsesWith (ReplaceOperandWithAll): y's users use a new
-     // n = negate(z) instead, so z uses n, which uses z.
-    Graph g;
-    build(g);
-    HloInstruction* n = g.Add(HloOpcode::kNegate, {g.insts[3]});
-    ASSERT_TRUE(g.insts[2]->ReplaceAllUsesWith(n).ok());
-    ASSERT_TRUE(g.comp->FindCycle().has_value());
-    ExpectSameAnswer(*g.comp, "ReplaceAllUsesWith");
-  }
-  {  // AddControlDependencyTo: x waits for z, which needs x.
-    Graph g;
-    build(g);
-    g.insts[3]->AddControlDependencyTo(g.insts[1]);
-    ASSERT_TRUE(g.comp->FindCycle().has_value());
-    ExpectSameAnswer(*g.comp, "control edge");
-  }
-  {  // A rewrite like a pass's: climbs, no cycle; the record is kept and the
-     // next search answers from it.
-    Graph g;
-    build(g);
-    HloInstruction* n = g.Add(HloOpcode::kNegate, {g.insts[1]});
-    ASSERT_TRUE(g.insts[3]->ReplaceAllUsesWith(n).ok() || true);
-    g.insts[4]->ReplaceOperandWith(0, n);
-    EXPECT_FALSE(g.comp->FindCycle().has_value());
-    EXPECT_TRUE(g.comp->up_edges_recorded());
-    ExpectSameAnswer(*g.comp, "rewrite");
-  }
-}
-
-TEST(CycleSearchTest, TheUpEdgeRecordIsDroppedWhereItCanNotFollow) {
-  // An instruction added after a user was made for it: dropped, and the
-  // next search reads everything (and, finding no climbing edge left once
-  // the cycle is gone, starts the record again).
-  {
-    Graph g;
-    HloInstruction* x = g.Add(HloOpcode::kNegate, {g.insts[0]});
-    g.comp->set_root_instruction(x);
-    ASSERT_FALSE(g.comp->FindCycle().has_value());
-    ASSERT_TRUE(g.comp->up_edges_recorded());
-    std::unique_ptr<HloInstruction> late = HloInstruction::Create(HloOpcode::kExp, F32(), {x});
-    HloInstruction* late_ptr = late.get();
-    x->ReplaceOperandWith(0, late_ptr);  // x uses `late`, not added yet
-    g.comp->AddInstruction(std::move(late));
-    EXPECT_FALSE(g.comp->up_edges_recorded());
-    ASSERT_TRUE(g.comp->FindCycle().has_value());  // x -> late -> x
-    ExpectSameAnswer(*g.comp, "added after its user");
-    x->ReplaceOperandWith(0, g.insts[0]);
-    late_ptr->ReplaceOperandWith(0, g.insts[0]);
-    EXPECT_FALSE(g.comp->FindCycle().has_value());  // late -> p only; x -> p
-    EXPECT_FALSE(g.comp->up_edges_recorded());       // x's edge to p descends, late's too
-  }
-  // More climbing edges than the computation has instructions: dropped,
-  // and a cycle closed after that is still found.
-  {
-    Graph g;
-    for (int i = 0; i < 10; ++i) g.Add(HloOpcode::kNegate, {g.insts[0]});
-    g.comp->set_root_instruction(g.insts.back());
-    ASSERT_FALSE(g.comp->FindCycle().has_value());
-    ASSERT_TRUE(g.comp->up_edges_recorded());
-    HloInstruction* top = g.insts.back();
-    for (int round = 0; round < 20 && g.comp->up_edges_recorded(); ++round) {
-      for (int i = 1; i < 10; ++i) {
-        g.insts[i]->ReplaceOperandWith(0, top);
-        g.insts[i]->ReplaceOperandWith(0, g.insts[0]);
-      }
-    }
-    EXPECT_FALSE(g.comp->up_edges_recorded());
-    g.insts[1]->ReplaceOperandWith(0, top);
-    top->ReplaceOperandWith(0, g.insts[1]);
-    ASSERT_TRUE(g.comp->FindCycle().has_value());
-    ExpectSameAnswer(*g.comp, "after the record was dropped");
-  }
 }
 
 }  // namespace

@@ -247,12 +247,13 @@ TEST(InstructionArenaDeathTest, TheTailSwitchKeepsHugeBlocks) {
 // part, under 2 MB, goes to small pages.
 TEST(InstructionArenaTest, TheParsersLastInstructionsGoToSmallPages) {
   std::string text = "HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n";
-  for (int i = 0; i < 20000; ++i) absl::StrAppend(&text, "  n", i, " = f32[] negate(p)\n");
+  // 30,000 instructions: more than one huge block's worth (3.6 MB at 120 bytes each).
+  for (int i = 0; i < 30000; ++i) absl::StrAppend(&text, "  n", i, " = f32[] negate(p)\n");
   absl::StrAppend(&text, "  ROOT r = f32[] negate(p)\n}\n");
   auto parsed = ParseHloModule(text, "<input>", [](size_t) {});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   const InstructionArena& arena = (*parsed)->instruction_arena();
-  ASSERT_GT(arena.used_bytes(), 20000 * sizeof(HloInstruction));
+  ASSERT_GT(arena.used_bytes(), 30000 * sizeof(HloInstruction));
   const std::vector<InstructionArena::Block>& blocks = arena.blocks();
   ASSERT_GE(blocks.size(), 2u);
   EXPECT_EQ(blocks.front().huge_page_advised, InstructionArena::HugePagesEnabled());

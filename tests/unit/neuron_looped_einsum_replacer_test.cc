@@ -374,7 +374,7 @@ TEST_F(ReplacerTest, LhsFoldsIntoOneCustomCallWithTheExactBackendConfig) {
   EXPECT_EQ(report["fused"], 1);
   EXPECT_EQ(report["dots"][0]["backend_config"],
             "rhs_contracting_dim=0,tp_degree=4,num_groups=1,use_sb_to_sb=1");
-  EXPECT_EQ(report["dots"][0]["custom_call"], cc->name());
+  EXPECT_EQ(report["dots"][0]["custom_call"], std::string(cc->name()));
 
   // Running again changes nothing: the custom-call is not a dot.
   absl::StatusOr<bool> again = pass.Run(t.b.module.get());

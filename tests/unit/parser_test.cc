@@ -775,7 +775,7 @@ ENTRY e {
   ASSERT_NE(m, nullptr);
   const HloComputation* entry = m->entry_computation();
   std::vector<std::string> names;
-  for (const HloInstruction* inst : entry->instructions()) names.push_back(inst->name());
+  for (const HloInstruction* inst : entry->instructions()) names.emplace_back(inst->name());
   // x and x.1 were taken by computation c; the nested negate and the compact
   // get-tuple-element (made when the computation's operands are resolved)
   // get their opcode's name.
@@ -887,7 +887,7 @@ ENTRY e {
     std::vector<std::string> got;
     std::vector<std::string> want;
     auto step = [&](HloComputation* comp, HloOpcode opcode) {
-      got.push_back(add(comp, opcode)->name());
+      got.emplace_back(add(comp, opcode)->name());
       want.push_back(by_copy->UniqueInstructionName(HloOpcodeString(opcode)));
     };
     step(e, HloOpcode::kMultiply);  // free
@@ -937,7 +937,7 @@ ENTRY e {
 )");
   ASSERT_NE(m, nullptr);
   std::vector<std::string> users;
-  for (const HloInstruction* user : Find(*m, "p")->users()) users.push_back(user->name());
+  for (const HloInstruction* user : Find(*m, "p")->users()) users.emplace_back(user->name());
   EXPECT_THAT(users, ::testing::ElementsAre("early", "a", "q", "b", "g", "c"));
   const HloInstruction* a = Find(*m, "a");
   ASSERT_EQ(a->operand_count(), 2);

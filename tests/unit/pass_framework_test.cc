@@ -58,7 +58,7 @@ struct SmallModule {
 
 std::vector<std::string> Names(const HloComputation* computation) {
   std::vector<std::string> names;
-  for (const HloInstruction* inst : computation->instructions()) names.push_back(inst->name());
+  for (const HloInstruction* inst : computation->instructions()) names.emplace_back(inst->name());
   return names;
 }
 
@@ -488,7 +488,7 @@ TEST(HloDCETest, RemovesDeadChainsIncludingCollectives) {
       m.entry->AddInstruction(HloInstruction::CreateReshape(F32({2, 4}), ag));
   m.entry->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, F32({2, 4}), {reshape}, "n"));
   ASSERT_TRUE(VerifyHloModule(*m.module).ok()) << VerifyHloModule(*m.module);
-  const std::string reshape_name = reshape->name();
+  const std::string reshape_name(reshape->name());
 
   HloDCE dce;
   absl::StatusOr<bool> changed = dce.Run(m.module.get());
@@ -648,7 +648,7 @@ class TestExpander : public OpExpanderPass {
     return instruction->opcode() == target_;
   }
   absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override {
-    expanded.push_back(instruction->name());
+    expanded.emplace_back(instruction->name());
     return expand_(instruction);
   }
 

@@ -886,7 +886,7 @@ TEST(ProtoConvertTest, InstructionsFoundInTheListAsInAVectorOfTheirOwn) {
     xla::HloModuleProto proto = ModuleProto(instructions, root);
     absl::StatusOr<std::unique_ptr<HloModule>> module = HloModuleFromProto(proto);
     if (!module.ok()) return "error: " + std::string(module.status().message());
-    const std::string bytes = (*module)->entry_computation()->root_instruction()->name();
+    const std::string bytes((*module)->entry_computation()->root_instruction()->name());
     return bytes + "\n" + PrintHloModule(**module);
   };
   const std::string by_list = text(7);

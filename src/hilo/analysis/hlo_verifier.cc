@@ -403,7 +403,8 @@ class Verifier {
         return Fail(comp, inst, "instruction name is not registered in the module, so it may be "
                     "used more than once");
       }
-      for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      const int64_t operand_count = inst->operand_count();
+      for (int64_t i = 0; i < operand_count; ++i) {
         if (absl::Status s = CheckOperand(comp, inst, i); !s.ok()) return s;
         const HloInstruction* operand = inst->operand(i);
         if (!ListsUser(operand, inst)) {
@@ -705,7 +706,9 @@ class Verifier {
   // operands and control successors. A check that needs the edges of
   // instructions not walked yet is deferred to the end of the walk.
   absl::Status CheckUsers(const HloComputation* comp, const HloInstruction* inst) {
-    const auto& users = inst->users();
+    // A span taken once: the list's size and address are not re-derived
+    // from its compact form on every step.
+    const absl::Span<HloInstruction* const> users(inst->users().data(), inst->users().size());
     absl::flat_hash_set<const HloInstruction*> seen_users;
     if (users.size() > kDirectSearchOperands) seen_users.reserve(users.size());
     for (size_t u = 0; u < users.size(); ++u) {
@@ -830,7 +833,7 @@ class Verifier {
     if (hash == 0) hash = NameHash(inst);  // not computed ahead (see VerifyStructure)
     if (!names_.Insert(hash)) return false;
     // A duplicate, or (rarely) a hash collision.
-    const std::string& name = inst->name();
+    const absl::string_view name = inst->name();
     return AnyEarlier(c, k, [&name](const HloInstruction* earlier) { return earlier->name() == name; });
   }
 

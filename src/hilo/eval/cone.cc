@@ -157,7 +157,7 @@ std::string ConeModuleText(absl::string_view name, const DeviceGrid& grid,
   }
   for (const HloInstruction* i : body) {
     absl::StrAppend(&text, "  ", RenamedText(*i, rename), "\n");
-    names.insert(i->name());
+    names.insert(std::string(i->name()));
   }
   std::vector<std::string> shapes, refs;
   for (const HloInstruction* o : outputs) {
@@ -517,7 +517,7 @@ absl::Status ExtractInComputation(const HloComputation* eb, const HloComputation
                 [&](const HloInstruction* x, const HloInstruction* y) { return position[x] < position[y]; });
       std::vector<std::pair<std::string, const Shape*>> params;
       for (size_t c = 0; c < classes.size(); ++c) {
-        params.push_back({first[side][c] != nullptr ? first[side][c]->name() : absl::StrCat("cone.input.", c),
+        params.push_back({first[side][c] != nullptr ? std::string(first[side][c]->name()) : absl::StrCat("cone.input.", c),
                           &classes[c]->shape()});
       }
       std::vector<const HloInstruction*> outs;

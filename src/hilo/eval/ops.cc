@@ -1538,7 +1538,7 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
   }
   auto array_result = [&](absl::StatusOr<Array> a) -> absl::StatusOr<Value> {
     if (!a.ok()) {
-      if (absl::StrContains(a.status().message(), "%" + instr.name())) return a.status();
+      if (absl::StrContains(a.status().message(), absl::StrCat("%", instr.name()))) return a.status();
       return Error(instr, a.status().message());
     }
     return Value::FromArray(*std::move(a));
@@ -1657,7 +1657,7 @@ absl::StatusOr<Value> EvaluateLocalInstruction(const HloInstruction& instr,
     case HloOpcode::kScatter: {
       EVAL_RETURN_IF_ERROR(need_arrays(ops.size()));
       auto r = Scatter(instr, ops, apply);
-      if (!r.ok() && !absl::StrContains(r.status().message(), "%" + instr.name())) {
+      if (!r.ok() && !absl::StrContains(r.status().message(), absl::StrCat("%", instr.name()))) {
         return Error(instr, r.status().message());
       }
       return r;

@@ -48,10 +48,10 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     const bool trusted = parent_->bulk_loading() && !inst->name_.empty();
     if (!trusted && inst->name_.empty() && !UniqueNamesByCopy()) {
       parent_->NameInstructionUniquely(inst, HloOpcodeString(inst->opcode()));
-    } else if (!trusted && (inst->name_.empty() || !parent_->ReserveInstructionName(inst->name_))) {
-      absl::string_view hint = inst->name_;
+    } else if (!trusted && (inst->name_.empty() || !parent_->ReserveInstructionName(inst->name()))) {
+      absl::string_view hint = inst->name();
       if (hint.empty()) hint = HloOpcodeString(inst->opcode());
-      inst->name_ = parent_->UniqueInstructionName(hint);
+      inst->name_.Assign(parent_->UniqueInstructionName(hint));
     }
     inst->unique_id_ = static_cast<int32_t>(parent_->NextUniqueId());
   }
@@ -131,7 +131,7 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
       s = kVisiting;
       // Operands reversed so the first operand is visited first; control
       // predecessors last so they are visited before the operands.
-      for (auto it = current->operands_.rbegin(); it != current->operands_.rend(); ++it) {
+      for (auto it = current->operands_.rbegin(), end = current->operands_.rend(); it != end; ++it) {
         if (is_ours(*it) && state_of(*it) == kNew) stack.push_back(*it);
       }
       for (HloInstruction* pred : current->control_predecessors()) {

@@ -13,6 +13,7 @@ const HloInstruction::Absent<HloInstruction::CommonAttributes> HloInstruction::k
 const HloInstruction::Absent<HloInstruction::CollectiveAttributes>
     HloInstruction::kAbsentCollective;
 const HloInstruction::Absent<DotDimensionNumbers> HloInstruction::kAbsentDot;
+const HloInstruction::Absent<FrontendAttributes> HloInstruction::kAbsentFrontend;
 const HloInstruction::Absent<HloInstruction::Rare> HloInstruction::kAbsentRare;
 
 // ---------------------------------------------------------------------------
@@ -72,15 +73,15 @@ bool FrontendAttributes::Remove(absl::string_view key) {
 
 std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, Shape shape,
                                                        absl::Span<HloInstruction* const> operands,
-                                                       std::string name) {
-  return Create(opcode, SharedShape(std::move(shape)), operands, std::move(name));
+                                                       absl::string_view name) {
+  return Create(opcode, SharedShape(std::move(shape)), operands, name);
 }
 
 std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, SharedShape shape,
                                                        absl::Span<HloInstruction* const> operands,
-                                                       std::string name) {
+                                                       absl::string_view name) {
   std::unique_ptr<HloInstruction> inst(new HloInstruction(opcode, std::move(shape)));
-  inst->name_ = std::move(name);
+  inst->name_.Assign(name);
   inst->operands_.reserve(operands.size());
   for (HloInstruction* operand : operands) inst->AppendOperand(operand);
   return inst;
@@ -88,18 +89,18 @@ std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, SharedS
 
 std::unique_ptr<HloInstruction> HloInstruction::CreateInArena(InstructionArena& arena,
                                                               HloOpcode opcode, SharedShape shape,
-                                                              std::string name) {
+                                                              absl::string_view name) {
   static_assert(alignof(HloInstruction) <= InstructionArena::kMaxAlignment);
   void* memory = arena.Allocate(sizeof(HloInstruction), alignof(HloInstruction));
   std::unique_ptr<HloInstruction> inst(new (memory) HloInstruction(opcode, std::move(shape)));
   inst->in_arena_ = true;
-  inst->name_ = std::move(name);
+  inst->name_.AssignInArena(name, arena);
   return inst;
 }
 
 std::unique_ptr<HloInstruction> HloInstruction::CreateParameter(int64_t number, Shape shape,
-                                                                std::string name) {
-  auto inst = Create(HloOpcode::kParameter, std::move(shape), {}, std::move(name));
+                                                                absl::string_view name) {
+  auto inst = Create(HloOpcode::kParameter, std::move(shape), {}, name);
   inst->index_ = number;
   return inst;
 }
@@ -221,7 +222,7 @@ void HloInstruction::DetachFromOperands() {
 absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* replacement) {
   if (!shape_->Compatible(replacement->shape())) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot replace all uses of ", name_, " (", shape_->ToString(), ") with ",
+        "cannot replace all uses of ", name(), " (", shape_->ToString(), ") with ",
         replacement->name(), " (", replacement->shape().ToString(), "): shapes differ"));
   }
   ReplaceAllUsesWithDifferentShape(replacement);
@@ -375,7 +376,7 @@ bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
 void HloInstruction::CopyMetadataIfAbsent(const HloInstruction& other) {
   if (metadata_.empty()) metadata_ = other.metadata_;
   if (frontend_attributes().empty() && !other.frontend_attributes().empty()) {
-    frontend_attributes_ = other.frontend_attributes_;
+    set_frontend_attributes(other.frontend_attributes());
   }
 }
 

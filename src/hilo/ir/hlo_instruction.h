@@ -30,6 +30,8 @@
 #include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/instruction_arena.h"
+#include "hilo/ir/instruction_name.h"
+#include "hilo/ir/pointer_list.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
 #include "hilo/ir/shared_shape.h"
@@ -103,18 +105,19 @@ class HloInstruction {
   // this instruction as a user.
   static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, Shape shape,
                                                 absl::Span<HloInstruction* const> operands = {},
-                                                std::string name = "");
+                                                absl::string_view name = "");
   // With a shape shared with other instructions (shared_shape.h).
   static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, SharedShape shape,
                                                 absl::Span<HloInstruction* const> operands = {},
-                                                std::string name = "");
+                                                absl::string_view name = "");
   // As Create, in `arena`'s memory: for an instruction of the module that
   // owns the arena (instruction_arena.h). Deleting it works as for any
-  // other instruction.
+  // other instruction. A name too long to keep inline goes to the arena
+  // too (instruction_name.h).
   static std::unique_ptr<HloInstruction> CreateInArena(InstructionArena& arena, HloOpcode opcode,
-                                                       SharedShape shape, std::string name);
+                                                       SharedShape shape, absl::string_view name);
   static std::unique_ptr<HloInstruction> CreateParameter(int64_t number, Shape shape,
-                                                         std::string name = "");
+                                                         absl::string_view name = "");
   static std::unique_ptr<HloInstruction> CreateReshape(Shape shape, HloInstruction* operand);
   static std::unique_ptr<HloInstruction> CreateGetTupleElement(Shape shape,
                                                                HloInstruction* operand,
@@ -135,10 +138,11 @@ class HloInstruction {
   HloInstruction& operator=(const HloInstruction&) = delete;
 
   // --- Identity -----------------------------------------------------------
-  const std::string& name() const { return name_; }
+  // 16 bytes in the instruction (instruction_name.h); not NUL-terminated.
+  absl::string_view name() const { return name_.view(); }
   // Only while the module is being loaded (the parser): the module's name
   // index, once built, refers to its instructions' names in place.
-  void SetNameUnchecked(std::string name) { name_ = std::move(name); }
+  void SetNameUnchecked(absl::string_view name) { name_.Assign(name); }
   HloOpcode opcode() const { return opcode_; }
   const Shape& shape() const { return shape_.get(); }
   // The shape is shared with other instructions that have the same one;
@@ -156,8 +160,8 @@ class HloInstruction {
   HloInstruction* mutable_operand(int64_t i) { return operands_[i]; }
   // Most instructions have one or two operands and one or two users: both
   // lists keep two entries inline, which saves two allocations per
-  // instruction of a parsed module.
-  using InstructionList = absl::InlinedVector<HloInstruction*, 2>;
+  // instruction of a parsed module, in 16 bytes each (pointer_list.h).
+  using InstructionList = PointerList<HloInstruction>;
   const InstructionList& operands() const { return operands_; }
   void AppendOperand(HloInstruction* operand);
   void ReserveOperands(size_t n) { operands_.reserve(n); }
@@ -282,9 +286,12 @@ class HloInstruction {
     r.backend_config = std::move(config);
     r.backend_config_is_dict = is_dict;
   }
-  const FrontendAttributes& frontend_attributes() const { return frontend_attributes_.get(); }
-  FrontendAttributes* mutable_frontend_attributes() { return frontend_attributes_.mutable_get(); }
-  void set_frontend_attributes(FrontendAttributes fa) { frontend_attributes_.set(std::move(fa)); }
+  // (In the uncommon group: most instructions have none.)
+  const FrontendAttributes& frontend_attributes() const { return Group(&Uncommon::frontend); }
+  FrontendAttributes* mutable_frontend_attributes() { return &MutableGroup(&Uncommon::frontend); }
+  void set_frontend_attributes(FrontendAttributes fa) {
+    MutableGroup(&Uncommon::frontend) = std::move(fa);
+  }
   // `metadata={...}`: the text between the braces, verbatim; empty if absent.
   absl::string_view metadata() const { return metadata_.view(); }
   void set_metadata(absl::string_view m) { metadata_.Assign(m); }
@@ -389,10 +396,11 @@ class HloInstruction {
     std::unique_ptr<absl::flat_hash_map<const HloInstruction*, size_t>> user_index;
   };
   // The groups few instructions have, behind one pointer: a collective's,
-  // a dot's, and the rest.
+  // a dot's, frontend attributes, and the rest.
   struct Uncommon {
     std::unique_ptr<CollectiveAttributes> collective;
     std::unique_ptr<DotDimensionNumbers> dot;
+    std::unique_ptr<FrontendAttributes> frontend;
     std::unique_ptr<Rare> rare;
   };
   // The value of an absent group: every attribute at its default. A static
@@ -410,6 +418,7 @@ class HloInstruction {
   static const Absent<CommonAttributes> kAbsentCommon;
   static const Absent<CollectiveAttributes> kAbsentCollective;
   static const Absent<DotDimensionNumbers> kAbsentDot;
+  static const Absent<FrontendAttributes> kAbsentFrontend;
   static const Absent<Rare> kAbsentRare;
   template <typename T>
   ABSL_ATTRIBUTE_ALWAYS_INLINE static const T& Default() {
@@ -419,6 +428,8 @@ class HloInstruction {
       return kAbsentCollective.value;
     } else if constexpr (std::is_same_v<T, DotDimensionNumbers>) {
       return kAbsentDot.value;
+    } else if constexpr (std::is_same_v<T, FrontendAttributes>) {
+      return kAbsentFrontend.value;
     } else {
       static_assert(std::is_same_v<T, Rare>);
       return kAbsentRare.value;
@@ -453,7 +464,7 @@ class HloInstruction {
     return rare != nullptr ? rare->user_index.get() : nullptr;
   }
 
-  std::string name_;
+  InstructionName name_;
   HloOpcode opcode_;
   bool in_arena_ = false;  // made by CreateInArena
   uint32_t text_flags_ = 0;
@@ -468,7 +479,6 @@ class HloInstruction {
 
   // parameter_number() of a parameter, tuple_index() of a get-tuple-element.
   int64_t index_ = -1;
-  OutOfLine<FrontendAttributes> frontend_attributes_;  // most instructions have none
   CompactString metadata_;
   AttributeOrder attribute_order_;
   std::unique_ptr<CommonAttributes> common_;
@@ -476,9 +486,9 @@ class HloInstruction {
 };
 
 // An instruction of a parsed module is most of the module's memory (docs/
-// performance.md, "tenth session"): it must not grow unnoticed (160 bytes
+// performance.md, "tenth session"): it must not grow unnoticed (120 bytes
 // with libstdc++ on a 64-bit target).
-static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 160,
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 120,
               "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo

@@ -160,24 +160,25 @@ HloModule::NameSuffix& HloModule::SuffixOfUsedHint(absl::string_view hint) {
 
 void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::string_view hint) {
   EnsureNameIndex();
-  std::string& name = instruction->name_;
   auto it = next_suffix_.find(hint);
   if (it == next_suffix_.end() || !it->second.hint_used) {
     if (!IsNameInIndex(hint)) {
-      name.assign(hint.data(), hint.size());
+      instruction->name_.Assign(hint);
       instruction_names_.insert(instruction);
       return;
     }
   }
   NameSuffix& suffix = it != next_suffix_.end() && it->second.hint_used ? it->second
                                                                       : SuffixOfUsedHint(hint);
+  // `.N` written with std::to_chars after the hint in one buffer (no
+  // allocation per candidate), then given to the instruction.
+  std::string name(hint);
   while (true) {
-    // `.N` written with std::to_chars, then the name assigned and appended
-    // in its own buffer: no allocation per candidate.
     char tail[24] = {'.'};
     const char* tail_end = std::to_chars(tail + 1, tail + sizeof(tail), ++suffix.next).ptr;
-    name.assign(hint.data(), hint.size());
+    name.resize(hint.size());
     name.append(tail, static_cast<size_t>(tail_end - tail));
+    instruction->name_.Assign(name);
     if ((used_names_.empty() || !used_names_.contains(name)) &&
         instruction_names_.insert(instruction).second) {
       return;

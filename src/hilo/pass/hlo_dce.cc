@@ -35,7 +35,7 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
       // Listed twice (an operand of several removed users) or already gone.
       if (inst->parent() != computation || !IsDead(inst)) continue;
       std::vector<HloInstruction*> operands(inst->operands().begin(), inst->operands().end());
-      if (first_removed_.size() < kNamesInSummary) first_removed_.push_back("%" + inst->name());
+      if (first_removed_.size() < kNamesInSummary) first_removed_.push_back(absl::StrCat("%", inst->name()));
       absl::Status status = computation->RemoveInstruction(inst);
       if (!status.ok()) {
         return absl::InternalError(absl::StrCat("removing ", inst->name(), " from ",

@@ -102,7 +102,7 @@ NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
   Candidate& c = options_.record_details ? candidates_[index] : inexact_[index];
   c = Candidate();
   c.computation = dot.parent() != nullptr ? dot.parent()->name() : "";
-  c.dot = dot.name();
+  c.dot = std::string(dot.name());
   c.fused = plan.fold;
   if (plan.fold) {
     c.exact = plan.exact;
@@ -171,7 +171,7 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
   custom_call->set_api_version(1);  // API_VERSION_ORIGINAL
   HloInstruction* added = computation->AddInstruction(std::move(custom_call));
   if (c != nullptr) {
-    c->custom_call = added->name();
+    c->custom_call = std::string(added->name());
     if (options_.record_details) absl::StrAppend(&c->explanation, " -> %", added->name());
   }
   return added;

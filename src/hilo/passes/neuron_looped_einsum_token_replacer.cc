@@ -47,8 +47,8 @@ bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction* 
   if (!options_.record_details) return match;
   Candidate c;
   c.computation = instruction->parent() != nullptr ? instruction->parent()->name() : "";
-  c.gte = instruction->name();
-  c.all_gather = ag->name();
+  c.gte = std::string(instruction->name());
+  c.all_gather = std::string(ag->name());
   if (!nxd_) {
     c.reason = absl::StrCat(kCollectiveMatmulNxdEnv, " is not 1 (and --collective-matmul-nxd is not given)");
   } else if (ag->operand_count() < 2) {
@@ -60,7 +60,7 @@ bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction* 
                             instruction->shape().ToString(false));
   } else {
     c.replaced = true;
-    c.replacement = ag->operand(1)->name();
+    c.replacement = std::string(ag->operand(1)->name());
   }
   candidates_.push_back(std::move(c));
   return match;

@@ -1073,7 +1073,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     proto_touched_ = true;
     return proto;
   };
-  const std::string& where = inst.name();
+  const absl::string_view where = inst.name();
   if (!inst.opaque_proto_fields().empty() &&
       !P()->ParseFromString(inst.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(where, ": kept proto fields do not parse"));
@@ -1109,7 +1109,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     AppendInt64Field(13, tuple_index, hot);
     AppendInt64Field(35, inst_ids_.at(&inst), hot);
   } else {
-    P()->set_name(inst.name());
+    P()->set_name(inst.name().data(), inst.name().size());
     P()->set_opcode(std::string(HloOpcodeString(inst.opcode())));
     ShapeToProto(inst.shape(), P()->mutable_shape());
     P()->set_id(inst_ids_.at(&inst));
@@ -1545,7 +1545,7 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
     for (const HloInstruction* param : comp.parameter_instructions()) {
       if (param == nullptr) continue;
       ShapeToProto(param->shape(), ps->add_parameters());
-      ps->add_parameter_names(param->name());
+      ps->add_parameter_names(param->name().data(), param->name().size());
     }
     if (comp.root_instruction() != nullptr) {
       ShapeToProto(comp.root_instruction()->shape(), ps->mutable_result());
@@ -2547,7 +2547,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     if (!opcode.has_value()) return Invalid(iwhere(), absl::StrCat("unknown opcode '", h.opcode, "'"));
     if (!h.shape.ok()) return Invalid(iwhere(), h.shape.status().message());
     auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode, *std::move(h.shape),
-                                               std::string(h.name));
+                                               h.name);
     HloInstruction* inst = owned.get();
     if (!names_.insert(inst).second) {
       return Invalid(absl::StrCat(where, ", instruction ", inst->name()), "instruction name is used twice");

@@ -2316,7 +2316,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   if (!ExpectOr('(', "after opcode '", opcode_name, "'")) return false;
 
   auto inst_owner = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode,
-                                                  std::move(shape), std::string(name));
+                                                  std::move(shape), name);
   HloInstruction* inst = inst_owner.get();
   if (*opcode == HloOpcode::kParameter) {
     int64_t n;
