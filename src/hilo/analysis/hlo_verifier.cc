@@ -43,6 +43,14 @@
 namespace hilo {
 namespace {
 
+// An operand or user list as a span, taken once before a loop: the compact
+// list (ir/pointer_list.h) derives its size and address from its two words
+// on every call, which the verifier's per-operand loops paid several times
+// per step (docs/performance.md, thirteenth session: merged).
+absl::Span<HloInstruction* const> AsSpan(const HloInstruction::InstructionList& list) {
+  return absl::Span<HloInstruction* const>(list.data(), list.size());
+}
+
 std::string Name(const HloComputation* comp) {
   return comp == nullptr ? std::string("<null>") : absl::StrCat("%", comp->name());
 }
@@ -403,10 +411,10 @@ class Verifier {
         return Fail(comp, inst, "instruction name is not registered in the module, so it may be "
                     "used more than once");
       }
-      const int64_t operand_count = inst->operand_count();
-      for (int64_t i = 0; i < operand_count; ++i) {
-        if (absl::Status s = CheckOperand(comp, inst, i); !s.ok()) return s;
-        const HloInstruction* operand = inst->operand(i);
+      const absl::Span<HloInstruction* const> operands = AsSpan(inst->operands());
+      for (size_t i = 0; i < operands.size(); ++i) {
+        const HloInstruction* operand = operands[i];
+        if (absl::Status s = CheckOperand(comp, inst, i, operand); !s.ok()) return s;
         if (!ListsUser(operand, inst)) {
           return Fail(comp, inst, "it uses %", operand->name(),
                       " but is not among that instruction's users");
@@ -634,17 +642,18 @@ class Verifier {
       return Fail(comp, inst, "instruction name is used more than once in the module");
     }
     const int64_t id = inst->unique_id();
-    for (int64_t i = 0; i < inst->operand_count(); ++i) {
-      if (absl::Status s = CheckOperand(comp, inst, i); !s.ok()) return s;
-      const HloInstruction* operand = inst->operand(i);
+    const absl::Span<HloInstruction* const> operands = AsSpan(inst->operands());
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const HloInstruction* operand = operands[i];
+      if (absl::Status s = CheckOperand(comp, inst, i, operand); !s.ok()) return s;
       edges_.ids_descend &= operand->unique_id() < id;
       // A user with few operands is searched directly; the (operand, user)
       // edges of users with many operands go in a set, so that high fan-in
       // stays linear without hashing every edge of the module.
-      if (inst->operand_count() > kDirectSearchOperands) {
+      if (operands.size() > kDirectSearchOperands) {
         if (edges_.uses.insert({operand, inst}).second) ++edges_.distinct_uses;
-      } else if (std::find(inst->operands().begin(), inst->operands().begin() + i, operand) ==
-                 inst->operands().begin() + i) {
+      } else if (std::find(operands.begin(), operands.begin() + i, operand) ==
+                 operands.begin() + i) {
         ++edges_.distinct_uses;  // first occurrence of this operand
       }
     }
@@ -675,10 +684,9 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // Operand i of `inst` exists and is in `comp`.
+  // Operand i of `inst`, `operand`, exists and is in `comp`.
   static absl::Status CheckOperand(const HloComputation* comp, const HloInstruction* inst,
-                                   int64_t i) {
-    const HloInstruction* operand = inst->operand(i);
+                                   size_t i, const HloInstruction* operand) {
     if (operand == nullptr) return Fail(comp, inst, "operand ", i, " is null");
     if (operand->parent() != comp) {
       return Fail(comp, inst, "operand ", i, " %", operand->name(), " is in computation ",
@@ -706,9 +714,7 @@ class Verifier {
   // operands and control successors. A check that needs the edges of
   // instructions not walked yet is deferred to the end of the walk.
   absl::Status CheckUsers(const HloComputation* comp, const HloInstruction* inst) {
-    // A span taken once: the list's size and address are not re-derived
-    // from its compact form on every step.
-    const absl::Span<HloInstruction* const> users(inst->users().data(), inst->users().size());
+    const absl::Span<HloInstruction* const> users = AsSpan(inst->users());
     absl::flat_hash_set<const HloInstruction*> seen_users;
     if (users.size() > kDirectSearchOperands) seen_users.reserve(users.size());
     for (size_t u = 0; u < users.size(); ++u) {
