@@ -22,6 +22,9 @@ needs valgrind) of the build directory's tools on inputs the script writes:
   5. `hilo-gen -L 20` itself (the tools share the list; a name a tool does
      not define is ignored);
   5b. the corpus's mixtral module, round trip, when ../shared is there;
+  5c. the `hilo-gen -L 20` module as a binary HloModuleProto, read and
+      written (`gen.pb -o out.pb`): a proto run's code, after every text
+      group, so that its pages are dense too;
   6. the data symbols (1) reads (valgrind's lackey): data pages are mapped
      64 KB at a time too.
 Each group lists what earlier groups did not, sorted by name: the list
@@ -151,6 +154,9 @@ def main():
             path = os.path.join(ROOT, "..", "shared", "corpus", "valid", "openxla-xla", name)
             if os.path.exists(path):
                 runs.append((f"{name}, round trip", opt, [path, "-o", "out.hlo"]))
+        run([opt, os.path.join(work, "gen.hlo"), "-o", os.path.join(work, "gen.pb")])
+        runs.append(("hilo-gen -L 20 as a binary proto, read and written", opt,
+                     ["gen.pb", "-o", "out.pb"]))
         listed = set()
         groups = []
         for title, binary, args in runs:
