@@ -171,7 +171,9 @@ void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::strin
   NameSuffix& suffix = it != next_suffix_.end() && it->second.hint_used ? it->second
                                                                       : SuffixOfUsedHint(hint);
   // `.N` written with std::to_chars after the hint in one buffer (no
-  // allocation per candidate), then given to the instruction.
+  // allocation per candidate for the text), then given to the instruction:
+  // a name over 15 characters takes a heap block per candidate there, and
+  // the first candidate is almost always free.
   std::string name(hint);
   while (true) {
     char tail[24] = {'.'};
