@@ -382,7 +382,11 @@ void RegisterIr(py::module_& m) {
 
   py::class_<ComputationView>(m, "Computation",
                               "A read-only view of one computation; keeps its module alive.")
-      .def_property_readonly("name", [](ComputationView& v) { return v.Get().name(); })
+      .def_property_readonly("name",
+                             [](ComputationView& v) {
+                               const absl::string_view name = v.Get().name();
+                               return py::str(name.data(), name.size());
+                             })
       .def_property_readonly(
           "instructions",
           [](ComputationView& v) {

@@ -2,12 +2,15 @@
 // inline, then a tagged heap array) and InstructionName (15 characters
 // inline, then the heap or the module's arena). Under AddressSanitizer a
 // leaked or doubly freed array or name fails the test run.
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/ir/instruction_arena.h"
@@ -161,6 +164,124 @@ TEST(InstructionNameTest, ParsedLongNamesLiveInTheArena) {
     in_arena |= data >= block.begin && data < block.begin + block.size;
   }
   EXPECT_TRUE(in_arena);
+}
+
+// Whether `data` lies in one of `arena`'s blocks.
+bool InArena(const InstructionArena& arena, const void* data) {
+  const char* at = static_cast<const char*>(data);
+  for (const InstructionArena::Block& block : arena.blocks()) {
+    if (at >= block.begin && at < block.begin + block.size) return true;
+  }
+  return false;
+}
+
+// The opcode, the arena bit, the text flags and the 32-bit parameter number
+// or tuple index share one word: each keeps its value whatever the others
+// hold, and an instruction made in an arena is still deleted as one (a
+// heap instruction whose arena bit a flag had set would leak, one in an
+// arena whose bit a flag had cleared would be freed: AddressSanitizer
+// reports either).
+TEST(PackedWordTest, IndexTextFlagsAndArenaBitAreIndependent) {
+  constexpr uint32_t kAllFlags = (1u << HloInstruction::kTextFlagBits) - 1;
+  InstructionArena arena;
+  for (bool in_arena : {false, true}) {
+    for (HloOpcode opcode : {HloOpcode::kParameter, HloOpcode::kGetTupleElement}) {
+      SharedShape shape(Shape::MakeArray(PrimitiveType::F32, {}));
+      std::unique_ptr<HloInstruction> inst =
+          in_arena ? HloInstruction::CreateInArena(arena, opcode, shape, "x")
+                   : HloInstruction::Create(opcode, shape, {}, "x");
+      const bool parameter = opcode == HloOpcode::kParameter;
+      auto index = [&] { return parameter ? inst->parameter_number() : inst->tuple_index(); };
+      auto set_index = [&](int64_t n) {
+        parameter ? inst->set_parameter_number(n) : inst->set_tuple_index(n);
+      };
+      set_index(INT32_MAX);
+      inst->set_text_flags(kAllFlags);
+      EXPECT_EQ(index(), INT32_MAX);
+      EXPECT_EQ(inst->text_flags(), kAllFlags);
+      EXPECT_EQ(inst->opcode(), opcode);
+      inst->set_text_flags(0xffffffffu);  // higher bits are not kept
+      EXPECT_EQ(inst->text_flags(), kAllFlags);
+      set_index(0);
+      EXPECT_EQ(inst->text_flags(), kAllFlags);
+      inst->set_text_flags(0);
+      EXPECT_EQ(index(), 0);
+      set_index(INT32_MIN);
+      EXPECT_EQ(index(), INT32_MIN);
+      EXPECT_EQ(inst->text_flags(), 0u);
+      EXPECT_EQ(inst->opcode(), opcode);
+      EXPECT_EQ(InArena(arena, inst.get()), in_arena);
+    }
+  }
+  EXPECT_TRUE(HloInstruction::IndexFits(INT32_MAX));
+  EXPECT_TRUE(HloInstruction::IndexFits(INT32_MIN));
+  EXPECT_FALSE(HloInstruction::IndexFits(int64_t{INT32_MAX} + 1));
+  EXPECT_FALSE(HloInstruction::IndexFits(int64_t{INT32_MIN} - 1));
+}
+
+// The largest parameter number and tuple index the parser takes read back
+// as written.
+TEST(PackedWordTest, LargestIndexRoundTrips) {
+  auto module = ParseHloModule(
+      "HloModule m\n"
+      "ENTRY e {\n"
+      "  t = (f32[]) parameter(2147483647)\n"
+      "  ROOT g = f32[] get-tuple-element(t), index=2147483647\n"
+      "}\n");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction* g = (*module)->entry_computation()->root_instruction();
+  EXPECT_EQ(g->tuple_index(), 2147483647);
+  EXPECT_EQ(g->operand(0)->parameter_number(), 2147483647);
+}
+
+// A computation made in an arena: its memory and a long name there, a
+// short one inline; renamed by the module when its name is taken; deleted
+// as one whether in the arena or on the heap.
+TEST(ComputationInArenaTest, NamesAndDeletion) {
+  HloModule module("m");
+  InstructionArena& arena = module.instruction_arena();
+  HloComputation* a = module.AddComputation(HloComputation::CreateInArena(arena, "c"));
+  HloComputation* b = module.AddComputation(HloComputation::CreateInArena(arena, "c"));
+  HloComputation* long_name = module.AddComputation(
+      HloComputation::CreateInArena(arena, "a_computation_with_a_long_name"));
+  HloComputation* heap = module.AddComputation(std::make_unique<HloComputation>("c"));
+  EXPECT_EQ(a->name(), "c");
+  EXPECT_EQ(b->name(), "c.1");
+  EXPECT_EQ(heap->name(), "c.2");
+  EXPECT_EQ(long_name->name(), "a_computation_with_a_long_name");
+  EXPECT_TRUE(InArena(arena, a));
+  EXPECT_TRUE(InArena(arena, long_name));
+  EXPECT_TRUE(InArena(arena, long_name->name().data()));
+  EXPECT_FALSE(InArena(arena, heap));
+  EXPECT_EQ(module.GetComputationWithName("c.1"), b);
+  module.RemoveComputation(b);
+  module.RemoveComputation(heap);
+  EXPECT_EQ(module.GetComputationWithName("c.1"), nullptr);
+  EXPECT_EQ(module.computation_count(), 2);
+  // Never added: deleted by its unique_ptr.
+  HloComputation::CreateInArena(arena, "an_unadded_computation_with_a_long_name").reset();
+}
+
+// The parser makes its computations in the module's arena.
+TEST(ComputationInArenaTest, ParsedComputationsLiveInTheArena) {
+  auto module = ParseHloModule(
+      "HloModule m\n"
+      "add_with_a_long_name {\n"
+      "  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n"
+      "  ROOT s = f32[] add(a, b)\n"
+      "}\n"
+      "ENTRY e {\n"
+      "  x = f32[] parameter(0)\n"
+      "  ROOT c = f32[] call(x, x), to_apply=add_with_a_long_name\n"
+      "}\n");
+  ASSERT_TRUE(module.ok()) << module.status();
+  for (const HloComputation* comp : (*module)->computations()) {
+    EXPECT_TRUE(InArena((*module)->instruction_arena(), comp)) << comp->name();
+  }
+  const HloComputation* add = (*module)->GetComputationWithName("add_with_a_long_name");
+  ASSERT_NE(add, nullptr);
+  EXPECT_TRUE(InArena((*module)->instruction_arena(), add->name().data()));
 }
 
 }  // namespace

@@ -111,11 +111,11 @@ std::string StructuralDifference(const HloModule& a, const HloModule& b) {
   if (ca.size() != cb.size()) return "different computation counts";
   if (a.entry_computation()->name() != b.entry_computation()->name()) return "different entry";
   for (size_t c = 0; c < ca.size(); ++c) {
-    if (ca[c]->name() != cb[c]->name()) return "computation " + ca[c]->name() + " renamed";
+    if (ca[c]->name() != cb[c]->name()) return absl::StrCat("computation ", ca[c]->name(), " renamed");
     std::vector<HloInstruction*> ia = ca[c]->instructions(), ib = cb[c]->instructions();
-    if (ia.size() != ib.size()) return "different instruction counts in " + ca[c]->name();
+    if (ia.size() != ib.size()) return absl::StrCat("different instruction counts in ", ca[c]->name());
     if (ca[c]->root_instruction()->name() != cb[c]->root_instruction()->name()) {
-      return "different root in " + ca[c]->name();
+      return absl::StrCat("different root in ", ca[c]->name());
     }
     // Instructions are matched by name: the printer may place instructions
     // the parser created (e.g. for compact `%t#0` operands) or a pass added

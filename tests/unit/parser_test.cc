@@ -1146,6 +1146,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"NegativeParameterNumber",
                   "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(-12)\n}\n", "3:28",
                   "must not be negative"},
+        // Parameter numbers and tuple indices are kept in 32 bits.
+        ErrorCase{"ParameterNumberPast32Bits",
+                  "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(2147483648)\n}\n", "3:28",
+                  "parameter number 2147483648 is too large (at most 2147483647)"},
+        ErrorCase{"TupleIndexPast32Bits",
+                  "HloModule m\nENTRY e {\n  t = (f32[]) parameter(0)\n"
+                  "  ROOT g = f32[] get-tuple-element(t), index=2147483648\n}\n",
+                  "4:46", "tuple index 2147483648 is too large (at most 2147483647)"},
         ErrorCase{"OperandShapeSameTextOtherComputation",
                   "HloModule m\nc {\n  a = f32[2] parameter(0)\n}\nENTRY e {\n  ROOT b = f32[2] negate(f32[2] a)\n}\n",
                   "6:33", "undefined operand 'a'"},

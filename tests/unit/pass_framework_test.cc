@@ -572,7 +572,7 @@ TEST(HloDCETest, RemovesUnreachableComputationsKeepsCalledOnes) {
   EXPECT_EQ(dce.removed_instructions(), 1);
   EXPECT_EQ(dce.removed_computations(), 2);
   std::vector<std::string> names;
-  for (const HloComputation* c : module->computations()) names.push_back(c->name());
+  for (const HloComputation* c : module->computations()) names.emplace_back(c->name());
   EXPECT_THAT(names, ElementsAre("used", "entry"));
   EXPECT_EQ(module->GetComputationWithName("orphan"), nullptr);
   (void)orphan;
@@ -869,7 +869,7 @@ ENTRY %main (a: f32[4]) -> (f32[], f32[4], f32[4]) {
 )");
   ASSERT_TRUE(module.ok()) << module.status();
   std::vector<std::string> walked;
-  for (const HloComputation* c : (*module)->MakeNonfusionComputations()) walked.push_back(c->name());
+  for (const HloComputation* c : (*module)->MakeNonfusionComputations()) walked.emplace_back(c->name());
   EXPECT_THAT(walked, ElementsAre("add", "called", "main"));
   TestExpander expander(HloOpcode::kNegate, [](HloInstruction*) -> absl::StatusOr<HloInstruction*> {
     return nullptr;

@@ -75,7 +75,7 @@ std::string MaskedText(const HloInstruction& instr, int64_t num_partitions) {
 
 std::vector<std::string> CalledNames(const HloInstruction& instr) {
   std::vector<std::string> names;
-  for (const HloComputation* c : instr.called_computations()) names.push_back(c->name());
+  for (const HloComputation* c : instr.called_computations()) names.emplace_back(c->name());
   return names;
 }
 

@@ -16,6 +16,22 @@ HloComputation::~HloComputation() {
   }
 }
 
+std::unique_ptr<HloComputation> HloComputation::CreateInArena(InstructionArena& arena,
+                                                              absl::string_view name) {
+  static_assert(alignof(HloComputation) <= InstructionArena::kMaxAlignment);
+  void* memory = arena.Allocate(sizeof(HloComputation), alignof(HloComputation));
+  std::unique_ptr<HloComputation> comp(new (memory) HloComputation(absl::string_view()));
+  comp->in_arena_ = true;
+  comp->name_.AssignInArena(name, arena);
+  return comp;
+}
+
+void HloComputation::operator delete(HloComputation* computation, std::destroying_delete_t) {
+  const bool in_arena = computation->in_arena_;
+  computation->~HloComputation();
+  if (!in_arena) ::operator delete(computation);  // unsized, as HloInstruction's
+}
+
 bool HloComputation::IsEntryComputation() const {
   return parent_ != nullptr && parent_->entry_computation() == this;
 }
@@ -267,7 +283,7 @@ bool HloComputation::HasSideEffect(const HloInstruction* instruction) {
 absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
   if (instruction->parent_ != this) {
     return absl::InvalidArgumentError(
-        absl::StrCat("instruction ", instruction->name(), " is not in computation ", name_));
+        absl::StrCat("instruction ", instruction->name(), " is not in computation ", name()));
   }
   if (!instruction->users_.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -276,7 +292,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
   }
   if (instruction == root_) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot remove ", instruction->name(), ": it is the root of ", name_));
+        absl::StrCat("cannot remove ", instruction->name(), ": it is the root of ", name()));
   }
   // Relay control dependencies so the ordering they imposed survives.
   for (HloInstruction* pred : instruction->control_predecessors()) {

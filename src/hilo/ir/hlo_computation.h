@@ -7,6 +7,7 @@
 #define HILO_IR_HLO_COMPUTATION_H_
 
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "absl/types/span.h"
 #include "hilo/ir/compact_string.h"
 #include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/instruction_arena.h"
+#include "hilo/ir/instruction_name.h"
 
 namespace hilo {
 
@@ -24,12 +27,21 @@ class HloModule;
 
 class HloComputation {
  public:
-  explicit HloComputation(std::string name) : name_(std::move(name)) {}
+  explicit HloComputation(absl::string_view name) { name_.Assign(name); }
+  // As `new HloComputation(name)`, in `arena`'s memory, a long name too: a
+  // computation of the module that owns the arena (the parser's and the
+  // proto reader's; no malloc header, 16 of a small computation's bytes).
+  static std::unique_ptr<HloComputation> CreateInArena(InstructionArena& arena,
+                                                       absl::string_view name);
   ~HloComputation();
+  // `delete` runs the destructor and gives the memory back to the heap, or
+  // leaves it to the arena the computation was made in.
+  static void operator delete(HloComputation* computation, std::destroying_delete_t);
   HloComputation(const HloComputation&) = delete;
   HloComputation& operator=(const HloComputation&) = delete;
 
-  const std::string& name() const { return name_; }
+  // 16 bytes in the computation (instruction_name.h); not NUL-terminated.
+  absl::string_view name() const { return name_.view(); }
   HloModule* parent() const { return parent_; }
   bool IsEntryComputation() const;
 
@@ -157,7 +169,7 @@ class HloComputation {
  private:
   friend class HloModule;
 
-  std::string name_;
+  InstructionName name_;
   HloModule* parent_ = nullptr;
   // Owned instructions in list order; removed ones leave a null hole that
   // compaction closes once holes outnumber live instructions. A small
@@ -166,7 +178,9 @@ class HloComputation {
   // heap blocks were 80 bytes of a 3-instruction computation's ~1.2 KB
   // (docs/performance.md, "twelfth session").
   absl::InlinedVector<std::unique_ptr<HloInstruction>, 3> instructions_;
-  int64_t live_count_ = 0;
+  // 32 bits: 2^31 instructions would take hundreds of GB.
+  int32_t live_count_ = 0;
+  bool in_arena_ = false;  // made by CreateInArena
   ParameterList parameters_;
   HloInstruction* root_ = nullptr;
   // What most computations do not have, allocated on first write: a module
@@ -193,9 +207,9 @@ class HloComputation {
 };
 
 // A module of many small computations pays for every byte of one (docs/
-// performance.md, "tenth session"; 144 bytes with libstdc++ on a 64-bit
+// performance.md, "tenth session"; 128 bytes with libstdc++ on a 64-bit
 // target, three instructions and two parameters included).
-static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 144,
+static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 128,
               "HloComputation grew: every computation of every module pays for it");
 
 }  // namespace hilo

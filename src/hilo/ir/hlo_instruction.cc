@@ -101,7 +101,7 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateInArena(InstructionArena& 
 std::unique_ptr<HloInstruction> HloInstruction::CreateParameter(int64_t number, Shape shape,
                                                                 absl::string_view name) {
   auto inst = Create(HloOpcode::kParameter, std::move(shape), {}, name);
-  inst->index_ = number;
+  inst->set_parameter_number(number);
   return inst;
 }
 
@@ -114,7 +114,7 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateGetTupleElement(Shape shap
                                                                       HloInstruction* operand,
                                                                       int64_t index) {
   auto inst = Create(HloOpcode::kGetTupleElement, std::move(shape), {operand});
-  inst->index_ = index;
+  inst->set_tuple_index(index);
   return inst;
 }
 

@@ -218,12 +218,16 @@ class HloInstruction {
 
   // --- Typed attributes ----------------------------------------------------
   // parameter(N)
-  // (-1 for any other opcode.)
+  // (-1 for any other opcode.) Both numbers are kept in 32 bits: a reader
+  // of a number outside IndexFits() rejects it (the parser and the proto
+  // reader say so); the setters keep the low 32 bits.
   int64_t parameter_number() const { return opcode_ == HloOpcode::kParameter ? index_ : -1; }
-  void set_parameter_number(int64_t n) { index_ = n; }
+  void set_parameter_number(int64_t n) { index_ = static_cast<int32_t>(n); }
   // get-tuple-element `index=N` (-1 for any other opcode).
   int64_t tuple_index() const { return opcode_ == HloOpcode::kGetTupleElement ? index_ : -1; }
-  void set_tuple_index(int64_t i) { index_ = i; }
+  void set_tuple_index(int64_t i) { index_ = static_cast<int32_t>(i); }
+  // Whether `n` can be a parameter number or tuple index (fits in 32 bits).
+  static constexpr bool IndexFits(int64_t n) { return n >= INT32_MIN && n <= INT32_MAX; }
   // `dimensions={...}` (broadcast, transpose, reduce, all-gather, ...).
   const std::optional<std::vector<int64_t>>& dimensions() const {
     return OrDefault(common_).dimensions;
@@ -329,9 +333,12 @@ class HloInstruction {
   }
 
   // Text-format fidelity bits owned by the parser and printer (for example
-  // whether operand shapes were written before operand names).
+  // whether operand shapes were written before operand names): the low
+  // kTextFlagBits bits of a uint32_t (text_flags.h asserts that its flags
+  // fit; set_text_flags drops higher bits).
+  static constexpr int kTextFlagBits = 23;
   uint32_t text_flags() const { return text_flags_; }
-  void set_text_flags(uint32_t flags) { text_flags_ = flags; }
+  void set_text_flags(uint32_t flags) { text_flags_ = flags & ((1u << kTextFlagBits) - 1); }
 
   // Copies metadata and frontend attributes from `other` where this
   // instruction has none (what XLA does when replacing an instruction).
@@ -466,8 +473,14 @@ class HloInstruction {
 
   InstructionName name_;
   HloOpcode opcode_;
-  bool in_arena_ = false;  // made by CreateInArena
-  uint32_t text_flags_ = 0;
+  // The opcode's word holds these too (bits 8-31: a bit field of the same
+  // 32-bit unit), and index_ the word's second half: 8 bytes of every
+  // instruction (docs/performance.md, "fourteenth session").
+  uint32_t in_arena_ : 1 = 0;  // made by CreateInArena
+  uint32_t text_flags_ : kTextFlagBits = 0;
+  // parameter_number() of a parameter, tuple_index() of a get-tuple-element:
+  // 32 bits (the parser and the proto reader reject a larger number).
+  int32_t index_ = -1;
   SharedShape shape_;
   HloComputation* parent_ = nullptr;
   // 32 bits: a module of 2^31 instructions would take hundreds of GB.
@@ -477,8 +490,6 @@ class HloInstruction {
   InstructionList operands_;
   InstructionList users_;
 
-  // parameter_number() of a parameter, tuple_index() of a get-tuple-element.
-  int64_t index_ = -1;
   CompactString metadata_;
   AttributeOrder attribute_order_;
   std::unique_ptr<CommonAttributes> common_;
@@ -486,9 +497,9 @@ class HloInstruction {
 };
 
 // An instruction of a parsed module is most of the module's memory (docs/
-// performance.md, "tenth session"): it must not grow unnoticed (120 bytes
+// performance.md, "tenth session"): it must not grow unnoticed (112 bytes
 // with libstdc++ on a 64-bit target).
-static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 120,
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 112,
               "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo

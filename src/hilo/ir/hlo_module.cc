@@ -24,11 +24,11 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> comput
   HloComputation* comp = computation.get();
   comp->parent_ = this;
   if (GetComputationWithName(comp->name()) != nullptr) {
-    std::string base = comp->name();
+    const std::string base(comp->name());
     for (int64_t i = 1;; ++i) {
       std::string candidate = absl::StrCat(base, ".", i);
       if (GetComputationWithName(candidate) == nullptr) {
-        comp->name_ = std::move(candidate);
+        comp->name_.Assign(candidate);
         break;
       }
     }

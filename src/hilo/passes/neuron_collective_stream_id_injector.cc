@@ -124,7 +124,7 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
     }
     auto capture = [&](const HloInstruction* found, std::optional<Exemplar>* slot) {
       if (found == nullptr) return;
-      *slot = Exemplar{computations[c]->name(), std::string(found->name()),
+      *slot = Exemplar{std::string(computations[c]->name()), std::string(found->name()),
                        *found->frontend_attributes().Find(kCollectiveTypeAttribute),
                        ReplicaGroupsOrEmpty(*found)};
     };

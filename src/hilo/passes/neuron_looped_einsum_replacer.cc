@@ -101,7 +101,7 @@ NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
   }
   Candidate& c = options_.record_details ? candidates_[index] : inexact_[index];
   c = Candidate();
-  c.computation = dot.parent() != nullptr ? dot.parent()->name() : "";
+  c.computation = dot.parent() != nullptr ? std::string(dot.parent()->name()) : "";
   c.dot = std::string(dot.name());
   c.fused = plan.fold;
   if (plan.fold) {

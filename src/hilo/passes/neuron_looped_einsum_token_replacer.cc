@@ -46,7 +46,7 @@ bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction* 
   replaced_ += match ? 1 : 0;
   if (!options_.record_details) return match;
   Candidate c;
-  c.computation = instruction->parent() != nullptr ? instruction->parent()->name() : "";
+  c.computation = instruction->parent() != nullptr ? std::string(instruction->parent()->name()) : "";
   c.gte = std::string(instruction->name());
   c.all_gather = std::string(ag->name());
   if (!nxd_) {

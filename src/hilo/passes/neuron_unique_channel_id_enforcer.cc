@@ -159,7 +159,7 @@ absl::StatusOr<bool> NeuronUniqueChannelIdEnforcer::Run(HloModule* module) {
     }
     instruction->set_channel_id(next);
     seen.Insert(next);
-    renumbered_.push_back(Renumbering{computation->name(), std::string(instruction->name()),
+    renumbered_.push_back(Renumbering{std::string(computation->name()), std::string(instruction->name()),
                                       std::string(HloOpcodeString(instruction->opcode())),
                                       old_id, next});
 

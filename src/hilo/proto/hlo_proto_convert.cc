@@ -1471,7 +1471,7 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   if (!comp.opaque_proto_fields().empty() && !p->ParseFromString(comp.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(comp.name(), ": kept proto fields do not parse"));
   }
-  p->set_name(comp.name());
+  p->set_name(comp.name().data(), comp.name().size());
   p->set_id(comp_ids_.at(&comp));
   if (!comp.execution_thread().empty()) p->set_execution_thread(comp.execution_thread());
   // Operands before users, as XLA requires: the text's order when it is
@@ -1697,7 +1697,7 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
     if (absl::Status s = streamed->MaybeFlush(); !s.ok()) return s;
   }
   if (entry != nullptr) {
-    proto.set_entry_computation_name(entry->name());
+    proto.set_entry_computation_name(entry->name().data(), entry->name().size());
     proto.set_entry_computation_id(comp_ids_.at(entry));
     // XLA's host_program_shape is the entry computation layout, when the
     // header gives one (its text stays in hilo_text, as written).
@@ -2193,14 +2193,29 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   auto listed = [&](absl::string_view name) {
     return std::find(order.begin(), order.end(), name) != order.end();
   };
-  inst->set_text_flags(h.flags.has_value() ? *h.flags : instruction_flags_);
+  const uint32_t text_flags = h.flags.has_value() ? *h.flags : instruction_flags_;
+  if (text_flags >> HloInstruction::kTextFlagBits != 0) {
+    // No flag is that high: the instruction keeps kTextFlagBits bits.
+    return Invalid(WhereOf(inst), absl::StrCat("invalid hilo_text print flags 0x", absl::Hex(text_flags),
+                                               ": no flag is above bit ",
+                                               HloInstruction::kTextFlagBits - 1));
+  }
+  inst->set_text_flags(text_flags);
   if (absl::Status s = CheckAsyncSugar(*inst); !s.ok()) return s;
 
   const HloOpcode opcode = inst->opcode();
   if (opcode == HloOpcode::kParameter) {
     if (h.parameter_number < 0) return Invalid(WhereOf(inst), "negative parameter number");
+    if (!HloInstruction::IndexFits(h.parameter_number)) {
+      return Invalid(WhereOf(inst), absl::StrCat("parameter number ", h.parameter_number,
+                                                 " is too large (at most 2147483647)"));
+    }
     inst->set_parameter_number(h.parameter_number);
   } else if (opcode == HloOpcode::kGetTupleElement) {
+    if (!HloInstruction::IndexFits(h.tuple_index)) {
+      return Invalid(WhereOf(inst), absl::StrCat("tuple index ", h.tuple_index,
+                                                 " does not fit in 32 bits"));
+    }
     inst->set_tuple_index(h.tuple_index);
   }
   // An iota's `dimensions` field is its `iota_dimension=` (mapped with the
@@ -2788,7 +2803,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     if (!comp_names.insert(name).second) {
       return Invalid("module", absl::StrCat("computation name ", name, " is used twice"));
     }
-    comps[i] = module_->AddComputation(std::make_unique<HloComputation>(name), i == entry);
+    comps[i] = module_->AddComputation(
+        HloComputation::CreateInArena(module_->instruction_arena(), name), i == entry);
   }
   size_t instruction_count = 0;
   for (const ComputationInput& input : inputs) instruction_count += static_cast<size_t>(InstructionCount(input));

@@ -727,7 +727,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
     std::vector<HloComputation*> comps = module_->computations();
     module_->set_entry_computation(comps.back());
   }
-  if (!module_->has_header()) module_->set_name(module_->entry_computation()->name());
+  if (!module_->has_header()) module_->set_name(std::string(module_->entry_computation()->name()));
   // The rest of the text is read: dropped before the module is verified and
   // printed.
   if (done_before_ != nullptr) (*done_before_)(text_.size());
@@ -840,7 +840,7 @@ bool Parser::ParseComputation() {
   if (module_->GetComputationWithName(name) != nullptr) {
     return Fail(name_pos, absl::StrCat("duplicate computation name '", name, "'"));
   }
-  auto computation = std::make_unique<HloComputation>(std::string(name));
+  auto computation = HloComputation::CreateInArena(module_->instruction_arena(), name);
   HloComputation::TextInfo* info = computation->mutable_text_info();
   info->flags = kTextFlagsSet | (percent ? kTextPercentName : 0);
   if (!SkipSpace()) return false;
@@ -2323,6 +2323,9 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     size_t n_pos = pos_;
     if (!LexInt64(&n, "as the parameter number")) return false;
     if (n < 0) return Fail(n_pos, "a parameter number must not be negative");
+    if (!HloInstruction::IndexFits(n)) {
+      return Fail(n_pos, absl::StrCat("parameter number ", n, " is too large (at most 2147483647)"));
+    }
     inst->set_parameter_number(n);
     if (comp->parameter_instruction(n) != nullptr) {
       return Fail(n_pos, absl::StrCat("duplicate parameter number ", n));
@@ -2554,7 +2557,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
                                             kMaxInlineComputationDepth, " deep"));
       }
       std::string comp_name = absl::StrCat(inst->name(), ".", attr);
-      auto computation = std::make_unique<HloComputation>(std::move(comp_name));
+      auto computation = HloComputation::CreateInArena(module_->instruction_arena(), comp_name);
       computation->mutable_text_info()->flags = kTextFlagsSet | kTextPercentName;
       HloComputation* comp = module_->AddComputation(std::move(computation));
       // The enclosing computation's resolution state is set aside (its
@@ -2582,6 +2585,9 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
     if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) {
       return bad("a non-negative integer");
+    }
+    if (!HloInstruction::IndexFits(n)) {
+      return Fail(value_pos, absl::StrCat("tuple index ", n, " is too large (at most 2147483647)"));
     }
     inst->set_tuple_index(n);
   } else if (attr == "dimensions") {

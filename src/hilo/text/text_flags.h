@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "hilo/ir/hlo_instruction.h"
+
 namespace hilo {
 
 inline constexpr uint32_t kTextFlagsSet = 1u << 0;
@@ -34,6 +36,11 @@ inline constexpr uint32_t kTextOperandIndexComments = 1u << 16;
 inline constexpr uint32_t kTextClosingNameComment = 1u << 17;
 // Module only: the header was written `HloModule name:` (old dumps).
 inline constexpr uint32_t kTextHeaderColon = 1u << 7;
+
+// An instruction keeps its flags in HloInstruction::kTextFlagBits bits.
+static_assert(kTextClosingNameComment < (1u << HloInstruction::kTextFlagBits) &&
+                  (0xffu << kTextSugarOpcodeShift) < (1u << HloInstruction::kTextFlagBits),
+              "a text flag does not fit in HloInstruction::text_flags()");
 
 }  // namespace hilo
 
