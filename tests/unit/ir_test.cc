@@ -431,13 +431,19 @@ TEST(InstructionTest, UserOfTheSameOperandTwice) {
   EXPECT_TRUE(x->users().empty());
 }
 
+// `n` scalar negations of `operand`, added to `b`'s computation.
+std::vector<HloInstruction*> NegationsOf(Builder& b, HloInstruction* operand, int n) {
+  std::vector<HloInstruction*> negations;
+  for (int i = 0; i < n; ++i) negations.push_back(b.Op(HloOpcode::kNegate, F32({}), {operand}));
+  return negations;
+}
+
 TEST(InstructionTest, HighFanoutStaysConsistent) {
   Builder b;
   HloInstruction* x = b.Param(0, F32({}), "x");
   HloInstruction* y = b.Param(1, F32({}), "y");
   constexpr int kUsers = 5000;
-  std::vector<HloInstruction*> users;
-  for (int i = 0; i < kUsers; ++i) users.push_back(b.Op(HloOpcode::kNegate, F32({}), {x}));
+  std::vector<HloInstruction*> users = NegationsOf(b, x, kUsers);
   EXPECT_EQ(x->user_count(), kUsers);
   // Move every third user to y, and make every fifth use x twice.
   for (int i = 0; i < kUsers; ++i) {
@@ -462,6 +468,50 @@ TEST(InstructionTest, HighFanoutStaysConsistent) {
   EXPECT_EQ(y->user_count(), kUsers / 2);
   for (HloInstruction* u : y->users()) EXPECT_EQ(u->parent(), b.comp);
   ExpectConsistent(*b.comp);
+}
+
+// A value with more than 16 users keeps an index of their positions (a set
+// of positions hashed through the users): after any sequence of adds and
+// removes its list is exactly what swap-and-pop removal gives (before the
+// index, a removal keeps the order), and every user is found.
+TEST(InstructionTest, UserIndexFollowsSwapAndPop) {
+  Builder b;
+  HloInstruction* x = b.Param(0, F32({}), "x");
+  HloInstruction* y = b.Param(1, F32({}), "y");
+  constexpr int kUsers = 300;
+  const std::vector<HloInstruction*> users = NegationsOf(b, y, kUsers);
+  std::vector<HloInstruction*> model;  // x's users as they should be
+  bool indexed = false;
+  uint32_t state = 12345;
+  for (int step = 0; step < 20000; ++step) {
+    state = state * 1103515245u + 12345u;
+    HloInstruction* u = users[(state >> 8) % kUsers];
+    auto it = std::find(model.begin(), model.end(), u);
+    if (it == model.end()) {
+      u->ReplaceOperandWith(0, x);  // u becomes a user of x
+      model.push_back(u);
+      indexed = indexed || model.size() > 16;
+    } else {
+      u->ReplaceOperandWith(0, y);  // and stops being one
+      if (indexed) {
+        *it = model.back();
+        model.pop_back();
+      } else {
+        model.erase(it);
+      }
+    }
+    ASSERT_EQ(std::vector<HloInstruction*>(x->users().begin(), x->users().end()), model)
+        << "step " << step;
+  }
+  EXPECT_TRUE(indexed);
+  // A user that uses x twice is listed once; every user leaves through the
+  // index.
+  for (HloInstruction* u : std::vector<HloInstruction*>(model)) u->AppendOperand(x);
+  EXPECT_EQ(x->user_count(), static_cast<int64_t>(model.size()));
+  ExpectConsistent(*b.comp);
+  for (HloInstruction* u : users) u->DetachFromOperands();
+  EXPECT_EQ(x->user_count(), 0);
+  EXPECT_EQ(y->user_count(), 0);
 }
 
 TEST(InstructionTest, ReplaceAllUsesWith) {

@@ -4,6 +4,8 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "hilo/ir/hlo_computation.h"
 
@@ -146,34 +148,80 @@ void HloInstruction::operator delete(HloInstruction* inst, std::destroying_delet
 // ---------------------------------------------------------------------------
 // Operands and users
 
+// Rare::user_index: the positions of an instruction's users in its users_
+// list, found by the user. A set of 32-bit positions, each hashed and
+// compared through the user at that position: 5 bytes a slot with the
+// control byte, where a map from user to position took 17 (2.2 MB for a
+// value with 100,000 users; docs/performance.md, "fourteenth session").
+// users_ must hold the user at a position while the position is in the
+// set: AddUser appends before inserting, RemoveUser erases before moving.
+class HloInstruction::UserIndex {
+ public:
+  explicit UserIndex(const HloInstruction* owner) : positions_(0, Hash{owner}, Eq{owner}) {}
+
+  // The position of `user` in the owner's users_, or -1.
+  int64_t Find(const HloInstruction* user) const {
+    auto it = positions_.find(user);
+    return it == positions_.end() ? -1 : static_cast<int64_t>(*it);
+  }
+  void Insert(size_t pos) { positions_.insert(static_cast<uint32_t>(pos)); }
+  void Erase(size_t pos) { positions_.erase(static_cast<uint32_t>(pos)); }
+  void Reserve(size_t n) { positions_.reserve(n); }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    const HloInstruction* owner;
+    size_t operator()(const HloInstruction* user) const {
+      return absl::Hash<const HloInstruction*>()(user);
+    }
+    size_t operator()(uint32_t pos) const { return (*this)(owner->users_[pos]); }
+  };
+  struct Eq {
+    using is_transparent = void;
+    const HloInstruction* owner;
+    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+    bool operator()(uint32_t pos, const HloInstruction* user) const {
+      return owner->users_[pos] == user;
+    }
+    bool operator()(const HloInstruction* user, uint32_t pos) const { return (*this)(pos, user); }
+  };
+  absl::flat_hash_set<uint32_t, Hash, Eq> positions_;
+};
+
+void HloInstruction::UserIndexDeleter::operator()(UserIndex* index) const { delete index; }
+
 void HloInstruction::AddUser(HloInstruction* user) {
   static constexpr size_t kIndexThreshold = 16;
-  if (auto* user_index = UserIndex(); user_index != nullptr) {
-    if (user_index->contains(user)) return;
-    user_index->emplace(user, users_.size());
+  if (UserIndex* user_index = FindUserIndex(); user_index != nullptr) {
+    if (user_index->Find(user) >= 0) return;
     users_.push_back(user);
+    user_index->Insert(users_.size() - 1);
     return;
   }
   if (std::find(users_.begin(), users_.end(), user) != users_.end()) return;
   users_.push_back(user);
   if (users_.size() > kIndexThreshold) {
     auto& user_index = mutable_rare().user_index;
-    user_index = std::make_unique<absl::flat_hash_map<const HloInstruction*, size_t>>();
-    for (size_t i = 0; i < users_.size(); ++i) user_index->emplace(users_[i], i);
+    user_index.reset(new UserIndex(this));
+    user_index->Reserve(users_.size());
+    for (size_t i = 0; i < users_.size(); ++i) user_index->Insert(i);
   }
 }
 
 void HloInstruction::RemoveUser(HloInstruction* user) {
-  if (auto* user_index = UserIndex(); user_index != nullptr) {
-    auto it = user_index->find(user);
-    if (it == user_index->end()) return;
+  if (UserIndex* user_index = FindUserIndex(); user_index != nullptr) {
+    const int64_t found = user_index->Find(user);
+    if (found < 0) return;
     // Swap-and-pop keeps removal O(1) for values with very many users; the
     // order of users stays deterministic.
-    size_t pos = it->second;
-    user_index->erase(it);
-    if (pos + 1 != users_.size()) {
-      users_[pos] = users_.back();
-      (*user_index)[users_[pos]] = pos;
+    const size_t pos = static_cast<size_t>(found);
+    const size_t last = users_.size() - 1;
+    user_index->Erase(pos);
+    if (pos != last) {
+      user_index->Erase(last);
+      users_[pos] = users_[last];
+      user_index->Insert(pos);
     }
     users_.pop_back();
     return;

@@ -387,6 +387,10 @@ class HloInstruction {
   // the attribute list and the computation list).
   static_assert(sizeof(void*) != 8 || sizeof(CommonAttributes) <= 104,
                 "CommonAttributes grew");
+  class UserIndex;
+  struct UserIndexDeleter {
+    void operator()(UserIndex* index) const;
+  };
   struct Rare {
     std::vector<HloInstruction*> control_predecessors;
     std::vector<HloInstruction*> control_successors;
@@ -399,8 +403,8 @@ class HloInstruction {
     std::string opaque_proto_fields;
     // Position of each user in users_, built once users_ grows past a few
     // entries so that adding and removing users stays O(1) for values with
-    // very many users.
-    std::unique_ptr<absl::flat_hash_map<const HloInstruction*, size_t>> user_index;
+    // very many users (hlo_instruction.cc).
+    std::unique_ptr<UserIndex, UserIndexDeleter> user_index;
   };
   // The groups few instructions have, behind one pointer: a collective's,
   // a dot's, frontend attributes, and the rest.
@@ -466,7 +470,7 @@ class HloInstruction {
   ABSL_ATTRIBUTE_ALWAYS_INLINE const Rare& rare() const { return Group(&Uncommon::rare); }
   Rare& mutable_rare() { return MutableGroup(&Uncommon::rare); }
   Rare* rare_or_null() const { return uncommon_ != nullptr ? uncommon_->rare.get() : nullptr; }
-  absl::flat_hash_map<const HloInstruction*, size_t>* UserIndex() const {
+  UserIndex* FindUserIndex() const {
     Rare* rare = rare_or_null();
     return rare != nullptr ? rare->user_index.get() : nullptr;
   }
