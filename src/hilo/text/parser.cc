@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "hilo/ir/name_hash.h"
+#include "hilo/text/attribute_kind.h"
 #include "hilo/text/char_class.h"
 #include "hilo/text/input_check.h"
 #include "hilo/text/literal_text.h"
@@ -34,6 +35,8 @@
 
 namespace hilo {
 namespace {
+
+using namespace text_attribute;  // NOLINT: the attribute kinds, as parser.cc's own
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
@@ -148,14 +151,6 @@ absl::string_view LegacyCompareDirection(absl::string_view opcode) {
   if (opcode == "less-than") return "LT";
   if (opcode == "less-than-or-equal-to") return "LE";
   return "";
-}
-
-// Attributes whose value names computations.
-bool IsComputationAttribute(absl::string_view name) {
-  return name == "to_apply" || name == "condition" || name == "body" || name == "calls" ||
-         name == "branch_computations" || name == "true_computation" ||
-         name == "false_computation" || name == "called_computations" || name == "select" ||
-         name == "scatter";
 }
 
 class Parser {
@@ -597,38 +592,40 @@ size_t Parser::ClosingQuote(size_t open) const {
 
 bool Parser::ScanBalanced(size_t* end) {
   absl::InlinedVector<char, 32> closers;
-  size_t i = pos_;
+  size_t from = pos_;
   const size_t size = text_.size();
   const char* data = text_.data();
-  while (i < size) {
-    // Most bytes are neither brackets nor quotes.
-    if (kCharClass[static_cast<unsigned char>(data[i])] != kBracketClass) {
-      ++i;
-      continue;
-    }
-    char c = data[i];
-    if (c == '"') {
-      const size_t j = ClosingQuote(i);
-      if (j == absl::string_view::npos) return Fail(i, "unterminated string");
-      i = j + 1;
-      continue;
-    }
-    if (c == '{' || c == '[' || c == '(') {
-      if (closers.size() >= static_cast<size_t>(kMaxNestingDepth)) {
-        return Fail(i, absl::StrCat("brackets nested more than ", kMaxNestingDepth, " deep"));
+  while (from < size) {
+    // Most bytes are neither brackets nor quotes: the others are found
+    // sixteen at a time, and visited in order.
+    unsigned mask = BracketMask(text_.substr(from));
+    size_t next = std::min(from + 16, size);
+    for (; mask != 0; mask &= mask - 1) {
+      const size_t i = from + static_cast<size_t>(__builtin_ctz(mask));
+      const char c = data[i];
+      if (c == '"') {
+        const size_t j = ClosingQuote(i);
+        if (j == absl::string_view::npos) return Fail(i, "unterminated string");
+        next = j + 1;  // the rest of this block may be inside the string
+        break;
       }
-      closers.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
-    } else if (c == '}' || c == ']' || c == ')') {
-      if (closers.empty() || closers.back() != c) {
-        return Fail(i, absl::StrCat("unbalanced brackets: unexpected '", std::string(1, c), "'"));
-      }
-      closers.pop_back();
-      if (closers.empty()) {
-        *end = i + 1;
-        return true;
+      if (c == '{' || c == '[' || c == '(') {
+        if (closers.size() >= static_cast<size_t>(kMaxNestingDepth)) {
+          return Fail(i, absl::StrCat("brackets nested more than ", kMaxNestingDepth, " deep"));
+        }
+        closers.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
+      } else {
+        if (closers.empty() || closers.back() != c) {
+          return Fail(i, absl::StrCat("unbalanced brackets: unexpected '", std::string(1, c), "'"));
+        }
+        closers.pop_back();
+        if (closers.empty()) {
+          *end = i + 1;
+          return true;
+        }
       }
     }
-    ++i;
+    from = next;
   }
   return Fail(pos_, absl::StrCat("unbalanced brackets: '", std::string(1, text_[pos_]),
                                  "' is never closed"));
@@ -2514,7 +2511,8 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
   if (!SkipSpace()) return false;
   size_t value_pos = pos_;
   absl::string_view value;
-  if (attr == "literal") {
+  const Attr kind = Classify(attr);
+  if (kind == kNotCanonical && attr == "literal") {
     // custom-call `literal=s32[2]{0} {1, 2}`: a shape, a space, a literal.
     // A tuple is `( s32[2]{0} {1, 2}, pred[] 0 )`.
     if (Cur() == '(') {
@@ -2532,7 +2530,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     inst->AppendAttributeName(attr);
     return true;
   }
-  if (IsComputationAttribute(attr) && Cur() == '{') {
+  if (NamesComputations(kind) && Cur() == '{') {
     // An inline computation: `to_apply={ p = f32[] parameter(0) ... }`.
     size_t save = pos_;
     ++pos_;
@@ -2577,155 +2575,202 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
   };
   const HloOpcode op = inst->opcode();
   bool typed = true;
-  if (attr == "index" && op == HloOpcode::kGetTupleElement) {
-    int64_t n;
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) {
-      return bad("a non-negative integer");
+  switch (kind) {
+    case kIndex: {
+      if (op != HloOpcode::kGetTupleElement) {
+        typed = false;
+        break;
+      }
+      int64_t n;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) {
+        return bad("a non-negative integer");
+      }
+      inst->set_tuple_index(n);
+      break;
     }
-    inst->set_tuple_index(n);
-  } else if (attr == "dimensions") {
-    std::vector<int64_t> dims;
-    if (!ParseIntList(value, value_pos, &dims)) return false;
-    inst->set_dimensions(std::move(dims));
-  } else if (attr == "lhs_batch_dims" || attr == "rhs_batch_dims" ||
-             attr == "lhs_contracting_dims" || attr == "rhs_contracting_dims") {
-    std::vector<int64_t> dims;
-    if (!ParseIntList(value, value_pos, &dims)) return false;
-    DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
-    (attr == "lhs_batch_dims"         ? dn->lhs_batch_dimensions
-     : attr == "rhs_batch_dims"       ? dn->rhs_batch_dimensions
-     : attr == "lhs_contracting_dims" ? dn->lhs_contracting_dimensions
-                                      : dn->rhs_contracting_dimensions) = std::move(dims);
-  } else if (attr == "replica_groups") {
-    // Collectives repeat a few group lists: the same text gets the same
-    // (shared) contents, parsed once.
-    auto cached = replica_groups_by_text_.find(value);
-    if (cached == replica_groups_by_text_.end()) {
-      ReplicaGroups groups;
-      if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
-      cached = replica_groups_by_text_.emplace(cache_keys_.Copy(value), std::move(groups)).first;
+    case kDimensions: {
+      std::vector<int64_t> dims;
+      if (!ParseIntList(value, value_pos, &dims)) return false;
+      inst->set_dimensions(std::move(dims));
+      break;
     }
-    inst->set_replica_groups(cached->second);
-  } else if (attr == "channel_id") {
-    int64_t n;
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || ptr != value.data() + value.size()) return bad("an integer");
-    inst->set_channel_id(n);
-  } else if (attr == "use_global_device_ids" || attr == "constrain_layout") {
-    bool b = false;
-    if (!ParseBool(value, value_pos, &b)) return false;
-    if (attr == "use_global_device_ids") {
-      inst->set_use_global_device_ids(b);
-    } else {
-      inst->set_constrain_layout(b);
+    case kLhsBatchDims:
+    case kRhsBatchDims:
+    case kLhsContractingDims:
+    case kRhsContractingDims: {
+      std::vector<int64_t> dims;
+      if (!ParseIntList(value, value_pos, &dims)) return false;
+      DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
+      (kind == kLhsBatchDims         ? dn->lhs_batch_dimensions
+       : kind == kRhsBatchDims       ? dn->rhs_batch_dimensions
+       : kind == kLhsContractingDims ? dn->lhs_contracting_dimensions
+                                     : dn->rhs_contracting_dimensions) = std::move(dims);
+      break;
     }
-  } else if (attr == "source_target_pairs") {
-    std::vector<std::vector<int64_t>> lists;
-    if (!ParseIntListList(value, value_pos, &lists)) return false;
-    std::vector<std::pair<int64_t, int64_t>> pairs;
-    pairs.reserve(lists.size());
-    for (const auto& l : lists) {
-      if (l.size() != 2) return bad("pairs {{source,target},...}");
-      pairs.emplace_back(l[0], l[1]);
+    case kReplicaGroups: {
+      // Collectives repeat a few group lists: the same text gets the same
+      // (shared) contents, parsed once.
+      auto cached = replica_groups_by_text_.find(value);
+      if (cached == replica_groups_by_text_.end()) {
+        ReplicaGroups groups;
+        if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
+        cached = replica_groups_by_text_.emplace(cache_keys_.Copy(value), std::move(groups)).first;
+      }
+      inst->set_replica_groups(cached->second);
+      break;
     }
-    inst->set_source_target_pairs(std::move(pairs));
-  } else if (attr == "custom_call_target") {
-    std::string target;
-    if (!ParseString(value, value_pos, &target)) return false;
-    inst->set_custom_call_target(std::move(target));
-  } else if (attr == "api_version") {
-    std::optional<int> v = HloInstruction::ApiVersionFromName(value);
-    if (!v.has_value()) {
-      return Fail(value_pos, absl::StrCat("unknown api_version '", value, "'"));
+    case kChannelId: {
+      int64_t n;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || ptr != value.data() + value.size()) return bad("an integer");
+      inst->set_channel_id(n);
+      break;
     }
-    inst->set_api_version(*v);
-  } else if (attr == "backend_config" && (value.front() == '"' || value.front() == '{')) {
-    if (value.front() == '"') {
-      std::string config;
-      if (!ParseString(value, value_pos, &config)) return false;
-      inst->set_backend_config(std::move(config), false);
-    } else {
-      inst->set_backend_config(std::string(value), true);
+    case kUseGlobalDeviceIds:
+    case kConstrainLayout: {
+      bool b = false;
+      if (!ParseBool(value, value_pos, &b)) return false;
+      if (kind == kUseGlobalDeviceIds) {
+        inst->set_use_global_device_ids(b);
+      } else {
+        inst->set_constrain_layout(b);
+      }
+      break;
     }
-  } else if (attr == "frontend_attributes") {
-    // Values that are not strings (`k={n = 1 : i32}`) are not a key->value
-    // map this project can hold: the attribute is then kept raw, verbatim.
-    FrontendAttributes fa;
-    quiet_ = true;  // a failure here is not an error
-    const bool parsed = ParseFrontendAttributes(value, value_pos, &fa);
-    quiet_ = false;
-    if (parsed) {
-      inst->set_frontend_attributes(std::move(fa));
-    } else if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
+    case kSourceTargetPairs: {
+      std::vector<std::vector<int64_t>> lists;
+      if (!ParseIntListList(value, value_pos, &lists)) return false;
+      std::vector<std::pair<int64_t, int64_t>> pairs;
+      pairs.reserve(lists.size());
+      for (const auto& l : lists) {
+        if (l.size() != 2) return bad("pairs {{source,target},...}");
+        pairs.emplace_back(l[0], l[1]);
+      }
+      inst->set_source_target_pairs(std::move(pairs));
+      break;
+    }
+    case kCustomCallTarget: {
+      std::string target;
+      if (!ParseString(value, value_pos, &target)) return false;
+      inst->set_custom_call_target(std::move(target));
+      break;
+    }
+    case kApiVersion: {
+      std::optional<int> v = HloInstruction::ApiVersionFromName(value);
+      if (!v.has_value()) {
+        return Fail(value_pos, absl::StrCat("unknown api_version '", value, "'"));
+      }
+      inst->set_api_version(*v);
+      break;
+    }
+    case kBackendConfig:
+      if (value.front() == '"') {
+        std::string config;
+        if (!ParseString(value, value_pos, &config)) return false;
+        inst->set_backend_config(std::move(config), false);
+      } else if (value.front() == '{') {
+        inst->set_backend_config(std::string(value), true);
+      } else {
+        typed = false;
+      }
+      break;
+    case kFrontendAttributes: {
+      // Values that are not strings (`k={n = 1 : i32}`) are not a key->value
+      // map this project can hold: the attribute is then kept raw, verbatim.
+      FrontendAttributes fa;
+      quiet_ = true;  // a failure here is not an error
+      const bool parsed = ParseFrontendAttributes(value, value_pos, &fa);
+      quiet_ = false;
+      if (parsed) {
+        inst->set_frontend_attributes(std::move(fa));
+      } else if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
+        typed = false;
+      } else {
+        return bad("{key=\"value\",...}");
+      }
+      break;
+    }
+    case kMetadata:
+      if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{...}");
+      inst->set_metadata(std::string(value.substr(1, value.size() - 2)));
+      break;
+    case kSharding:
+      inst->set_sharding(std::string(value));
+      break;
+    case kControlPredecessors: {
+      if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{%a, %b, ...}");
+      const size_t end = value.size() - 1;
+      bool first = true;
+      size_t control_count = 0;
+      if (!ParseListIn(value, value_pos, 1, end, Separator::kCommaOrSpace, "", [&](size_t* i) {
+            bool pct = value[*i] == '%';
+            if (pct) ++*i;
+            size_t s = *i;
+            while (*i < end && IsIdentChar(value[*i])) ++*i;
+            if (*i == s) {
+              return Fail(value_pos + *i, "expected an instruction name in control-predecessors");
+            }
+            if (first && pct) *flags |= kTextPercentControl;
+            first = false;
+            if (++control_count > kMaxListedItems) {
+              return Fail(value_pos + s, absl::StrCat("more than ", kMaxListedItems,
+                                                      " control predecessors on one instruction"));
+            }
+            absl::string_view name = value.substr(s, *i - s);
+            if (done_before_ != nullptr) name = cur_.operand_text.Copy(name);
+            cur_.pending_control.push_back({inst, name, value_pos + s});
+            return true;
+          })) {
+        return false;
+      }
+      break;
+    }
+    case kToApply:
+    case kCondition:
+    case kBody:
+    case kCalls:
+    case kBranchComputations:
+    case kTrueComputation:
+    case kFalseComputation:
+    case kCalledComputations:
+    case kSelect:
+    case kScatter: {
+      PendingCall call{inst, std::string(attr), {}, false};
+      absl::string_view list = value;
+      size_t base = value_pos;
+      if (list.front() == '{') {
+        if (list.back() != '}') return bad("{%a, %b, ...}");
+        call.braced = true;
+        list = list.substr(1, list.size() - 2);
+        base += 1;
+      }
+      bool first = true;
+      if (!ParseListIn(list, base, 0, list.size(), Separator::kCommaOrSpace, "", [&](size_t* i) {
+            bool pct = list[*i] == '%';
+            if (pct) ++*i;
+            size_t s = *i;
+            while (*i < list.size() && IsIdentChar(list[*i])) ++*i;
+            if (*i == s) {
+              return Fail(base + *i, absl::StrCat("expected a computation name in '", attr, "'"));
+            }
+            if (first && pct) *flags |= kTextPercentCalls;
+            first = false;
+            absl::string_view name = list.substr(s, *i - s);
+            HloComputation* known = module_->GetComputationWithName(name);
+            if (known == nullptr && done_before_ != nullptr) name = call_text_.Copy(name);
+            call.names.push_back({name, base + s, known});
+            return true;
+          })) {
+        return false;
+      }
+      if (!call.braced && call.names.size() != 1) return bad("one computation name");
+      pending_calls_.push_back(std::move(call));
+      break;
+    }
+    default:
       typed = false;
-    } else {
-      return bad("{key=\"value\",...}");
-    }
-  } else if (attr == "metadata") {
-    if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{...}");
-    inst->set_metadata(std::string(value.substr(1, value.size() - 2)));
-  } else if (attr == "sharding") {
-    inst->set_sharding(std::string(value));
-  } else if (attr == "control-predecessors") {
-    if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{%a, %b, ...}");
-    const size_t end = value.size() - 1;
-    bool first = true;
-    size_t control_count = 0;
-    if (!ParseListIn(value, value_pos, 1, end, Separator::kCommaOrSpace, "", [&](size_t* i) {
-          bool pct = value[*i] == '%';
-          if (pct) ++*i;
-          size_t s = *i;
-          while (*i < end && IsIdentChar(value[*i])) ++*i;
-          if (*i == s) {
-            return Fail(value_pos + *i, "expected an instruction name in control-predecessors");
-          }
-          if (first && pct) *flags |= kTextPercentControl;
-          first = false;
-          if (++control_count > kMaxListedItems) {
-            return Fail(value_pos + s, absl::StrCat("more than ", kMaxListedItems,
-                                                    " control predecessors on one instruction"));
-          }
-          absl::string_view name = value.substr(s, *i - s);
-          if (done_before_ != nullptr) name = cur_.operand_text.Copy(name);
-          cur_.pending_control.push_back({inst, name, value_pos + s});
-          return true;
-        })) {
-      return false;
-    }
-  } else if (IsComputationAttribute(attr)) {
-    PendingCall call{inst, std::string(attr), {}, false};
-    absl::string_view list = value;
-    size_t base = value_pos;
-    if (list.front() == '{') {
-      if (list.back() != '}') return bad("{%a, %b, ...}");
-      call.braced = true;
-      list = list.substr(1, list.size() - 2);
-      base += 1;
-    }
-    bool first = true;
-    if (!ParseListIn(list, base, 0, list.size(), Separator::kCommaOrSpace, "", [&](size_t* i) {
-          bool pct = list[*i] == '%';
-          if (pct) ++*i;
-          size_t s = *i;
-          while (*i < list.size() && IsIdentChar(list[*i])) ++*i;
-          if (*i == s) {
-            return Fail(base + *i, absl::StrCat("expected a computation name in '", attr, "'"));
-          }
-          if (first && pct) *flags |= kTextPercentCalls;
-          first = false;
-          absl::string_view name = list.substr(s, *i - s);
-          HloComputation* known = module_->GetComputationWithName(name);
-          if (known == nullptr && done_before_ != nullptr) name = call_text_.Copy(name);
-          call.names.push_back({name, base + s, known});
-          return true;
-        })) {
-      return false;
-    }
-    if (!call.braced && call.names.size() != 1) return bad("one computation name");
-    pending_calls_.push_back(std::move(call));
-  } else {
-    typed = false;
+      break;
   }
   if (!typed) inst->mutable_raw_attributes()->push_back({std::string(attr), std::string(value)});
   inst->AppendAttributeName(attr);
