@@ -199,7 +199,16 @@ class Parser {
   // As Expect, with the message's parts concatenated only on failure (these
   // calls are on the per-instruction path).
   template <typename... Parts>
-  bool ExpectOr(char c, const Parts&... what) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ExpectOr(char c, const Parts&... what) {
+    // Right here, the usual case (`channel_id=`, `add(`), without the call.
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return ExpectOrSlow(c, what...);
+  }
+  template <typename... Parts>
+  bool ExpectOrSlow(char c, const Parts&... what) {
     if (!SkipSpace()) return false;
     if (Cur() == c) {
       ++pos_;
@@ -326,7 +335,9 @@ class Parser {
   bool NeedsShape(const HloInstruction* inst) const {
     return !cur_.needs_shape.empty() && inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0;
   }
-  bool ParseAttribute(HloInstruction* inst, uint32_t* flags);
+  // `*written_kinds`: bit k set once the instruction's attribute of kind k
+  // (attribute_kind.h) is read.
+  bool ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* written_kinds);
   bool ResolveComputation(HloComputation* computation, size_t open_pos);
   bool ResolveCalls();
   // Attaches the computations `call` names; false if one is not defined.
@@ -407,10 +418,13 @@ class Parser {
                     const HloComputation* comp);
   // At a declared operand shape (`f32[2]{0} %x`): when the operand is an
   // instruction of `comp` defined earlier with a shape written in exactly
-  // the same bytes, moves past the shape and returns that instruction;
-  // otherwise leaves the position alone and returns nullptr (the caller then
-  // parses the shape). Never reports an error.
-  HloInstruction* SkipShapeOfDefinedOperand(const HloComputation* comp);
+  // the same bytes, moves past the shape and the name, sets `*name` and
+  // `*name_pos` (where the name starts, at its '%' if it has one) and
+  // returns that instruction; otherwise leaves the position alone and
+  // returns nullptr (the caller then parses the shape). Never reports an
+  // error.
+  HloInstruction* SkipDefinedOperand(const HloComputation* comp, absl::string_view* name,
+                                     size_t* name_pos);
   // What the computation being resolved has pending. An inline computation
   // (`to_apply={...}`) sets the enclosing one's aside as a whole.
   struct ComputationState {
@@ -987,7 +1001,8 @@ size_t Parser::ShapeTextEnd(size_t start) const {
   return size;
 }
 
-HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
+HloInstruction* Parser::SkipDefinedOperand(const HloComputation* comp, absl::string_view* name,
+                                           size_t* name_pos) {
   const char* data = text_.data();
   const size_t size = text_.size();
   const size_t start = pos_;
@@ -998,11 +1013,13 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   if (i == size || i == start) return nullptr;
   const size_t shape_end = i;
   while (i < size && data[i] == ' ') ++i;
+  const size_t percent_pos = i;
   if (i < size && data[i] == '%') ++i;
   const size_t name_start = i;
-  while (i < size && IsIdentChar(data[i])) ++i;
+  i += IdentifierLength(text_.substr(i));
   if (i == name_start || i == size || data[i] == '#' || data[i] == '(') return nullptr;
-  HloInstruction* defined = FindLocal(absl::string_view(data + name_start, i - name_start), comp);
+  const absl::string_view found(data + name_start, i - name_start);
+  HloInstruction* defined = FindLocal(found, comp);
   if (defined == nullptr || NeedsShape(defined)) return nullptr;
   const size_t id = static_cast<size_t>(defined->unique_id());
   if (id >= shape_spans_.size()) return nullptr;
@@ -1012,7 +1029,9 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
       std::memcmp(reinterpret_cast<const char*>(span >> 16), data + start, shape_size) != 0) {
     return nullptr;
   }
-  pos_ = shape_end;
+  *name = found;
+  *name_pos = percent_pos;
+  pos_ = i;
   return defined;
 }
 
@@ -2209,7 +2228,10 @@ bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstructio
   if (!ParseInstructionBody(comp, name, name_pos, flags, nullptr, 0, &inst)) return false;
   flags = inst->text_flags();
   // Attributes.
-  if (!ParseCommaPrefixed([&] { return ParseAttribute(inst, &flags); })) return false;
+  uint32_t written_kinds = 0;
+  if (!ParseCommaPrefixed([&] { return ParseAttribute(inst, &flags, &written_kinds); })) {
+    return false;
+  }
   inst->set_text_flags(flags);
   // The module's style (used for instructions a pass adds) is that of the
   // first instruction, the first with operands, and the first with more than
@@ -2361,13 +2383,21 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       size_t operand_pos = pos_;
       bool has_shape = false;
       HloInstruction* defined = nullptr;  // looked up while checking a declared shape
+      // The operand's name when SkipDefinedOperand read it.
+      absl::string_view known_name;
+      size_t known_pos = 0;
       if (Cur() == '(') {
         has_shape = true;
+        defined = SkipDefinedOperand(comp, &known_name, &known_pos);
       } else {
         size_t s = pos_;
         absl::string_view word = LexIdent();
-        has_shape = Cur() == '[' && StringToPrimitiveType(word).has_value();
+        const bool bracket = Cur() == '[';
         pos_ = s;
+        // A shape written exactly as its operand's definition's had its type
+        // read there: only another needs it looked up.
+        if (bracket) defined = SkipDefinedOperand(comp, &known_name, &known_pos);
+        has_shape = defined != nullptr || (bracket && StringToPrimitiveType(word).has_value());
       }
       HloInstruction* nested = nullptr;
       // A nested instruction instead of an operand name, if one starts here
@@ -2385,7 +2415,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       };
       // `add(x, multiply(y, z))`: a nested instruction whose shape is inferred.
       if (!has_shape && Cur() != '%' && !parse_nested(nullptr)) return false;
-      if (has_shape && (defined = SkipShapeOfDefinedOperand(comp)) != nullptr) {
+      if (!known_name.empty()) {  // its shape and name read already
         if (first) flags |= kTextOperandShapes;
       } else if (has_shape) {
         Shape operand_shape;
@@ -2421,11 +2451,16 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
         cur_.pending_operands.push_back({inst, "", operand_pos, -1, nested, ""});
         defined_operands.push_back(nested);
       } else {
-        absl::string_view operand;
+        absl::string_view operand = known_name;
         bool operand_percent;
-        if (!SkipSpace()) return false;
-        operand_pos = pos_;
-        if (!LexName(&operand, &operand_percent, "an operand name")) return false;
+        if (!known_name.empty()) {
+          operand_pos = known_pos;
+          operand_percent = text_[known_pos] == '%';
+        } else {
+          if (!SkipSpace()) return false;
+          operand_pos = pos_;
+          if (!LexName(&operand, &operand_percent, "an operand name")) return false;
+        }
         if (first && operand_percent) flags |= kTextPercentOperands;
         // Compact get-tuple-element: `%t#0`, `%t#1#0`.
         size_t gte_start = pos_;
@@ -2492,7 +2527,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   return true;
 }
 
-bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
+bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* written_kinds) {
   if (!SkipSpace()) return false;
   size_t attr_pos = pos_;
   absl::string_view attr = LexIdent();
@@ -2505,13 +2540,17 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     return Fail(attr_pos, absl::StrCat("more than ", kMaxListedItems,
                                        " attributes on one instruction"));
   }
-  for (absl::string_view seen : inst->attribute_order()) {
-    if (seen == attr) return Fail(attr_pos, absl::StrCat("duplicate attribute '", attr, "'"));
+  // A typed attribute written before is known by its kind's bit, any other
+  // by its name.
+  const Attr kind = Classify(attr);
+  if (kind != kNotCanonical ? (*written_kinds & (1u << kind)) != 0
+                            : absl::c_linear_search(inst->attribute_order(), attr)) {
+    return Fail(attr_pos, absl::StrCat("duplicate attribute '", attr, "'"));
   }
+  if (kind != kNotCanonical) *written_kinds |= 1u << kind;
   if (!SkipSpace()) return false;
   size_t value_pos = pos_;
   absl::string_view value;
-  const Attr kind = Classify(attr);
   if (kind == kNotCanonical && attr == "literal") {
     // custom-call `literal=s32[2]{0} {1, 2}`: a shape, a space, a literal.
     // A tuple is `( s32[2]{0} {1, 2}, pred[] 0 )`.
