@@ -88,10 +88,16 @@ inline constexpr AttrsByLength kAttrsByLength = MakeAttrsByLength();
 
 // The Attr of attribute `name` (kNotCanonical for any other name).
 inline Attr Classify(absl::string_view name) {
-  if (name.size() > kMaxAttrNameLength) return kNotCanonical;
+  if (name.empty() || name.size() > kMaxAttrNameLength) return kNotCanonical;
   for (int8_t attr : kAttrsByLength.attrs[name.size()]) {
     if (attr == kNotCanonical) break;
-    if (name == kCanonicalOrder[attr]) return static_cast<Attr>(attr);
+    // Names of one length mostly differ in their first or last byte: those
+    // are told apart without comparing the rest.
+    const absl::string_view candidate = kCanonicalOrder[attr];
+    if (name.front() == candidate.front() && name.back() == candidate.back() &&
+        name == candidate) {
+      return static_cast<Attr>(attr);
+    }
   }
   return kNotCanonical;
 }

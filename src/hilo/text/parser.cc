@@ -318,6 +318,11 @@ class Parser {
   // `*kept_text`: the shape's text as a key of shape_cache_ (a copy that
   // outlives the input's pages), or empty when the shape is not cached.
   bool ParseDefinitionShape(SharedShape* shape, absl::string_view* kept_text);
+  // The same when the shape's text is in shape_cache_: moves past it and
+  // returns true. Otherwise returns false with the position unchanged and
+  // `*end` where a cached text would end (text_.size() if it can not be
+  // cached).
+  bool TakeCachedShape(SharedShape* shape, absl::string_view* kept_text, size_t* end);
   // Where the array shape starting at `start` ends if it is followed by a
   // space: the next space within 256 bytes, else text_.size().
   size_t ArrayShapeTextEnd(size_t start) const;
@@ -986,17 +991,39 @@ size_t Parser::ShapeTextEnd(size_t start) const {
   const size_t size = text_.size();
   if (start < size && data[start] != '(') return ArrayShapeTextEnd(start);
   int depth = 0;
-  for (size_t i = start; i < size; ++i) {
+  size_t i = start;
+  while (i < size) {
+    if (depth > 0) {
+      // Inside brackets only brackets and what gives up matter (spaces do
+      // not): found sixteen bytes at a time.
+      const size_t from = i;
+      i = std::min(from + 16, size);
+      for (unsigned mask = BracketMask(text_.substr(from), /*breaks_and_slashes=*/true);
+           mask != 0; mask &= mask - 1) {
+        const size_t j = from + static_cast<size_t>(__builtin_ctz(mask));
+        const char c = data[j];
+        if (c == '(' || c == '[' || c == '{') {
+          ++depth;
+        } else if (c == ')' || c == ']' || c == '}') {
+          if (--depth == 0) {
+            i = j + 1;
+            break;
+          }
+        } else {
+          return size;  // a line break, a string, a comment
+        }
+      }
+      continue;
+    }
     const char c = data[i];
     if (c == '(' || c == '[' || c == '{') {
       ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      if (--depth < 0) return size;
     } else if (c == ' ') {
-      if (depth == 0) return i;
-    } else if (c == '\n' || c == '\r' || c == '"' || c == '/' || (depth == 0 && !IsIdentChar(c))) {
+      return i;
+    } else if (!IsIdentChar(c)) {  // an unmatched closer, '"', '/', a line break, ...
       return size;
     }
+    ++i;
   }
   return size;
 }
@@ -2172,37 +2199,40 @@ bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
   return true;
 }
 
-bool Parser::ParseDefinitionShape(SharedShape* shared, absl::string_view* kept_text) {
-  *kept_text = {};
+bool Parser::TakeCachedShape(SharedShape* shared, absl::string_view* kept_text, size_t* end) {
   const char* data = text_.data();
   const size_t size = text_.size();
-  const size_t start = pos_;
-  auto parse_uncached = [&] {
-    Shape shape;
-    if (!ParseShape(&shape, 0)) return false;
-    *shared = SharedShape(std::move(shape));
-    return true;
-  };
   // The candidate text: the shape up to the next space (outside brackets).
-  const size_t end = ShapeTextEnd(start);
-  if (end == size) return parse_uncached();
+  *end = ShapeTextEnd(pos_);
+  if (*end == size) return false;
   // ParseShape reads one thing past the shape: a '{' after spaces is its
   // layout. Then the shape is not the text before the space.
-  size_t look = end;
+  size_t look = *end;
   while (look < size && data[look] == ' ') ++look;
-  if (look < size && data[look] == '{') return parse_uncached();
-  const absl::string_view text(data + start, end - start);
-  if (auto it = shape_cache_.find(text); it != shape_cache_.end()) {
-    *shared = it->second;  // the same shape, shared
-    *kept_text = it->first;
-    pos_ = end;
-    return true;
+  if (look < size && data[look] == '{') {
+    *end = size;
+    return false;
   }
-  if (!parse_uncached()) return false;
+  auto it = shape_cache_.find(absl::string_view(data + pos_, *end - pos_));
+  if (it == shape_cache_.end()) return false;
+  *shared = it->second;  // the same shape, shared
+  *kept_text = it->first;
+  pos_ = *end;
+  return true;
+}
+
+bool Parser::ParseDefinitionShape(SharedShape* shared, absl::string_view* kept_text) {
+  *kept_text = {};
+  size_t end;
+  if (TakeCachedShape(shared, kept_text, &end)) return true;
+  const size_t start = pos_;
+  Shape shape;
+  if (!ParseShape(&shape, 0)) return false;
+  *shared = SharedShape(std::move(shape));
   // Kept only if the parse took exactly that text (not, say, a shape
   // followed by a comment).
-  if (pos_ == end && shape_cache_.size() < kShapeCacheLimit) {
-    *kept_text = cache_keys_.Copy(text);
+  if (end != text_.size() && pos_ == end && shape_cache_.size() < kShapeCacheLimit) {
+    *kept_text = cache_keys_.Copy(text_.substr(start, end - start));
     shape_cache_.emplace(*kept_text, *shared);
   }
   return true;
@@ -2214,7 +2244,7 @@ bool Parser::ParseDefinitionShape(SharedShape* shared, absl::string_view* kept_t
 
 bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstruction** out) {
   if (!SkipSpace()) return false;
-  if (LexKeyword("ROOT")) *is_root = true;
+  if (Cur() == 'R' && LexKeyword("ROOT")) *is_root = true;  // most lines start with a name
   absl::string_view name;
   bool percent;
   if (!SkipSpace()) return false;
@@ -2276,14 +2306,18 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     shape = SharedShape(std::move(*preparsed_shape));
   } else {
     // The shape may be omitted (`t = tuple(a, b)`): an identifier directly
-    // followed by '(' is the opcode.
+    // followed by '(' is the opcode. A shape seen before is told first (no
+    // opcode is written like a shape).
     // `b(` opens XLA's buffer shape, not an opcode.
-    size_t s = pos_;
-    absl::string_view ident = LexIdent();
-    shape_omitted = Cur() == '(' && pos_ > s && ident != "b";
-    pos_ = s;
     absl::string_view kept_text;
-    if (!shape_omitted && !ParseDefinitionShape(&shape, &kept_text)) return false;
+    size_t cached_end;
+    if (!TakeCachedShape(&shape, &kept_text, &cached_end)) {
+      size_t s = pos_;
+      absl::string_view ident = LexIdent();
+      shape_omitted = Cur() == '(' && pos_ > s && ident != "b";
+      pos_ = s;
+      if (!shape_omitted && !ParseDefinitionShape(&shape, &kept_text)) return false;
+    }
     // The input's text only while it stays in memory (done_before_ unset).
     if (!kept_text.empty()) {
       shape_text = kept_text;
