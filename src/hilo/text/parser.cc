@@ -610,7 +610,8 @@ size_t Parser::ClosingQuote(size_t open) const {
 }
 
 bool Parser::ScanBalanced(size_t* end) {
-  absl::InlinedVector<char, 32> closers;
+  char closers[kMaxNestingDepth];  // the closer each open bracket expects
+  size_t open = 0;
   size_t from = pos_;
   const size_t size = text_.size();
   const char* data = text_.data();
@@ -629,16 +630,15 @@ bool Parser::ScanBalanced(size_t* end) {
         break;
       }
       if (c == '{' || c == '[' || c == '(') {
-        if (closers.size() >= static_cast<size_t>(kMaxNestingDepth)) {
+        if (open >= static_cast<size_t>(kMaxNestingDepth)) {
           return Fail(i, absl::StrCat("brackets nested more than ", kMaxNestingDepth, " deep"));
         }
-        closers.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
+        closers[open++] = c == '{' ? '}' : c == '[' ? ']' : ')';
       } else {
-        if (closers.empty() || closers.back() != c) {
+        if (open == 0 || closers[open - 1] != c) {
           return Fail(i, absl::StrCat("unbalanced brackets: unexpected '", std::string(1, c), "'"));
         }
-        closers.pop_back();
-        if (closers.empty()) {
+        if (--open == 0) {
           *end = i + 1;
           return true;
         }
