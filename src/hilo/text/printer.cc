@@ -21,10 +21,6 @@
 namespace hilo {
 namespace {
 
-// The printer's output: a fixed buffer drained into an OutputSink whenever
-// it is full. Appends are a bounds check and a memcpy (no std::string growth
-// checks, no temporaries); the first sink error is kept and everything after
-// it is dropped.
 // Writes into a fixed array; `overflowed()` when the text did not fit (what
 // was written is then incomplete). For texts the printer keeps to reuse.
 class FixedTextOut {
@@ -95,6 +91,10 @@ class ShapeTextCache {
   Entry entries_[512];
 };
 
+// The printer's output: a fixed buffer drained into an OutputSink whenever
+// it is full. Appends are a bounds check and a memcpy (no std::string growth
+// checks, no temporaries); the first sink error is kept and everything after
+// it is dropped.
 class Writer {
  public:
   Writer(OutputSink* sink, char* buffer, size_t size)
