@@ -2,6 +2,8 @@
 // XLA-printed text, idempotence, attribute order for parsed and
 // pass-created attributes, derived signatures, and the streaming form
 // (pieces, sink errors).
+#include <stdlib.h>
+
 #include <algorithm>
 #include <string>
 
@@ -527,6 +529,47 @@ TEST(PrinterStreamTest, TheFirstSinkErrorStopsPrinting) {
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
   EXPECT_EQ(sink.writes, 1);  // nothing is written after the error
   EXPECT_TRUE(sink.text().empty());
+}
+
+
+// The printer keeps the text of the shapes it wrote, by shape object
+// (HILO_PRINT_SHAPE_CACHE): more distinct shapes than its table has entries
+// (512), each used again far from its definition so that entries are
+// evicted and refilled, and tuples longer than an entry holds (55 bytes),
+// print exactly as with the table switched off, and as written.
+TEST(PrinterTest, ShapeTextsPrintAsWithoutTheTable) {
+  std::string text = "HloModule m\n\nENTRY e {\n";
+  constexpr int kShapes = 1500;
+  auto shape = [](int i) { return absl::StrCat("f32[", i + 1, ",3]{1,0}"); };
+  for (int i = 0; i < kShapes; ++i) {
+    absl::StrAppend(&text, "  p", i, " = ", shape(i), " parameter(", i, ")\n");
+  }
+  for (int j = 0; j < kShapes; ++j) {
+    const int i = (j * 7919) % kShapes;  // every shape, in a scattered order
+    absl::StrAppend(&text, "  a", j, " = ", shape(i), " add(", shape(i), " p", i, ", ", shape(i),
+                    " p", i, ")\n");
+  }
+  std::string tuple_shape = "(";
+  std::string operands;
+  for (int i = 0; i < 7; ++i) {
+    const std::string sep = i == 0 ? "" : i == 5 ? ", /*index=5*/" : ", ";
+    absl::StrAppend(&tuple_shape, sep, shape(i));
+    absl::StrAppend(&operands, sep, shape(i), " p", i);
+  }
+  tuple_shape += ")";
+  ASSERT_GT(tuple_shape.size(), 55u);
+  absl::StrAppend(&text, "  t = ", tuple_shape, " tuple(", operands, ")\n");
+  absl::StrAppend(&text, "  ROOT g = ", shape(0), " get-tuple-element(", tuple_shape, " t), index=0\n");
+  text += "}\n";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  unsetenv("HILO_PRINT_SHAPE_CACHE");
+  const std::string with_table = PrintHloModule(*m);
+  setenv("HILO_PRINT_SHAPE_CACHE", "0", 1);
+  const std::string without = PrintHloModule(*m);
+  unsetenv("HILO_PRINT_SHAPE_CACHE");
+  EXPECT_EQ(with_table, without);
+  EXPECT_EQ(with_table, text);
 }
 
 }  // namespace

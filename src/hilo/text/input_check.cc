@@ -37,13 +37,26 @@ size_t SkipPlainAscii(absl::string_view text, size_t i, size_t* lines) {
     lane_newlines = zero;
     blocks = 0;
   };
+  // Thirty-two bytes a step while nothing stops the sweep (half the loop's
+  // own instructions per byte); the sixteen-byte loop finds where it stops.
+  while (i + 32 <= n) {
+    const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
+    const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i + 16));
+    const __m128i stop = _mm_or_si128(_mm_or_si128(v0, _mm_cmpeq_epi8(v0, zero)),
+                                      _mm_or_si128(v1, _mm_cmpeq_epi8(v1, zero)));
+    if (_mm_movemask_epi8(stop) != 0) break;
+    lane_newlines = _mm_sub_epi8(_mm_sub_epi8(lane_newlines, _mm_cmpeq_epi8(v0, newline)),
+                                 _mm_cmpeq_epi8(v1, newline));
+    i += 32;
+    if ((blocks += 2) >= 254) flush_blocks();
+  }
   while (i + 16 <= n) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
     // A lane's high bit: a non-ASCII byte, or (after the or) a NUL.
     if (_mm_movemask_epi8(_mm_or_si128(v, _mm_cmpeq_epi8(v, zero))) != 0) break;
     lane_newlines = _mm_sub_epi8(lane_newlines, _mm_cmpeq_epi8(v, newline));
     i += 16;
-    if (++blocks == 255) flush_blocks();
+    if (++blocks >= 255) flush_blocks();
   }
   flush_blocks();
 #endif

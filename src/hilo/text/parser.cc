@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "hilo/ir/name_hash.h"
+#include "hilo/text/attribute_kind.h"
 #include "hilo/text/char_class.h"
 #include "hilo/text/input_check.h"
 #include "hilo/text/literal_text.h"
@@ -34,6 +35,8 @@
 
 namespace hilo {
 namespace {
+
+using namespace text_attribute;  // NOLINT: the attribute kinds, as parser.cc's own
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
@@ -150,14 +153,6 @@ absl::string_view LegacyCompareDirection(absl::string_view opcode) {
   return "";
 }
 
-// Attributes whose value names computations.
-bool IsComputationAttribute(absl::string_view name) {
-  return name == "to_apply" || name == "condition" || name == "body" || name == "calls" ||
-         name == "branch_computations" || name == "true_computation" ||
-         name == "false_computation" || name == "called_computations" || name == "select" ||
-         name == "scatter";
-}
-
 class Parser {
  public:
   Parser(absl::string_view text, absl::string_view filename,
@@ -204,7 +199,16 @@ class Parser {
   // As Expect, with the message's parts concatenated only on failure (these
   // calls are on the per-instruction path).
   template <typename... Parts>
-  bool ExpectOr(char c, const Parts&... what) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ExpectOr(char c, const Parts&... what) {
+    // Right here, the usual case (`channel_id=`, `add(`), without the call.
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return ExpectOrSlow(c, what...);
+  }
+  template <typename... Parts>
+  bool ExpectOrSlow(char c, const Parts&... what) {
     if (!SkipSpace()) return false;
     if (Cur() == c) {
       ++pos_;
@@ -314,6 +318,11 @@ class Parser {
   // `*kept_text`: the shape's text as a key of shape_cache_ (a copy that
   // outlives the input's pages), or empty when the shape is not cached.
   bool ParseDefinitionShape(SharedShape* shape, absl::string_view* kept_text);
+  // The same when the shape's text is in shape_cache_: moves past it and
+  // returns true. Otherwise returns false with the position unchanged and
+  // `*end` where a cached text would end (text_.size() if it can not be
+  // cached).
+  bool TakeCachedShape(SharedShape* shape, absl::string_view* kept_text, size_t* end);
   // Where the array shape starting at `start` ends if it is followed by a
   // space: the next space within 256 bytes, else text_.size().
   size_t ArrayShapeTextEnd(size_t start) const;
@@ -331,7 +340,9 @@ class Parser {
   bool NeedsShape(const HloInstruction* inst) const {
     return !cur_.needs_shape.empty() && inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0;
   }
-  bool ParseAttribute(HloInstruction* inst, uint32_t* flags);
+  // `*written_kinds`: bit k set once the instruction's attribute of kind k
+  // (attribute_kind.h) is read.
+  bool ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* written_kinds);
   bool ResolveComputation(HloComputation* computation, size_t open_pos);
   bool ResolveCalls();
   // Attaches the computations `call` names; false if one is not defined.
@@ -412,10 +423,13 @@ class Parser {
                     const HloComputation* comp);
   // At a declared operand shape (`f32[2]{0} %x`): when the operand is an
   // instruction of `comp` defined earlier with a shape written in exactly
-  // the same bytes, moves past the shape and returns that instruction;
-  // otherwise leaves the position alone and returns nullptr (the caller then
-  // parses the shape). Never reports an error.
-  HloInstruction* SkipShapeOfDefinedOperand(const HloComputation* comp);
+  // the same bytes, moves past the shape and the name, sets `*name` and
+  // `*name_pos` (where the name starts, at its '%' if it has one) and
+  // returns that instruction; otherwise leaves the position alone and
+  // returns nullptr (the caller then parses the shape). Never reports an
+  // error.
+  HloInstruction* SkipDefinedOperand(const HloComputation* comp, absl::string_view* name,
+                                     size_t* name_pos);
   // What the computation being resolved has pending. An inline computation
   // (`to_apply={...}`) sets the enclosing one's aside as a whole.
   struct ComputationState {
@@ -596,39 +610,41 @@ size_t Parser::ClosingQuote(size_t open) const {
 }
 
 bool Parser::ScanBalanced(size_t* end) {
-  absl::InlinedVector<char, 32> closers;
-  size_t i = pos_;
+  char closers[kMaxNestingDepth];  // the closer each open bracket expects
+  size_t open = 0;
+  size_t from = pos_;
   const size_t size = text_.size();
   const char* data = text_.data();
-  while (i < size) {
-    // Most bytes are neither brackets nor quotes.
-    if (kCharClass[static_cast<unsigned char>(data[i])] != kBracketClass) {
-      ++i;
-      continue;
-    }
-    char c = data[i];
-    if (c == '"') {
-      const size_t j = ClosingQuote(i);
-      if (j == absl::string_view::npos) return Fail(i, "unterminated string");
-      i = j + 1;
-      continue;
-    }
-    if (c == '{' || c == '[' || c == '(') {
-      if (closers.size() >= static_cast<size_t>(kMaxNestingDepth)) {
-        return Fail(i, absl::StrCat("brackets nested more than ", kMaxNestingDepth, " deep"));
+  while (from < size) {
+    // Most bytes are neither brackets nor quotes: the others are found
+    // sixteen at a time, and visited in order.
+    unsigned mask = BracketMask(text_.substr(from));
+    size_t next = std::min(from + 16, size);
+    for (; mask != 0; mask &= mask - 1) {
+      const size_t i = from + static_cast<size_t>(__builtin_ctz(mask));
+      const char c = data[i];
+      if (c == '"') {
+        const size_t j = ClosingQuote(i);
+        if (j == absl::string_view::npos) return Fail(i, "unterminated string");
+        next = j + 1;  // the rest of this block may be inside the string
+        break;
       }
-      closers.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
-    } else if (c == '}' || c == ']' || c == ')') {
-      if (closers.empty() || closers.back() != c) {
-        return Fail(i, absl::StrCat("unbalanced brackets: unexpected '", std::string(1, c), "'"));
-      }
-      closers.pop_back();
-      if (closers.empty()) {
-        *end = i + 1;
-        return true;
+      if (c == '{' || c == '[' || c == '(') {
+        if (open >= static_cast<size_t>(kMaxNestingDepth)) {
+          return Fail(i, absl::StrCat("brackets nested more than ", kMaxNestingDepth, " deep"));
+        }
+        closers[open++] = c == '{' ? '}' : c == '[' ? ']' : ')';
+      } else {
+        if (open == 0 || closers[open - 1] != c) {
+          return Fail(i, absl::StrCat("unbalanced brackets: unexpected '", std::string(1, c), "'"));
+        }
+        if (--open == 0) {
+          *end = i + 1;
+          return true;
+        }
       }
     }
-    ++i;
+    from = next;
   }
   return Fail(pos_, absl::StrCat("unbalanced brackets: '", std::string(1, text_[pos_]),
                                  "' is never closed"));
@@ -975,22 +991,45 @@ size_t Parser::ShapeTextEnd(size_t start) const {
   const size_t size = text_.size();
   if (start < size && data[start] != '(') return ArrayShapeTextEnd(start);
   int depth = 0;
-  for (size_t i = start; i < size; ++i) {
+  size_t i = start;
+  while (i < size) {
+    if (depth > 0) {
+      // Inside brackets only brackets and what gives up matter (spaces do
+      // not): found sixteen bytes at a time.
+      const size_t from = i;
+      i = std::min(from + 16, size);
+      for (unsigned mask = BracketMask(text_.substr(from), /*breaks_and_slashes=*/true);
+           mask != 0; mask &= mask - 1) {
+        const size_t j = from + static_cast<size_t>(__builtin_ctz(mask));
+        const char c = data[j];
+        if (c == '(' || c == '[' || c == '{') {
+          ++depth;
+        } else if (c == ')' || c == ']' || c == '}') {
+          if (--depth == 0) {
+            i = j + 1;
+            break;
+          }
+        } else {
+          return size;  // a line break, a string, a comment
+        }
+      }
+      continue;
+    }
     const char c = data[i];
     if (c == '(' || c == '[' || c == '{') {
       ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      if (--depth < 0) return size;
     } else if (c == ' ') {
-      if (depth == 0) return i;
-    } else if (c == '\n' || c == '\r' || c == '"' || c == '/' || (depth == 0 && !IsIdentChar(c))) {
+      return i;
+    } else if (!IsIdentChar(c)) {  // an unmatched closer, '"', '/', a line break, ...
       return size;
     }
+    ++i;
   }
   return size;
 }
 
-HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
+HloInstruction* Parser::SkipDefinedOperand(const HloComputation* comp, absl::string_view* name,
+                                           size_t* name_pos) {
   const char* data = text_.data();
   const size_t size = text_.size();
   const size_t start = pos_;
@@ -1001,11 +1040,13 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
   if (i == size || i == start) return nullptr;
   const size_t shape_end = i;
   while (i < size && data[i] == ' ') ++i;
+  const size_t percent_pos = i;
   if (i < size && data[i] == '%') ++i;
   const size_t name_start = i;
-  while (i < size && IsIdentChar(data[i])) ++i;
+  i += IdentifierLength(text_.substr(i));
   if (i == name_start || i == size || data[i] == '#' || data[i] == '(') return nullptr;
-  HloInstruction* defined = FindLocal(absl::string_view(data + name_start, i - name_start), comp);
+  const absl::string_view found(data + name_start, i - name_start);
+  HloInstruction* defined = FindLocal(found, comp);
   if (defined == nullptr || NeedsShape(defined)) return nullptr;
   const size_t id = static_cast<size_t>(defined->unique_id());
   if (id >= shape_spans_.size()) return nullptr;
@@ -1015,7 +1056,9 @@ HloInstruction* Parser::SkipShapeOfDefinedOperand(const HloComputation* comp) {
       std::memcmp(reinterpret_cast<const char*>(span >> 16), data + start, shape_size) != 0) {
     return nullptr;
   }
-  pos_ = shape_end;
+  *name = found;
+  *name_pos = percent_pos;
+  pos_ = i;
   return defined;
 }
 
@@ -2156,37 +2199,40 @@ bool Parser::ParseShape(Shape* shape, int depth, bool space_before_layout) {
   return true;
 }
 
-bool Parser::ParseDefinitionShape(SharedShape* shared, absl::string_view* kept_text) {
-  *kept_text = {};
+bool Parser::TakeCachedShape(SharedShape* shared, absl::string_view* kept_text, size_t* end) {
   const char* data = text_.data();
   const size_t size = text_.size();
-  const size_t start = pos_;
-  auto parse_uncached = [&] {
-    Shape shape;
-    if (!ParseShape(&shape, 0)) return false;
-    *shared = SharedShape(std::move(shape));
-    return true;
-  };
   // The candidate text: the shape up to the next space (outside brackets).
-  const size_t end = ShapeTextEnd(start);
-  if (end == size) return parse_uncached();
+  *end = ShapeTextEnd(pos_);
+  if (*end == size) return false;
   // ParseShape reads one thing past the shape: a '{' after spaces is its
   // layout. Then the shape is not the text before the space.
-  size_t look = end;
+  size_t look = *end;
   while (look < size && data[look] == ' ') ++look;
-  if (look < size && data[look] == '{') return parse_uncached();
-  const absl::string_view text(data + start, end - start);
-  if (auto it = shape_cache_.find(text); it != shape_cache_.end()) {
-    *shared = it->second;  // the same shape, shared
-    *kept_text = it->first;
-    pos_ = end;
-    return true;
+  if (look < size && data[look] == '{') {
+    *end = size;
+    return false;
   }
-  if (!parse_uncached()) return false;
+  auto it = shape_cache_.find(absl::string_view(data + pos_, *end - pos_));
+  if (it == shape_cache_.end()) return false;
+  *shared = it->second;  // the same shape, shared
+  *kept_text = it->first;
+  pos_ = *end;
+  return true;
+}
+
+bool Parser::ParseDefinitionShape(SharedShape* shared, absl::string_view* kept_text) {
+  *kept_text = {};
+  size_t end;
+  if (TakeCachedShape(shared, kept_text, &end)) return true;
+  const size_t start = pos_;
+  Shape shape;
+  if (!ParseShape(&shape, 0)) return false;
+  *shared = SharedShape(std::move(shape));
   // Kept only if the parse took exactly that text (not, say, a shape
   // followed by a comment).
-  if (pos_ == end && shape_cache_.size() < kShapeCacheLimit) {
-    *kept_text = cache_keys_.Copy(text);
+  if (end != text_.size() && pos_ == end && shape_cache_.size() < kShapeCacheLimit) {
+    *kept_text = cache_keys_.Copy(text_.substr(start, end - start));
     shape_cache_.emplace(*kept_text, *shared);
   }
   return true;
@@ -2198,7 +2244,7 @@ bool Parser::ParseDefinitionShape(SharedShape* shared, absl::string_view* kept_t
 
 bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstruction** out) {
   if (!SkipSpace()) return false;
-  if (LexKeyword("ROOT")) *is_root = true;
+  if (Cur() == 'R' && LexKeyword("ROOT")) *is_root = true;  // most lines start with a name
   absl::string_view name;
   bool percent;
   if (!SkipSpace()) return false;
@@ -2212,7 +2258,10 @@ bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstructio
   if (!ParseInstructionBody(comp, name, name_pos, flags, nullptr, 0, &inst)) return false;
   flags = inst->text_flags();
   // Attributes.
-  if (!ParseCommaPrefixed([&] { return ParseAttribute(inst, &flags); })) return false;
+  uint32_t written_kinds = 0;
+  if (!ParseCommaPrefixed([&] { return ParseAttribute(inst, &flags, &written_kinds); })) {
+    return false;
+  }
   inst->set_text_flags(flags);
   // The module's style (used for instructions a pass adds) is that of the
   // first instruction, the first with operands, and the first with more than
@@ -2257,14 +2306,18 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
     shape = SharedShape(std::move(*preparsed_shape));
   } else {
     // The shape may be omitted (`t = tuple(a, b)`): an identifier directly
-    // followed by '(' is the opcode.
+    // followed by '(' is the opcode. A shape seen before is told first (no
+    // opcode is written like a shape).
     // `b(` opens XLA's buffer shape, not an opcode.
-    size_t s = pos_;
-    absl::string_view ident = LexIdent();
-    shape_omitted = Cur() == '(' && pos_ > s && ident != "b";
-    pos_ = s;
     absl::string_view kept_text;
-    if (!shape_omitted && !ParseDefinitionShape(&shape, &kept_text)) return false;
+    size_t cached_end;
+    if (!TakeCachedShape(&shape, &kept_text, &cached_end)) {
+      size_t s = pos_;
+      absl::string_view ident = LexIdent();
+      shape_omitted = Cur() == '(' && pos_ > s && ident != "b";
+      pos_ = s;
+      if (!shape_omitted && !ParseDefinitionShape(&shape, &kept_text)) return false;
+    }
     // The input's text only while it stays in memory (done_before_ unset).
     if (!kept_text.empty()) {
       shape_text = kept_text;
@@ -2367,13 +2420,21 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       size_t operand_pos = pos_;
       bool has_shape = false;
       HloInstruction* defined = nullptr;  // looked up while checking a declared shape
+      // The operand's name when SkipDefinedOperand read it.
+      absl::string_view known_name;
+      size_t known_pos = 0;
       if (Cur() == '(') {
         has_shape = true;
+        defined = SkipDefinedOperand(comp, &known_name, &known_pos);
       } else {
         size_t s = pos_;
         absl::string_view word = LexIdent();
-        has_shape = Cur() == '[' && StringToPrimitiveType(word).has_value();
+        const bool bracket = Cur() == '[';
         pos_ = s;
+        // A shape written exactly as its operand's definition's had its type
+        // read there: only another needs it looked up.
+        if (bracket) defined = SkipDefinedOperand(comp, &known_name, &known_pos);
+        has_shape = defined != nullptr || (bracket && StringToPrimitiveType(word).has_value());
       }
       HloInstruction* nested = nullptr;
       // A nested instruction instead of an operand name, if one starts here
@@ -2391,7 +2452,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       };
       // `add(x, multiply(y, z))`: a nested instruction whose shape is inferred.
       if (!has_shape && Cur() != '%' && !parse_nested(nullptr)) return false;
-      if (has_shape && (defined = SkipShapeOfDefinedOperand(comp)) != nullptr) {
+      if (!known_name.empty()) {  // its shape and name read already
         if (first) flags |= kTextOperandShapes;
       } else if (has_shape) {
         Shape operand_shape;
@@ -2427,11 +2488,16 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
         cur_.pending_operands.push_back({inst, "", operand_pos, -1, nested, ""});
         defined_operands.push_back(nested);
       } else {
-        absl::string_view operand;
+        absl::string_view operand = known_name;
         bool operand_percent;
-        if (!SkipSpace()) return false;
-        operand_pos = pos_;
-        if (!LexName(&operand, &operand_percent, "an operand name")) return false;
+        if (!known_name.empty()) {
+          operand_pos = known_pos;
+          operand_percent = text_[known_pos] == '%';
+        } else {
+          if (!SkipSpace()) return false;
+          operand_pos = pos_;
+          if (!LexName(&operand, &operand_percent, "an operand name")) return false;
+        }
         if (first && operand_percent) flags |= kTextPercentOperands;
         // Compact get-tuple-element: `%t#0`, `%t#1#0`.
         size_t gte_start = pos_;
@@ -2498,7 +2564,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   return true;
 }
 
-bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
+bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* written_kinds) {
   if (!SkipSpace()) return false;
   size_t attr_pos = pos_;
   absl::string_view attr = LexIdent();
@@ -2511,13 +2577,18 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     return Fail(attr_pos, absl::StrCat("more than ", kMaxListedItems,
                                        " attributes on one instruction"));
   }
-  for (absl::string_view seen : inst->attribute_order()) {
-    if (seen == attr) return Fail(attr_pos, absl::StrCat("duplicate attribute '", attr, "'"));
+  // A typed attribute written before is known by its kind's bit, any other
+  // by its name.
+  const Attr kind = Classify(attr);
+  if (kind != kNotCanonical ? (*written_kinds & (1u << kind)) != 0
+                            : absl::c_linear_search(inst->attribute_order(), attr)) {
+    return Fail(attr_pos, absl::StrCat("duplicate attribute '", attr, "'"));
   }
+  if (kind != kNotCanonical) *written_kinds |= 1u << kind;
   if (!SkipSpace()) return false;
   size_t value_pos = pos_;
   absl::string_view value;
-  if (attr == "literal") {
+  if (kind == kNotCanonical && attr == "literal") {
     // custom-call `literal=s32[2]{0} {1, 2}`: a shape, a space, a literal.
     // A tuple is `( s32[2]{0} {1, 2}, pred[] 0 )`.
     if (Cur() == '(') {
@@ -2535,7 +2606,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
     inst->AppendAttributeName(attr);
     return true;
   }
-  if (IsComputationAttribute(attr) && Cur() == '{') {
+  if (NamesComputations(kind) && Cur() == '{') {
     // An inline computation: `to_apply={ p = f32[] parameter(0) ... }`.
     size_t save = pos_;
     ++pos_;
@@ -2580,158 +2651,205 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags) {
   };
   const HloOpcode op = inst->opcode();
   bool typed = true;
-  if (attr == "index" && op == HloOpcode::kGetTupleElement) {
-    int64_t n;
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) {
-      return bad("a non-negative integer");
+  switch (kind) {
+    case kIndex: {
+      if (op != HloOpcode::kGetTupleElement) {
+        typed = false;
+        break;
+      }
+      int64_t n;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) {
+        return bad("a non-negative integer");
+      }
+      if (!HloInstruction::IndexFits(n)) {
+        return Fail(value_pos, absl::StrCat("tuple index ", n, " is too large (at most 2147483647)"));
+      }
+      inst->set_tuple_index(n);
+      break;
     }
-    if (!HloInstruction::IndexFits(n)) {
-      return Fail(value_pos, absl::StrCat("tuple index ", n, " is too large (at most 2147483647)"));
+    case kDimensions: {
+      std::vector<int64_t> dims;
+      if (!ParseIntList(value, value_pos, &dims)) return false;
+      inst->set_dimensions(std::move(dims));
+      break;
     }
-    inst->set_tuple_index(n);
-  } else if (attr == "dimensions") {
-    std::vector<int64_t> dims;
-    if (!ParseIntList(value, value_pos, &dims)) return false;
-    inst->set_dimensions(std::move(dims));
-  } else if (attr == "lhs_batch_dims" || attr == "rhs_batch_dims" ||
-             attr == "lhs_contracting_dims" || attr == "rhs_contracting_dims") {
-    std::vector<int64_t> dims;
-    if (!ParseIntList(value, value_pos, &dims)) return false;
-    DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
-    (attr == "lhs_batch_dims"         ? dn->lhs_batch_dimensions
-     : attr == "rhs_batch_dims"       ? dn->rhs_batch_dimensions
-     : attr == "lhs_contracting_dims" ? dn->lhs_contracting_dimensions
-                                      : dn->rhs_contracting_dimensions) = std::move(dims);
-  } else if (attr == "replica_groups") {
-    // Collectives repeat a few group lists: the same text gets the same
-    // (shared) contents, parsed once.
-    auto cached = replica_groups_by_text_.find(value);
-    if (cached == replica_groups_by_text_.end()) {
-      ReplicaGroups groups;
-      if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
-      cached = replica_groups_by_text_.emplace(cache_keys_.Copy(value), std::move(groups)).first;
+    case kLhsBatchDims:
+    case kRhsBatchDims:
+    case kLhsContractingDims:
+    case kRhsContractingDims: {
+      std::vector<int64_t> dims;
+      if (!ParseIntList(value, value_pos, &dims)) return false;
+      DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
+      (kind == kLhsBatchDims         ? dn->lhs_batch_dimensions
+       : kind == kRhsBatchDims       ? dn->rhs_batch_dimensions
+       : kind == kLhsContractingDims ? dn->lhs_contracting_dimensions
+                                     : dn->rhs_contracting_dimensions) = std::move(dims);
+      break;
     }
-    inst->set_replica_groups(cached->second);
-  } else if (attr == "channel_id") {
-    int64_t n;
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || ptr != value.data() + value.size()) return bad("an integer");
-    inst->set_channel_id(n);
-  } else if (attr == "use_global_device_ids" || attr == "constrain_layout") {
-    bool b = false;
-    if (!ParseBool(value, value_pos, &b)) return false;
-    if (attr == "use_global_device_ids") {
-      inst->set_use_global_device_ids(b);
-    } else {
-      inst->set_constrain_layout(b);
+    case kReplicaGroups: {
+      // Collectives repeat a few group lists: the same text gets the same
+      // (shared) contents, parsed once.
+      auto cached = replica_groups_by_text_.find(value);
+      if (cached == replica_groups_by_text_.end()) {
+        ReplicaGroups groups;
+        if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
+        cached = replica_groups_by_text_.emplace(cache_keys_.Copy(value), std::move(groups)).first;
+      }
+      inst->set_replica_groups(cached->second);
+      break;
     }
-  } else if (attr == "source_target_pairs") {
-    std::vector<std::vector<int64_t>> lists;
-    if (!ParseIntListList(value, value_pos, &lists)) return false;
-    std::vector<std::pair<int64_t, int64_t>> pairs;
-    pairs.reserve(lists.size());
-    for (const auto& l : lists) {
-      if (l.size() != 2) return bad("pairs {{source,target},...}");
-      pairs.emplace_back(l[0], l[1]);
+    case kChannelId: {
+      int64_t n;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || ptr != value.data() + value.size()) return bad("an integer");
+      inst->set_channel_id(n);
+      break;
     }
-    inst->set_source_target_pairs(std::move(pairs));
-  } else if (attr == "custom_call_target") {
-    std::string target;
-    if (!ParseString(value, value_pos, &target)) return false;
-    inst->set_custom_call_target(std::move(target));
-  } else if (attr == "api_version") {
-    std::optional<int> v = HloInstruction::ApiVersionFromName(value);
-    if (!v.has_value()) {
-      return Fail(value_pos, absl::StrCat("unknown api_version '", value, "'"));
+    case kUseGlobalDeviceIds:
+    case kConstrainLayout: {
+      bool b = false;
+      if (!ParseBool(value, value_pos, &b)) return false;
+      if (kind == kUseGlobalDeviceIds) {
+        inst->set_use_global_device_ids(b);
+      } else {
+        inst->set_constrain_layout(b);
+      }
+      break;
     }
-    inst->set_api_version(*v);
-  } else if (attr == "backend_config" && (value.front() == '"' || value.front() == '{')) {
-    if (value.front() == '"') {
-      std::string config;
-      if (!ParseString(value, value_pos, &config)) return false;
-      inst->set_backend_config(std::move(config), false);
-    } else {
-      inst->set_backend_config(std::string(value), true);
+    case kSourceTargetPairs: {
+      std::vector<std::vector<int64_t>> lists;
+      if (!ParseIntListList(value, value_pos, &lists)) return false;
+      std::vector<std::pair<int64_t, int64_t>> pairs;
+      pairs.reserve(lists.size());
+      for (const auto& l : lists) {
+        if (l.size() != 2) return bad("pairs {{source,target},...}");
+        pairs.emplace_back(l[0], l[1]);
+      }
+      inst->set_source_target_pairs(std::move(pairs));
+      break;
     }
-  } else if (attr == "frontend_attributes") {
-    // Values that are not strings (`k={n = 1 : i32}`) are not a key->value
-    // map this project can hold: the attribute is then kept raw, verbatim.
-    FrontendAttributes fa;
-    quiet_ = true;  // a failure here is not an error
-    const bool parsed = ParseFrontendAttributes(value, value_pos, &fa);
-    quiet_ = false;
-    if (parsed) {
-      inst->set_frontend_attributes(std::move(fa));
-    } else if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
+    case kCustomCallTarget: {
+      std::string target;
+      if (!ParseString(value, value_pos, &target)) return false;
+      inst->set_custom_call_target(std::move(target));
+      break;
+    }
+    case kApiVersion: {
+      std::optional<int> v = HloInstruction::ApiVersionFromName(value);
+      if (!v.has_value()) {
+        return Fail(value_pos, absl::StrCat("unknown api_version '", value, "'"));
+      }
+      inst->set_api_version(*v);
+      break;
+    }
+    case kBackendConfig:
+      if (value.front() == '"') {
+        std::string config;
+        if (!ParseString(value, value_pos, &config)) return false;
+        inst->set_backend_config(std::move(config), false);
+      } else if (value.front() == '{') {
+        inst->set_backend_config(std::string(value), true);
+      } else {
+        typed = false;
+      }
+      break;
+    case kFrontendAttributes: {
+      // Values that are not strings (`k={n = 1 : i32}`) are not a key->value
+      // map this project can hold: the attribute is then kept raw, verbatim.
+      FrontendAttributes fa;
+      quiet_ = true;  // a failure here is not an error
+      const bool parsed = ParseFrontendAttributes(value, value_pos, &fa);
+      quiet_ = false;
+      if (parsed) {
+        inst->set_frontend_attributes(std::move(fa));
+      } else if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
+        typed = false;
+      } else {
+        return bad("{key=\"value\",...}");
+      }
+      break;
+    }
+    case kMetadata:
+      if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{...}");
+      inst->set_metadata(std::string(value.substr(1, value.size() - 2)));
+      break;
+    case kSharding:
+      inst->set_sharding(std::string(value));
+      break;
+    case kControlPredecessors: {
+      if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{%a, %b, ...}");
+      const size_t end = value.size() - 1;
+      bool first = true;
+      size_t control_count = 0;
+      if (!ParseListIn(value, value_pos, 1, end, Separator::kCommaOrSpace, "", [&](size_t* i) {
+            bool pct = value[*i] == '%';
+            if (pct) ++*i;
+            size_t s = *i;
+            while (*i < end && IsIdentChar(value[*i])) ++*i;
+            if (*i == s) {
+              return Fail(value_pos + *i, "expected an instruction name in control-predecessors");
+            }
+            if (first && pct) *flags |= kTextPercentControl;
+            first = false;
+            if (++control_count > kMaxListedItems) {
+              return Fail(value_pos + s, absl::StrCat("more than ", kMaxListedItems,
+                                                      " control predecessors on one instruction"));
+            }
+            absl::string_view name = value.substr(s, *i - s);
+            if (done_before_ != nullptr) name = cur_.operand_text.Copy(name);
+            cur_.pending_control.push_back({inst, name, value_pos + s});
+            return true;
+          })) {
+        return false;
+      }
+      break;
+    }
+    case kToApply:
+    case kCondition:
+    case kBody:
+    case kCalls:
+    case kBranchComputations:
+    case kTrueComputation:
+    case kFalseComputation:
+    case kCalledComputations:
+    case kSelect:
+    case kScatter: {
+      PendingCall call{inst, std::string(attr), {}, false};
+      absl::string_view list = value;
+      size_t base = value_pos;
+      if (list.front() == '{') {
+        if (list.back() != '}') return bad("{%a, %b, ...}");
+        call.braced = true;
+        list = list.substr(1, list.size() - 2);
+        base += 1;
+      }
+      bool first = true;
+      if (!ParseListIn(list, base, 0, list.size(), Separator::kCommaOrSpace, "", [&](size_t* i) {
+            bool pct = list[*i] == '%';
+            if (pct) ++*i;
+            size_t s = *i;
+            while (*i < list.size() && IsIdentChar(list[*i])) ++*i;
+            if (*i == s) {
+              return Fail(base + *i, absl::StrCat("expected a computation name in '", attr, "'"));
+            }
+            if (first && pct) *flags |= kTextPercentCalls;
+            first = false;
+            absl::string_view name = list.substr(s, *i - s);
+            HloComputation* known = module_->GetComputationWithName(name);
+            if (known == nullptr && done_before_ != nullptr) name = call_text_.Copy(name);
+            call.names.push_back({name, base + s, known});
+            return true;
+          })) {
+        return false;
+      }
+      if (!call.braced && call.names.size() != 1) return bad("one computation name");
+      pending_calls_.push_back(std::move(call));
+      break;
+    }
+    default:
       typed = false;
-    } else {
-      return bad("{key=\"value\",...}");
-    }
-  } else if (attr == "metadata") {
-    if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{...}");
-    inst->set_metadata(std::string(value.substr(1, value.size() - 2)));
-  } else if (attr == "sharding") {
-    inst->set_sharding(std::string(value));
-  } else if (attr == "control-predecessors") {
-    if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{%a, %b, ...}");
-    const size_t end = value.size() - 1;
-    bool first = true;
-    size_t control_count = 0;
-    if (!ParseListIn(value, value_pos, 1, end, Separator::kCommaOrSpace, "", [&](size_t* i) {
-          bool pct = value[*i] == '%';
-          if (pct) ++*i;
-          size_t s = *i;
-          while (*i < end && IsIdentChar(value[*i])) ++*i;
-          if (*i == s) {
-            return Fail(value_pos + *i, "expected an instruction name in control-predecessors");
-          }
-          if (first && pct) *flags |= kTextPercentControl;
-          first = false;
-          if (++control_count > kMaxListedItems) {
-            return Fail(value_pos + s, absl::StrCat("more than ", kMaxListedItems,
-                                                    " control predecessors on one instruction"));
-          }
-          absl::string_view name = value.substr(s, *i - s);
-          if (done_before_ != nullptr) name = cur_.operand_text.Copy(name);
-          cur_.pending_control.push_back({inst, name, value_pos + s});
-          return true;
-        })) {
-      return false;
-    }
-  } else if (IsComputationAttribute(attr)) {
-    PendingCall call{inst, std::string(attr), {}, false};
-    absl::string_view list = value;
-    size_t base = value_pos;
-    if (list.front() == '{') {
-      if (list.back() != '}') return bad("{%a, %b, ...}");
-      call.braced = true;
-      list = list.substr(1, list.size() - 2);
-      base += 1;
-    }
-    bool first = true;
-    if (!ParseListIn(list, base, 0, list.size(), Separator::kCommaOrSpace, "", [&](size_t* i) {
-          bool pct = list[*i] == '%';
-          if (pct) ++*i;
-          size_t s = *i;
-          while (*i < list.size() && IsIdentChar(list[*i])) ++*i;
-          if (*i == s) {
-            return Fail(base + *i, absl::StrCat("expected a computation name in '", attr, "'"));
-          }
-          if (first && pct) *flags |= kTextPercentCalls;
-          first = false;
-          absl::string_view name = list.substr(s, *i - s);
-          HloComputation* known = module_->GetComputationWithName(name);
-          if (known == nullptr && done_before_ != nullptr) name = call_text_.Copy(name);
-          call.names.push_back({name, base + s, known});
-          return true;
-        })) {
-      return false;
-    }
-    if (!call.braced && call.names.size() != 1) return bad("one computation name");
-    pending_calls_.push_back(std::move(call));
-  } else {
-    typed = false;
+      break;
   }
   if (!typed) inst->mutable_raw_attributes()->push_back({std::string(attr), std::string(value)});
   inst->AppendAttributeName(attr);

@@ -13,11 +13,83 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/text_form.h"
+#include "hilo/text/attribute_kind.h"
 #include "hilo/text/text_flags.h"
 
 namespace hilo {
 namespace {
+
+// Writes into a fixed array; `overflowed()` when the text did not fit (what
+// was written is then incomplete). For texts the printer keeps to reuse.
+class FixedTextOut {
+ public:
+  FixedTextOut(char* buffer, size_t capacity) : buffer_(buffer), capacity_(capacity) {}
+  void Push(char c) { Append(absl::string_view(&c, 1)); }
+  void Append(absl::string_view s) {
+    if (s.size() > capacity_ - size_) {
+      overflowed_ = true;
+      return;
+    }
+    std::memcpy(buffer_ + size_, s.data(), s.size());
+    size_ += s.size();
+  }
+  void AppendInt(int64_t v) {
+    char digits[20];  // "-9223372036854775808"
+    Append(absl::string_view(digits, std::to_chars(digits, digits + sizeof(digits), v).ptr - digits));
+  }
+  size_t size() const { return size_; }
+  bool overflowed() const { return overflowed_; }
+
+ private:
+  char* buffer_;
+  size_t capacity_;
+  size_t size_ = 0;
+  bool overflowed_ = false;
+};
+
+// The text of the instruction shapes a module print wrote lately, by the
+// Shape object's address and whether the layout was printed. Instructions
+// share their shape objects (SharedShape: a module has few distinct
+// shapes), and writing one dimension by dimension was a tenth of a round
+// trip (docs/performance.md, "fourteenth session: round trip"). Two-way set
+// associative, 512 entries of 64 bytes: a fixed 32 KB whatever the module.
+// Valid only while no shape it saw is destroyed or changed: one module
+// print, which changes nothing. `HILO_PRINT_SHAPE_CACHE=0` turns it off.
+class ShapeTextCache {
+ public:
+  template <typename Out>
+  void Write(const Shape& shape, bool print_layout, Out& out) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(&shape) | (print_layout ? 1 : 0);
+    Entry* set = &entries_[(key * 0x9E3779B97F4A7C15ull >> 56) * 2];
+    Entry* hit = set[0].key == key ? &set[0] : set[1].key == key ? &set[1] : nullptr;
+    if (hit == nullptr) {
+      // The older way goes; the newer moves over.
+      set[1] = set[0];
+      hit = &set[0];
+      hit->key = key;
+      FixedTextOut text(hit->text, sizeof(hit->text));
+      WriteShape(shape, print_layout, /*index_comments=*/true, text);
+      hit->size = text.overflowed() ? kTooLong : static_cast<uint8_t>(text.size());
+    }
+    if (hit->size == kTooLong) {
+      WriteShape(shape, print_layout, /*index_comments=*/true, out);
+    } else {
+      out.Append(absl::string_view(hit->text, hit->size));
+    }
+  }
+
+ private:
+  static constexpr uint8_t kTooLong = 0xff;
+  struct Entry {
+    uintptr_t key = 0;  // the shape's address, or'ed with 1 when the layout is printed
+    uint8_t size = 0;   // of text, or kTooLong: written each time
+    char text[55];
+  };
+  static_assert(sizeof(Entry) == 64);
+  Entry entries_[512];
+};
 
 // The printer's output: a fixed buffer drained into an OutputSink whenever
 // it is full. Appends are a bounds check and a memcpy (no std::string growth
@@ -90,6 +162,16 @@ class Writer {
     }
     return nullptr;
   }
+  // An instruction's shape, from the module print's cache when it has one.
+  void AppendInstructionShape(const Shape& shape, bool print_layout) {
+    if (shape_texts_ != nullptr) {
+      shape_texts_->Write(shape, print_layout, *this);
+    } else {
+      WriteShape(shape, print_layout, /*index_comments=*/true, *this);
+    }
+  }
+  void set_shape_texts(ShapeTextCache* cache) { shape_texts_ = cache; }
+
   void CacheGroupsText(const ReplicaGroups& groups, std::string text) {
     static constexpr size_t kEntries = 4;
     if (groups_texts_.size() < kEntries) {
@@ -121,6 +203,7 @@ class Writer {
   absl::Status status_;
   std::vector<std::pair<ReplicaGroups, std::string>> groups_texts_;
   size_t next_groups_text_ = 0;
+  ShapeTextCache* shape_texts_ = nullptr;
 };
 
 class StringSink final : public OutputSink {
@@ -204,84 +287,7 @@ void AppendComputationName(const HloComputation* c, bool percent, Writer& w) {
   w.Append(c->name());
 }
 
-// XLA's order for attributes that were not written in the text (set by a
-// pass). Every typed attribute of HloInstruction is here, so an attribute's
-// index in this list (its Attr) is also what AppendAttribute dispatches on.
-constexpr absl::string_view kCanonicalOrder[] = {
-    "index", "dimensions", "channel_id", "replica_groups", "constrain_layout",
-    "use_global_device_ids", "source_target_pairs", "lhs_batch_dims", "lhs_contracting_dims",
-    "rhs_batch_dims", "rhs_contracting_dims", "custom_call_target", "api_version",
-    "to_apply", "condition", "body", "calls", "branch_computations", "true_computation",
-    "false_computation", "called_computations", "select", "scatter", "sharding",
-    "frontend_attributes", "control-predecessors", "metadata", "backend_config"};
-
-enum Attr : int {
-  kNotCanonical = -1,
-  kIndex,
-  kDimensions,
-  kChannelId,
-  kReplicaGroups,
-  kConstrainLayout,
-  kUseGlobalDeviceIds,
-  kSourceTargetPairs,
-  kLhsBatchDims,
-  kLhsContractingDims,
-  kRhsBatchDims,
-  kRhsContractingDims,
-  kCustomCallTarget,
-  kApiVersion,
-  kToApply,
-  kCondition,
-  kBody,
-  kCalls,
-  kBranchComputations,
-  kTrueComputation,
-  kFalseComputation,
-  kCalledComputations,
-  kSelect,
-  kScatter,
-  kSharding,
-  kFrontendAttributes,
-  kControlPredecessors,
-  kMetadata,
-  kBackendConfig,
-  kAttrCount,
-};
-static_assert(std::size(kCanonicalOrder) == kAttrCount);
-static_assert(kAttrCount <= 32, "AppendAttributes keeps a 32-bit mask of them");
-
-// kCanonicalOrder's names by length: a name is compared with the at most
-// four of its length only. (Built at compile time: a longer name, or a
-// fifth of one length, fails the build.)
-constexpr size_t kMaxAttrNameLength = 21;
-constexpr int kMaxAttrsOfOneLength = 4;
-struct AttrsByLength {
-  int8_t attrs[kMaxAttrNameLength + 1][kMaxAttrsOfOneLength];
-};
-constexpr AttrsByLength MakeAttrsByLength() {
-  AttrsByLength table{};
-  for (auto& row : table.attrs) {
-    for (int8_t& attr : row) attr = kNotCanonical;
-  }
-  for (int attr = 0; attr < kAttrCount; ++attr) {
-    int8_t* row = table.attrs[kCanonicalOrder[attr].size()];
-    int i = 0;
-    while (row[i] != kNotCanonical) ++i;
-    row[i] = static_cast<int8_t>(attr);
-  }
-  return table;
-}
-constexpr AttrsByLength kAttrsByLength = MakeAttrsByLength();
-
-// The Attr of attribute `name`.
-Attr Classify(absl::string_view name) {
-  if (name.size() > kMaxAttrNameLength) return kNotCanonical;
-  for (int8_t attr : kAttrsByLength.attrs[name.size()]) {
-    if (attr == kNotCanonical) break;
-    if (name == kCanonicalOrder[attr]) return static_cast<Attr>(attr);
-  }
-  return kNotCanonical;
-}
+using namespace text_attribute;  // NOLINT: the attribute kinds, as printer.cc's own
 
 // Works for attribute and header orders of any string-like element type.
 template <typename Names>
@@ -578,7 +584,7 @@ void AppendInstruction(const HloInstruction& inst, Writer& w) {
   if (style & kTextPercentName) w.Push('%');
   w.Append(inst.name());
   w.Append(" = ");
-  WriteShape(inst.shape(), /*print_layout=*/true, /*index_comments=*/true, w);
+  w.AppendInstructionShape(inst.shape(), /*print_layout=*/true);
   w.Push(' ');
   if (style & kTextAsyncSugar) {
     auto wrapped = static_cast<HloOpcode>((style >> kTextSugarOpcodeShift) & 0xff);
@@ -606,7 +612,7 @@ void AppendInstruction(const HloInstruction& inst, Writer& w) {
       }
       const HloInstruction* operand = inst.operand(i);
       if (style & kTextOperandShapes) {
-        WriteShape(operand->shape(), /*print_layout=*/true, /*index_comments=*/true, w);
+        w.AppendInstructionShape(operand->shape(), /*print_layout=*/true);
         w.Push(' ');
       }
       if (style & kTextPercentOperands) w.Push('%');
@@ -697,12 +703,11 @@ void AppendSignature(const HloComputation& comp, Writer& w) {
     first = false;
     w.Append(p->name());
     w.Append(": ");
-    WriteShape(p->shape(), /*print_layout=*/false, /*index_comments=*/true, w);
+    w.AppendInstructionShape(p->shape(), /*print_layout=*/false);
   }
   w.Append(") -> ");
   if (comp.root_instruction() != nullptr) {
-    WriteShape(comp.root_instruction()->shape(), /*print_layout=*/false, /*index_comments=*/true,
-                w);
+    w.AppendInstructionShape(comp.root_instruction()->shape(), /*print_layout=*/false);
   }
 }
 
@@ -836,6 +841,11 @@ absl::Status PrintHloModule(const HloModule& module, OutputSink& sink) {
   // Not zero-initialized: only the part written is touched.
   std::unique_ptr<char[]> buffer(new char[kPrintBufferSize]);
   Writer w(&sink, buffer.get(), kPrintBufferSize);
+  std::unique_ptr<ShapeTextCache> shape_texts;
+  if (!EnvSwitchIsZero("HILO_PRINT_SHAPE_CACHE")) {
+    shape_texts = std::make_unique<ShapeTextCache>();
+    w.set_shape_texts(shape_texts.get());
+  }
   AppendModule(module, w);
   return w.Finish();
 }
