@@ -2,14 +2,21 @@
 // protos) against protobuf's whole-message parse: the same files load, to the
 // same module, whatever order the fields come in, whichever envelope holds
 // the module, however deep the nesting; files protobuf refuses are refused.
-#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "hilo/proto/hlo_proto_convert.h"
 #include "hilo/proto/module_file.h"
 #include "hilo/proto/wire_split.h"
+#include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
 
 namespace hilo {
@@ -255,6 +262,106 @@ TEST(ProtoStreamTest, ConversionErrorsAsTheWholeMessage) {
     ASSERT_EQ(whole.rfind("error: ", 0), 0u) << edit;
     EXPECT_EQ(ReadStreamed(Serialized(proto)), "error: m.pb: error: " + whole.substr(7)) << edit;
   }
+}
+
+// Three computations of 12,000 instructions each (the entry calls the other
+// two; one of them has a forward reference, so its order is recorded and
+// every id is read first), written as a binary proto.
+std::string LargeModuleText() {
+  std::string text = "HloModule big\n\n";
+  for (const char* name : {"c0", "c1", "e"}) {
+    const bool entry = std::strcmp(name, "e") == 0;
+    absl::StrAppend(&text, entry ? "ENTRY " : "", name, " {\n  p = f32[] parameter(0)\n");
+    std::string last = "p";
+    if (entry) {
+      absl::StrAppend(&text, "  a = f32[] call(p), to_apply=c0\n  b = f32[] call(a), to_apply=c1\n");
+      last = "b";
+    }
+    if (std::strcmp(name, "c1") == 0) absl::StrAppend(&text, "  f = f32[] negate(later)\n  later = f32[] negate(p)\n");
+    for (int i = 0; i < 12000; ++i) {
+      absl::StrAppend(&text, "  n", i, " = f32[] negate(", last, ")\n");
+      last = absl::StrCat("n", i);
+    }
+    absl::StrAppend(&text, "  ROOT r = f32[] negate(", last, ")\n}\n\n");
+  }
+  return text;
+}
+
+// hilo-opt gives the input's pages back behind the decoder (done_before,
+// every 128 KB of instructions built, as the text parser does) and after
+// the last instruction (done_from): here those pages are made unreadable
+// as they are reported, so a read of a byte the decoder said it was done
+// with would crash the test; the module must still come out whole.
+TEST(ProtoStreamTest, DecodesWithTheInputDroppedBehindIt) {
+  absl::StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(LargeModuleText(), "big.hlo");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const std::string printed = PrintHloModule(**parsed);
+  absl::StatusOr<std::string> bytes = SerializeModule(**parsed, ModuleFormat::kProto);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  const size_t step = size_t{128} << 10;
+  ASSERT_GT(bytes->size(), 6 * step);  // several steps in each computation
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t mapped_size = (bytes->size() + page - 1) / page * page;
+  void* mapped = mmap(nullptr, mapped_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  char* data = static_cast<char*>(mapped);
+  std::memcpy(data, bytes->data(), bytes->size());
+  std::vector<size_t> before;
+  std::vector<size_t> from;
+  size_t protected_before = 0;
+  const std::function<void(size_t)> done_before = [&](size_t offset) {
+    before.push_back(offset);
+    const size_t end = offset / page * page;
+    if (end > protected_before) {
+      ASSERT_EQ(mprotect(data + protected_before, end - protected_before, PROT_NONE), 0);
+      protected_before = end;
+    }
+  };
+  const std::function<void(size_t)> done_from = [&](size_t offset) {
+    from.push_back(offset);
+    const size_t begin = (offset + page - 1) / page * page;
+    if (begin < mapped_size) {
+      ASSERT_EQ(mprotect(data + begin, mapped_size - begin, PROT_NONE), 0);
+    }
+  };
+  absl::StatusOr<LoadedModule> loaded =
+      LoadModule(absl::string_view(data, bytes->size()), "big.pb", done_before, done_from);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(PrintHloModule(*loaded->module), printed);
+  ASSERT_EQ(from.size(), 1u);
+  EXPECT_GT(from[0], bytes->size() - step);  // only the fields after the instructions
+  // In increasing offsets, through every computation, never more than 128
+  // KB (and an instruction or a computation's few other fields) behind the
+  // decoder: within a computation every 128 KB, and once more as the next
+  // computation starts.
+  ASSERT_GE(before.size(), bytes->size() / step);
+  for (size_t i = 1; i < before.size(); ++i) {
+    EXPECT_GT(before[i], before[i - 1]) << i;
+    EXPECT_LT(before[i] - before[i - 1], step + 512) << i;
+  }
+  EXPECT_LT(before[0], step + 512);
+  EXPECT_LT(from[0] - before.back(), step + 512);
+  munmap(mapped, mapped_size);
+}
+
+// The decoder tells the instruction arena how much it will hold, as the
+// text parser does: the read starts in huge blocks (where the kernel gives
+// them) and ends in a block of small pages, resident only as far as it is
+// used, instead of a whole 2 MB huge page at the end of the read.
+TEST(ProtoStreamTest, ArenaEndsInSmallPages) {
+  absl::StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(LargeModuleText(), "big.hlo");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<std::string> bytes = SerializeModule(**parsed, ModuleFormat::kProto);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<LoadedModule> loaded = LoadModule(*bytes, "big.pb");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const InstructionArena& arena = loaded->module->instruction_arena();
+  ASSERT_GT(arena.used_bytes(), 2 * InstructionArena::kHugeBlock);
+  ASSERT_GE(arena.blocks().size(), 2u);
+  if (InstructionArena::kBlocksFromHeap) return;  // (no huge pages under a sanitizer)
+  EXPECT_EQ(arena.blocks().front().huge_page_advised, InstructionArena::HugePagesEnabled());
+  EXPECT_EQ(arena.blocks().front().size, InstructionArena::kHugeBlock);  // huge from the first
+  EXPECT_FALSE(arena.blocks().back().huge_page_advised);
 }
 
 TEST(ProtoStreamTest, WireSplit) {

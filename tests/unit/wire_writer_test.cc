@@ -224,5 +224,49 @@ TEST(WireWriterTest, LargeModuleFieldsDoNotGrowTheBuffer) {
   std::fclose(file);
 }
 
+// The program shapes the streamed writer makes from the shapes' bytes (each
+// computation's, and the module's host_program_shape from the entry or from
+// the entry computation layout, which may give other layouts) without
+// building them first: the same messages as protobuf's, built field by
+// field (HloModuleToProto), for a module with a layout and one without, and
+// large enough (600 parameters) to be written around a small buffer.
+TEST(WireWriterTest, ProgramShapesAreProtobufs) {
+  std::string params, layout;
+  for (int i = 0; i < 600; ++i) {
+    absl::StrAppend(&params, "  parameter_number_", i, " = f32[8,16]{1,0} parameter(", i, ")\n");
+    absl::StrAppend(&layout, i == 0 ? "" : ", ", i % 2 == 0 ? "f32[8,16]{0,1}" : "f32[8,16]{1,0}");
+  }
+  const std::string body = absl::StrCat("\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n",
+                                        "  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n", params,
+                                        "  z = f32[] constant(0)\n",
+                                        "  ROOT r = f32[8] reduce(parameter_number_0, z), dimensions={1}, to_apply=add\n}\n");
+  for (const std::string& header :
+       {absl::StrCat("HloModule wide, entry_computation_layout={(", layout, ")->f32[8]{0}}"), std::string("HloModule wide")}) {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(header + body);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<xla::HloModuleProto> expected = HloModuleToProto(**module);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    ASSERT_EQ(expected->host_program_shape().parameters_size(), 600);
+    // (From the layout, parameter 0's layout is {0,1}; from the entry, {1,0}.)
+    const bool from_layout = header.size() > 20;
+    ASSERT_EQ(expected->host_program_shape().parameters(0).layout().minor_to_major(0), from_layout ? 0 : 1);
+    std::FILE* file = std::tmpfile();
+    ASSERT_NE(file, nullptr);
+    WireWriter out(fileno(file), "test", 64);
+    ASSERT_TRUE(WriteBinaryModule(**module, ProtoMessage::kHloModuleProto, "", &out).ok());
+    xla::HloModuleProto written;
+    ASSERT_TRUE(written.ParseFromString(Contents(file)));
+    std::fclose(file);
+    EXPECT_EQ(written.host_program_shape().SerializeAsString(), expected->host_program_shape().SerializeAsString())
+        << header.substr(0, 40);
+    ASSERT_EQ(written.computations_size(), expected->computations_size());
+    for (int i = 0; i < written.computations_size(); ++i) {
+      EXPECT_EQ(written.computations(i).program_shape().SerializeAsString(),
+                expected->computations(i).program_shape().SerializeAsString())
+          << header.substr(0, 40) << " computation " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hilo

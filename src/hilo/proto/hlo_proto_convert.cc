@@ -908,13 +908,19 @@ class Encoder {
   // computations are not added to `proto` but appended to `*streamed` as
   // their wire form (field 3 of HloModuleProto), one instruction message at
   // a time: the whole message never exists at once.
-  // With `host_program_shape` too (streaming), the module's
-  // host_program_shape is not set in `proto` but written there as the wire
-  // bytes of a ProgramShapeProto, when the module has one, and so are the
-  // computations' program shapes (not messages: 20 MB and 4% of writing
-  // the generated 300k module, whose entry has 27,275 parameters).
+  // With `host_program_shape_apart` too (streaming), the module's
+  // host_program_shape is not set in `proto` but kept for
+  // WriteHostProgramShape, and the computations' program shapes are written
+  // as wire bytes from the shapes' encodings (not messages: 20 MB and 4% of
+  // writing the generated 300k module, whose entry has 27,275 parameters).
   absl::Status Run(xla::HloModuleProto& proto, WireWriter* streamed = nullptr,
-                   std::optional<std::string>* host_program_shape = nullptr);
+                   bool host_program_shape_apart = false);
+  // After Run with `host_program_shape_apart`: whether the module has a
+  // host_program_shape, and its ProgramShapeProto bytes as field `field`
+  // (appended to `out`), or (HostProgramShapeBytes) as a string.
+  bool has_host_program_shape() const { return host_shape_ != HostShape::kNone; }
+  absl::Status WriteHostProgramShape(int field, WireWriter* out);
+  std::string HostProgramShapeBytes();
 
  private:
   int32_t NameIndex(absl::string_view name) {
@@ -992,11 +998,46 @@ class Encoder {
   }
   absl::node_hash_map<std::string, std::string> layout_shapes_;  // (values stay put)
   const bool layout_pieces_ = SwitchedOnByDefault("HILO_PROTO_LAYOUT_PIECES");
-  // With `program_shape_bytes`, the program shape is not set in `*p` but
-  // written there as the wire bytes of a ProgramShapeProto (the shapes'
-  // bytes made once each: ShapeBytes).
+  // With `program_shape_apart`, the program shape is not set in `*p` (the
+  // caller writes ProgramShapeFields).
   absl::Status EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
-                                 WireWriter* streamed_instructions, std::string* program_shape_bytes = nullptr);
+                                 WireWriter* streamed_instructions, bool program_shape_apart = false);
+  // Calls `visit(field, payload)` for each field of `comp`'s
+  // ProgramShapeProto in protobuf's order: parameters (1), result (2),
+  // parameter_names (3), the shapes' bytes made once each (ShapeBytes).
+  template <typename Visit>
+  void ProgramShapeFields(const HloComputation& comp, const Visit& visit) {
+    for (const HloInstruction* param : comp.parameter_instructions()) {
+      if (param != nullptr) visit(1, ShapeBytes(param->shape()));
+    }
+    if (comp.root_instruction() != nullptr) visit(2, ShapeBytes(comp.root_instruction()->shape()));
+    for (const HloInstruction* param : comp.parameter_instructions()) {
+      if (param != nullptr) visit(3, param->name());
+    }
+  }
+  // The same for the module's host_program_shape (has_host_program_shape()).
+  template <typename Visit>
+  void HostProgramShapeFields(const Visit& visit) {
+    const HloComputation* entry = module_.entry_computation();
+    if (host_shape_ == HostShape::kEntry) return ProgramShapeFields(*entry, visit);
+    if (host_shape_ != HostShape::kLayout) return;
+    for (const std::string* bytes : host_params_) visit(1, *bytes);
+    visit(2, *host_result_);
+    for (const HloInstruction* param : entry->parameter_instructions()) {
+      if (param != nullptr) visit(3, param->name());
+    }
+  }
+  // Where the host_program_shape comes from (Run, streaming): the entry's
+  // program shape, the entry computation layout's shapes (host_params_,
+  // host_result_, the entry's parameter names), or host_bytes_. Written
+  // from these, not kept as bytes: two of the 300k module's 810 KB program
+  // shapes were at its write peak (docs/performance.md, "fourteenth
+  // session: proto peak").
+  enum class HostShape { kNone, kEntry, kLayout, kBytes };
+  HostShape host_shape_ = HostShape::kNone;
+  std::vector<const std::string*> host_params_;
+  const std::string* host_result_ = nullptr;
+  std::string host_bytes_;
 
   const HloModule& module_;
   InstructionIds inst_ids_;
@@ -1012,7 +1053,6 @@ class Encoder {
   std::vector<int64_t> id_scratch_;
   std::string sub_;  // a sub-message's bytes
   std::string entry_;  // a map entry's bytes
-  std::string program_shape_;  // a computation's, as bytes (Run)
 };
 
 // Protobuf's wire format: a varint, and a length-delimited field's header.
@@ -1452,9 +1492,32 @@ absl::Status AppendDeterministicBytes(const google::protobuf::MessageLite& messa
     AppendDeterministicBytes(message, size, &out->buffer());
     return absl::OkStatus();
   }
-  std::string bytes;
-  AppendDeterministicBytes(message, size, &bytes);
-  return out->Append(bytes);
+  // More than the buffer holds: serialized in 64 KB pieces, each appended
+  // as it is made, instead of into a string of its own first (the 300k
+  // module's fields, its 682 KB entry layout text among them, were such a
+  // string at its write peak; docs/performance.md, "fourteenth session:
+  // proto peak").
+  class ToWriter final : public google::protobuf::io::CopyingOutputStream {
+   public:
+    explicit ToWriter(WireWriter* out) : out_(out) {}
+    bool Write(const void* buffer, int size) override {
+      status = out_->Append(absl::string_view(static_cast<const char*>(buffer), static_cast<size_t>(size)));
+      return status.ok();
+    }
+    absl::Status status;
+
+   private:
+    WireWriter* out_;
+  };
+  ToWriter to_writer(out);
+  google::protobuf::io::CopyingOutputStreamAdaptor pieces(&to_writer, 64 << 10);
+  {
+    google::protobuf::io::CodedOutputStream coded(&pieces);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeWithCachedSizes(&coded);
+  }  // (gives back what it did not fill)
+  if (!pieces.Flush() && to_writer.status.ok()) return absl::InternalError("serializing a message failed");
+  return to_writer.status;
 }
 
 absl::Status AppendLengthDelimitedField(int field, absl::string_view payload, WireWriter* out) {
@@ -1467,7 +1530,7 @@ absl::Status AppendLengthDelimitedField(int field, absl::string_view payload, Wi
 namespace {
 
 absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComputationProto* p,
-                                        WireWriter* streamed_instructions, std::string* program_shape_bytes) {
+                                        WireWriter* streamed_instructions, bool program_shape_apart) {
   if (!comp.opaque_proto_fields().empty() && !p->ParseFromString(comp.opaque_proto_fields())) {
     return absl::InternalError(absl::StrCat(comp.name(), ": kept proto fields do not parse"));
   }
@@ -1528,19 +1591,7 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
     for (const HloInstruction* inst : list) text.add_instruction_order(inst_ids_.at(inst));
   }
   if (comp.root_instruction() != nullptr) p->set_root_id(inst_ids_.at(comp.root_instruction()));
-  if (program_shape_bytes != nullptr) {
-    // ProgramShapeProto's fields in protobuf's order: parameters (1), result
-    // (2), parameter_names (3).
-    for (const HloInstruction* param : comp.parameter_instructions()) {
-      if (param != nullptr) AppendLengthDelimitedField(1, ShapeBytes(param->shape()), program_shape_bytes);
-    }
-    if (comp.root_instruction() != nullptr) {
-      AppendLengthDelimitedField(2, ShapeBytes(comp.root_instruction()->shape()), program_shape_bytes);
-    }
-    for (const HloInstruction* param : comp.parameter_instructions()) {
-      if (param != nullptr) AppendLengthDelimitedField(3, param->name(), program_shape_bytes);
-    }
-  } else {
+  if (!program_shape_apart) {
     xla::ProgramShapeProto* ps = p->mutable_program_shape();
     for (const HloInstruction* param : comp.parameter_instructions()) {
       if (param == nullptr) continue;
@@ -1560,20 +1611,65 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   return absl::OkStatus();
 }
 
+// Appends length-delimited field `field` holding the message whose fields
+// `fields` gives (each a length-delimited field) to `out`, without making
+// the message's bytes first: its length is summed, then the fields are
+// appended after it (so a large program shape is never a string of its
+// own, and its room is right: WireWriter moves nothing).
+template <typename Fields>
+absl::Status AppendMessageField(int field, const Fields& fields, WireWriter* out) {
+  uint64_t length = 0;
+  fields([&length](int f, absl::string_view payload) {
+    length += VarintSize(static_cast<uint64_t>(f) << 3) + VarintSize(payload.size()) + payload.size();
+  });
+  out->Begin(field, length);
+  absl::Status status;
+  std::string& buffer = out->buffer();
+  fields([&](int f, absl::string_view payload) {
+    if (!status.ok()) return;
+    char header[20];
+    char* end = PutVarint((static_cast<uint64_t>(f) << 3) | 2, header);
+    end = PutVarint(payload.size(), end);
+    const size_t header_size = static_cast<size_t>(end - header);
+    if (buffer.size() + header_size + payload.size() <= buffer.capacity()) {
+      // (What WireWriter::Room says without a call: it fits.)
+      buffer.append(header, header_size);
+      buffer.append(payload.data(), payload.size());
+    } else {
+      status = AppendLengthDelimitedField(f, payload, out);
+    }
+  });
+  if (!status.ok()) return status;
+  return out->End();
+}
+
+absl::Status Encoder::WriteHostProgramShape(int field, WireWriter* out) {
+  if (host_shape_ == HostShape::kBytes) return AppendLengthDelimitedField(field, host_bytes_, out);
+  return AppendMessageField(field, [this](const auto& visit) { HostProgramShapeFields(visit); }, out);
+}
+
+std::string Encoder::HostProgramShapeBytes() {
+  if (host_shape_ == HostShape::kBytes) return host_bytes_;
+  std::string bytes;
+  HostProgramShapeFields([&bytes](int f, absl::string_view payload) { AppendLengthDelimitedField(f, payload, &bytes); });
+  return bytes;
+}
+
 }  // namespace
 
 uint64_t ComputationBytesGuess(const HloComputation& comp) {
   uint64_t bytes = 0;
-  for (const HloInstruction* inst : comp.instructions()) {
-    bytes += inst->name().size() + HloOpcodeString(inst->opcode()).size() + 8;
+  // In place: a copy of the list was a 2.4 MB step of the 300k module's
+  // write peak (docs/performance.md, "fourteenth session: proto peak").
+  for (const auto& inst : comp.instruction_slots()) {
+    if (inst != nullptr) bytes += inst->name().size() + HloOpcodeString(inst->opcode()).size() + 8;
   }
   return bytes;
 }
 
 namespace {
 
-absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
-                          std::optional<std::string>* host_program_shape) {
+absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed, bool host_program_shape_apart) {
   if (!module_.opaque_proto_fields().empty() && !proto.ParseFromString(module_.opaque_proto_fields())) {
     return absl::InternalError("kept module proto fields do not parse");
   }
@@ -1587,7 +1683,8 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
     std::vector<std::pair<const HloComputation*, std::vector<HloComputation*>>> stack;
     auto callees = [](const HloComputation* c) {
       std::vector<HloComputation*> out;
-      for (const HloInstruction* inst : c->instructions()) {
+      for (const auto& inst : c->instruction_slots()) {  // (no copy of the list)
+        if (inst == nullptr) continue;
         for (HloComputation* callee : inst->called_computations()) out.push_back(callee);
       }
       std::reverse(out.begin(), out.end());  // popped from the back: first callee first
@@ -1669,13 +1766,11 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
     // computation, and streamed to the output file when there is one).
     xla::HloComputationProto cp;
     streamed->Begin(3, ComputationBytesGuess(*c));
-    // The program shape as bytes, unless kept fields could hold fields
-    // protobuf would write before it (it is field 4; hilo sets 1 and 5-8).
-    const bool shape_bytes = host_program_shape != nullptr && c->opaque_proto_fields().empty();
-    program_shape_.clear();
-    if (absl::Status s = EncodeComputation(*c, &cp, streamed, shape_bytes ? &program_shape_ : nullptr); !s.ok()) {
-      return s;
-    }
+    // The program shape written from the shapes' bytes, unless kept fields
+    // could hold fields protobuf would write before it (it is field 4; hilo
+    // sets 1 and 5-8).
+    const bool shape_bytes = host_program_shape_apart && c->opaque_proto_fields().empty();
+    if (absl::Status s = EncodeComputation(*c, &cp, streamed, shape_bytes); !s.ok()) return s;
     if (shape_bytes) {
       // The fields in protobuf's order: name (1), program_shape (4), the rest
       // (through the writer: the buffer does not grow to hold them).
@@ -1683,12 +1778,14 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
         if (absl::Status s = AppendLengthDelimitedField(1, cp.name(), streamed); !s.ok()) return s;
       }
       cp.clear_name();
-      if (absl::Status s = AppendLengthDelimitedField(4, program_shape_, streamed); !s.ok()) return s;
-      if (c == entry) *host_program_shape = std::move(program_shape_);  // (not a copy: 1 MB of the 300k module)
+      absl::Status s = AppendMessageField(4, [&](const auto& visit) { ProgramShapeFields(*c, visit); }, streamed);
+      if (!s.ok()) return s;
+      if (c == entry) host_shape_ = HostShape::kEntry;
     } else if (c == entry) {
       *proto.mutable_host_program_shape() = cp.program_shape();
-      if (host_program_shape != nullptr) {
-        *host_program_shape = DeterministicBytes(proto.host_program_shape());
+      if (host_program_shape_apart) {
+        host_bytes_ = DeterministicBytes(proto.host_program_shape());
+        host_shape_ = HostShape::kBytes;
         proto.clear_host_program_shape();
       }
     }
@@ -1702,39 +1799,40 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
     // XLA's host_program_shape is the entry computation layout, when the
     // header gives one (its text stays in hilo_text, as written).
     const std::string* layout = module_.header_attribute("entry_computation_layout");
-    if (layout != nullptr && (host_program_shape == nullptr || !host_program_shape->has_value())) {
+    if (layout != nullptr && (!host_program_shape_apart || host_shape_ == HostShape::kNone)) {
       EntryComputationLayoutToProto(*layout, proto.mutable_host_program_shape());
     } else if (layout != nullptr) {
       // As EntryComputationLayoutToProto: the layout's shapes, the entry's
       // parameter names, when it names as many parameters as the entry has.
       std::vector<Shape> params;
       Shape result;
-      std::vector<absl::string_view> names;
-      for (const HloInstruction* param : entry->parameter_instructions()) {
-        if (param != nullptr) names.push_back(param->name());
-      }
+      size_t names = 0;  // the entry's parameters (HostProgramShapeFields names them)
+      for (const HloInstruction* param : entry->parameter_instructions()) names += param != nullptr;
       // Each distinct parameter text parsed once (HILO_PROTO_LAYOUT_PIECES=0:
       // the whole list parsed, a Shape each: the 300k module's 27,275).
       std::vector<absl::string_view> pieces;
       absl::string_view result_text;
       std::vector<const std::string*> param_bytes;
       bool by_pieces = layout_pieces_ && EntryComputationLayoutPieces(*layout, &pieces, &result_text) &&
-                       pieces.size() == names.size();
+                       pieces.size() == names;
       for (size_t i = 0; by_pieces && i < pieces.size(); ++i) {
         param_bytes.push_back(LayoutShapeBytes(pieces[i]));
         by_pieces = param_bytes.back() != nullptr;
       }
       const std::string* result_bytes = by_pieces ? LayoutShapeBytes(result_text) : nullptr;
       if (result_bytes != nullptr) {
-        std::string& out = host_program_shape->emplace();
-        for (const std::string* bytes : param_bytes) AppendLengthDelimitedField(1, *bytes, &out);
-        AppendLengthDelimitedField(2, *result_bytes, &out);
-        for (absl::string_view name : names) AppendLengthDelimitedField(3, name, &out);
-      } else if (EntryComputationLayoutShapes(*layout, &params, &result) && params.size() == names.size()) {
-        std::string& out = host_program_shape->emplace();
+        host_shape_ = HostShape::kLayout;
+        host_params_ = std::move(param_bytes);
+        host_result_ = result_bytes;
+      } else if (EntryComputationLayoutShapes(*layout, &params, &result) && params.size() == names) {
+        host_shape_ = HostShape::kBytes;
+        std::string& out = host_bytes_;
+        out.clear();
         for (const Shape& shape : params) AppendLengthDelimitedField(1, ShapeProtoBytes(shape), &out);
         AppendLengthDelimitedField(2, ShapeProtoBytes(result), &out);
-        for (absl::string_view name : names) AppendLengthDelimitedField(3, name, &out);
+        for (const HloInstruction* param : entry->parameter_instructions()) {
+          if (param != nullptr) AppendLengthDelimitedField(3, param->name(), &out);
+        }
       }
     }
   }
@@ -1743,7 +1841,7 @@ absl::Status Encoder::Run(xla::HloModuleProto& proto, WireWriter* streamed,
     auto* seqs = proto.mutable_schedule()->mutable_sequences();
     for (const HloComputation* c : order) {
       auto& seq = (*seqs)[comp_ids_.at(c)];
-      for (const HloInstruction* inst : c->instructions()) seq.add_instruction_ids(inst_ids_.at(inst));
+      c->ForEachInstruction([&](const HloInstruction* inst) { seq.add_instruction_ids(inst_ids_.at(inst)); });
     }
   }
   xla::HiloModuleText* text = proto.mutable_hilo_text();
@@ -2035,6 +2133,25 @@ class Decoder {
   // docs/performance.md, "thirteenth session: proto memory").
   const bool list_index_ = SwitchedOnByDefault("HILO_PROTO_LIST_INDEX");
   std::vector<HloInstruction*> early_;  // an instruction's operands, found
+  // The instructions of the module and how many are built so far: the
+  // instruction arena is told how much more it will hold (ExpectBytes, as
+  // the text parser tells it), every kExpectStep instructions of a
+  // computation, so that its last blocks are in small pages, resident only
+  // as far as they are used, instead of a whole 2 MB huge page at the end of
+  // the read, where the proto path's memory peaks (HILO_ARENA_TAIL=0: huge
+  // blocks to the end; docs/performance.md, "fourteenth session: proto
+  // peak").
+  static constexpr int kExpectStep = 4096;
+  size_t total_ = 0;
+  size_t built_ = 0;  // in the computations decoded before this one
+  void ExpectArenaBytes(size_t built) {
+    InstructionArena& arena = module_->instruction_arena();
+    const size_t rest = total_ - std::min(built, total_);
+    // Before any is built: each at least an HloInstruction.
+    arena.ExpectBytes(built == 0 ? rest * sizeof(HloInstruction)
+                                 : static_cast<size_t>(static_cast<double>(arena.used_bytes()) /
+                                                       static_cast<double>(built) * static_cast<double>(rest)));
+  }
   // Attribute orders by their indices into attribute_names_
   // (HILO_PROTO_ORDER_CACHE=0: each made name by name).
   const bool order_cache_ = SwitchedOnByDefault("HILO_PROTO_ORDER_CACHE");
@@ -2519,9 +2636,14 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   int built_below = 0;
   int previous = -1;  // the instruction built last
   const char* reported = nullptr;
-  constexpr ptrdiff_t kReportStep = ptrdiff_t{1} << 20;
+  // 128 KB, as the text parser's steps: what is decoded but not dropped yet
+  // is part of the peak, which the 300k module reaches at the end of its
+  // entry computation (1 MB steps before; docs/performance.md, "fourteenth
+  // session: proto peak").
+  constexpr ptrdiff_t kReportStep = ptrdiff_t{128} << 10;
   for (int position = 0; position < n; ++position) {
     const int i = ids_first ? order[position] : position;
+    if (position % kExpectStep == 0) ExpectArenaBytes(built_ + static_cast<size_t>(position));
     if (done_before_ && streamed_ && previous >= 0) {
       built[previous] = true;
       while (built_below < n && built[built_below]) ++built_below;
@@ -2809,6 +2931,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
   size_t instruction_count = 0;
   for (const ComputationInput& input : inputs) instruction_count += static_cast<size_t>(InstructionCount(input));
   names_.reserve(instruction_count);
+  total_ = instruction_count;
   module_->BeginBulkLoad();
   for (int i = 0; i < nc; ++i) {
     xla::HloComputationProto& cp = computation(i);
@@ -2816,6 +2939,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
       module_->EndBulkLoad();
       return s;
     }
+    built_ += static_cast<size_t>(InstructionCount(inputs[i]));
     comps_by_id_[cp.id()] = comps[i];
     cp.clear_name();
     cp.clear_id();
@@ -3044,12 +3168,12 @@ absl::Status HloModuleToWire(const HloModule& module, WireWriter* out) {
   std::string& bytes = out->buffer();
   if (!module.name().empty()) AppendLengthDelimitedField(1, module.name(), &bytes);
   xla::HloModuleProto rest;
-  std::optional<std::string> host_program_shape;
-  if (absl::Status s = Encoder(module).Run(rest, out, &host_program_shape); !s.ok()) return s;
+  Encoder encoder(module);
+  if (absl::Status s = encoder.Run(rest, out, /*host_program_shape_apart=*/true); !s.ok()) return s;
   if (rest.name() == module.name()) rest.clear_name();
-  if (host_program_shape.has_value()) {
+  if (encoder.has_host_program_shape()) {
     if (!rest.name().empty()) {
-      rest.mutable_host_program_shape()->ParseFromString(*host_program_shape);
+      rest.mutable_host_program_shape()->ParseFromString(encoder.HostProgramShapeBytes());
     } else {
       // The fields in protobuf's order: entry_computation_name (2),
       // host_program_shape (4), the rest (numbered above 4; unknown ones last).
@@ -3057,7 +3181,7 @@ absl::Status HloModuleToWire(const HloModule& module, WireWriter* out) {
         AppendLengthDelimitedField(2, rest.entry_computation_name(), &bytes);
         rest.clear_entry_computation_name();
       }
-      if (absl::Status s = AppendLengthDelimitedField(4, *host_program_shape, out); !s.ok()) return s;
+      if (absl::Status s = encoder.WriteHostProgramShape(4, out); !s.ok()) return s;
     }
   }
   if (absl::Status s = AppendDeterministicBytes(rest, out); !s.ok()) return s;
