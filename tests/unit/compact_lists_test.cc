@@ -59,6 +59,38 @@ TEST(PointerListTest, InlineThenHeapKeepsOrder) {
   EXPECT_EQ(list.capacity(), 2u);
 }
 
+// span() and empty() decode the two words their own way (once, and without
+// the size): they must agree with data(), size() and size() == 0 in every
+// state, the heap form emptied by pop_back included.
+TEST(PointerListTest, SpanAndEmptyAgreeWithDataAndSize) {
+  Node nodes[5] = {{0}, {1}, {2}, {3}, {4}};
+  PointerList<Node> list;
+  auto check = [&list] {
+    ASSERT_EQ(list.span().data(), list.data());
+    ASSERT_EQ(list.span().size(), list.size());
+    ASSERT_EQ(list.empty(), list.size() == 0);
+  };
+  check();
+  for (Node& node : nodes) {
+    list.push_back(&node);
+    check();
+  }
+  EXPECT_EQ(list.span()[4], &nodes[4]);
+  while (list.size() > 0) {
+    list.pop_back();
+    check();
+  }
+  EXPECT_TRUE(list.empty());
+  EXPECT_GT(list.capacity(), 2u);  // still on the heap, and empty
+  PointerList<Node> small;
+  small.push_back(&nodes[0]);
+  small.push_back(&nodes[1]);
+  small.erase(small.begin());
+  EXPECT_FALSE(small.empty());
+  EXPECT_EQ(small.span().size(), 1u);
+  EXPECT_EQ(small.span()[0], &nodes[1]);
+}
+
 TEST(PointerListTest, EraseAndPopBackInBothForms) {
   Node nodes[4] = {{0}, {1}, {2}, {3}};
   PointerList<Node> small;

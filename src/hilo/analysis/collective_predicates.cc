@@ -1,6 +1,7 @@
 #include "hilo/analysis/collective_predicates.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -87,12 +88,14 @@ OpcodeSet::OpcodeSet(bool (*predicate)(HloOpcode)) {
 
 void AppendInstructionsWithOpcode(const HloComputation& computation, const OpcodeSet& select,
                                   std::vector<HloInstruction*>* out) {
-  const std::vector<HloInstruction*> instructions = computation.instructions();
+  // The list read in place (a removed instruction leaves a null hole).
+  const absl::Span<const std::unique_ptr<HloInstruction>> slots = computation.instruction_slots();
   constexpr size_t kAhead = 16;
-  const size_t n = instructions.size();
+  const size_t n = slots.size();
   for (size_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) PrefetchOpcode(instructions[i + kAhead]);
-    if (select.contains(instructions[i]->opcode())) out->push_back(instructions[i]);
+    if (i + kAhead < n && slots[i + kAhead] != nullptr) PrefetchOpcode(slots[i + kAhead].get());
+    HloInstruction* instruction = slots[i].get();
+    if (instruction != nullptr && select.contains(instruction->opcode())) out->push_back(instruction);
   }
 }
 
@@ -108,6 +111,11 @@ ReplicaGroupsMatcher::ReplicaGroupsMatcher(ReplicaGroups exemplar)
 }
 
 bool ReplicaGroupsMatcher::Matches(const ReplicaGroups& groups) const {
+  // Contents shared with the exemplar's are equal to them (the parser gives
+  // every list written with the same text the same contents): most of a
+  // module's collectives repeat the exemplar's text, and this is one
+  // pointer comparison instead of comparing every group.
+  if (groups.SharesContentsWith(exemplar_)) return true;
   // Explicit groups (the common case) need one comparison: if they equal an
   // exemplar of the same form they equal its expansion, and an exemplar
   // that does not expand (raw, bad iota) is never equal to explicit groups.

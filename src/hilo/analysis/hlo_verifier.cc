@@ -48,7 +48,7 @@ namespace {
 // on every call, which the verifier's per-operand loops paid several times
 // per step (docs/performance.md, thirteenth session: merged).
 absl::Span<HloInstruction* const> AsSpan(const HloInstruction::InstructionList& list) {
-  return absl::Span<HloInstruction* const>(list.data(), list.size());
+  return list.span();
 }
 
 std::string Name(const HloComputation* comp) {
@@ -407,8 +407,11 @@ class Verifier {
       }
       // The module's name index has it: a name AddInstruction gives is
       // unique in the module by construction (docs/pass-framework.md says
-      // what this leaves out).
-      if (inst->name().empty() || !module_.IsInstructionNameUsed(inst->name())) {
+      // what this leaves out). Found as itself first (one cheap hash: how
+      // the parser's and AddInstruction's names are kept), else as a
+      // reserved name.
+      if (inst->name().empty() || (module_.IndexedInstruction(inst->name()) != inst &&
+                                   !module_.IsInstructionNameUsed(inst->name()))) {
         return Fail(comp, inst, "instruction name is not registered in the module, so it may be "
                     "used more than once");
       }

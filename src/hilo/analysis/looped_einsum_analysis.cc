@@ -175,11 +175,13 @@ absl::string_view LoopedEinsumMatcherName(LoopedEinsumMatcher matcher) {
 
 bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end) {
   if (dot == nullptr) return true;
-  for (int64_t i = 0; i < dot->operand_count() && i < 2; ++i) {
-    const HloInstruction* inst = dot->operand(i);
+  const absl::Span<HloInstruction* const> operands = dot->operands().span();
+  for (size_t i = 0; i < operands.size() && i < 2; ++i) {
+    const HloInstruction* inst = operands[i];
     for (int position = 0; position < kLoopedEinsumChainRead && inst != nullptr; ++position) {
       if (inst->unique_id() >= ids_end) return false;
-      inst = inst->operand_count() > 0 ? inst->operand(0) : nullptr;
+      const absl::Span<HloInstruction* const> next = inst->operands().span();
+      inst = next.empty() ? nullptr : next[0];
     }
   }
   return true;

@@ -5,8 +5,9 @@ namespace {
 
 // Operand i of `inst`, or nullptr when it has fewer operands.
 const HloInstruction* OperandOrNull(const HloInstruction* inst, int64_t i) {
-  if (inst == nullptr || i < 0 || i >= inst->operand_count()) return nullptr;
-  return inst->operand(i);
+  if (inst == nullptr || i < 0) return nullptr;
+  const absl::Span<HloInstruction* const> operands = inst->operands().span();  // decoded once
+  return static_cast<size_t>(i) < operands.size() ? operands[static_cast<size_t>(i)] : nullptr;
 }
 
 bool Is(const HloInstruction* inst, HloOpcode opcode) {
@@ -75,7 +76,7 @@ bool MatchAllGatherInDotLhsNxD(const HloInstruction* dot) {
 HloInstruction* GetRootAllGather(HloInstruction* inst, int depth) {
   for (int hop = 0; inst != nullptr; ++hop) {
     if (inst->opcode() == HloOpcode::kAllGather) return inst;
-    if (hop >= depth || inst->operand_count() == 0) return nullptr;
+    if (hop >= depth || inst->operands().empty()) return nullptr;
     inst = inst->mutable_operand(0);
   }
   return nullptr;

@@ -128,6 +128,7 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
   auto is_ours = [&](const HloInstruction* inst) { return inst->parent_ == this; };
 
   std::vector<HloInstruction*> stack;
+  int64_t visited = 0;
   // True when `visit` asked to stop.
   auto visit_from = [&](HloInstruction* root) {
     stack.push_back(root);
@@ -140,6 +141,7 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
       }
       if (s == kVisiting) {
         s = kVisited;
+        ++visited;
         stack.pop_back();
         if (visit(current)) return true;
         continue;
@@ -147,11 +149,15 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
       s = kVisiting;
       // Operands reversed so the first operand is visited first; control
       // predecessors last so they are visited before the operands.
-      for (auto it = current->operands_.rbegin(), end = current->operands_.rend(); it != end; ++it) {
-        if (is_ours(*it) && state_of(*it) == kNew) stack.push_back(*it);
+      const absl::Span<HloInstruction* const> operands = current->operands_.span();
+      for (size_t i = operands.size(); i-- > 0;) {
+        HloInstruction* operand = operands[i];
+        if (is_ours(operand) && state_of(operand) == kNew) stack.push_back(operand);
       }
-      for (HloInstruction* pred : current->control_predecessors()) {
-        if (is_ours(pred) && state_of(pred) == kNew) stack.push_back(pred);
+      if (const HloInstruction::Rare* rare = current->rare_or_null(); rare != nullptr) {
+        for (HloInstruction* pred : rare->control_predecessors) {
+          if (is_ours(pred) && state_of(pred) == kNew) stack.push_back(pred);
+        }
       }
     }
     return false;
@@ -162,6 +168,9 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
       if (visit_from(inst.get())) return;
     }
   }
+  // Every instruction visited: no cycle kept one from the roots, so the
+  // sweep below would find nothing (each instruction is visited once).
+  if (visited == live_count_) return;
   // Instructions only reachable through a cycle.
   for (const auto& inst : instructions_) {
     if (inst != nullptr && state_of(inst.get()) == kNew) {
@@ -180,10 +189,11 @@ std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
     const HloInstruction* inst = holder.get();
     if (inst == nullptr) continue;
     const int64_t id = inst->unique_id_;
-    for (const HloInstruction* dep : inst->operands_) {
+    const absl::Span<HloInstruction* const> operands = inst->operands_.span();
+    for (const HloInstruction* dep : operands) {
       if (ABSL_PREDICT_FALSE(dep->unique_id_ >= id) && dep->parent_ == this) up.push_back({inst, dep});
     }
-    edges += inst->operands_.size();
+    edges += operands.size();
     const HloInstruction::Rare* rare = inst->rare_or_null();
     if (rare == nullptr) continue;
     for (const HloInstruction* dep : rare->control_predecessors) {
@@ -344,7 +354,8 @@ absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* 
     }
     // Its operands are queued before it is removed (removing detaches it
     // from them); no copy of the list.
-    worklist.insert(worklist.end(), inst->operands_.begin(), inst->operands_.end());
+    const absl::Span<HloInstruction* const> operands = inst->operands_.span();
+    worklist.insert(worklist.end(), operands.begin(), operands.end());
     absl::Status status = RemoveInstruction(inst);
     if (first && !status.ok()) return status;
     first = false;

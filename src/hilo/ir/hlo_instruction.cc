@@ -199,9 +199,10 @@ void HloInstruction::AddUser(HloInstruction* user) {
     user_index->Insert(users_.size() - 1);
     return;
   }
-  if (std::find(users_.begin(), users_.end(), user) != users_.end()) return;
+  const absl::Span<HloInstruction* const> users = users_.span();
+  if (std::find(users.begin(), users.end(), user) != users.end()) return;
   users_.push_back(user);
-  if (users_.size() > kIndexThreshold) {
+  if (users.size() + 1 > kIndexThreshold) {
     auto& user_index = mutable_rare().user_index;
     user_index.reset(new UserIndex(this));
     user_index->Reserve(users_.size());
@@ -226,12 +227,14 @@ void HloInstruction::RemoveUser(HloInstruction* user) {
     users_.pop_back();
     return;
   }
-  auto it = std::find(users_.begin(), users_.end(), user);
-  if (it != users_.end()) users_.erase(it);
+  const absl::Span<HloInstruction* const> users = users_.span();
+  auto it = std::find(users.begin(), users.end(), user);
+  if (it != users.end()) users_.erase(it);
 }
 
 bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
-  return std::find(operands_.begin(), operands_.end(), operand) != operands_.end();
+  const absl::Span<HloInstruction* const> operands = operands_.span();
+  return std::find(operands.begin(), operands.end(), operand) != operands.end();
 }
 
 void HloInstruction::AppendOperand(HloInstruction* operand) {
@@ -281,7 +284,10 @@ void HloInstruction::ReplaceAllUsesWithDifferentShape(HloInstruction* replacemen
   if (replacement == this) return;
   // Users of `replacement` that are also users of this (e.g. a user using
   // both) are handled by ReplaceOperandWithAll.
-  std::vector<HloInstruction*> users(users_.begin(), users_.end());
+  // A copy (each replacement edits users_), inline for the usual few users:
+  // no heap block per replaced instruction.
+  const absl::Span<HloInstruction* const> span = users_.span();
+  absl::InlinedVector<HloInstruction*, 8> users(span.begin(), span.end());
   for (HloInstruction* user : users) {
     if (user == replacement) continue;  // do not make replacement use itself
     user->ReplaceOperandWithAll(this, replacement);

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -170,16 +171,24 @@ void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::strin
   }
   NameSuffix& suffix = it != next_suffix_.end() && it->second.hint_used ? it->second
                                                                       : SuffixOfUsedHint(hint);
-  // `.N` written with std::to_chars after the hint in one buffer (no
-  // allocation per candidate for the text), then given to the instruction:
-  // a name over 15 characters takes a heap block per candidate there, and
-  // the first candidate is almost always free.
-  std::string name(hint);
+  // `.N` written with std::to_chars after the hint in one buffer (on the
+  // stack for a hint of up to 40 characters: no allocation for the text),
+  // then given to the instruction: a name over 15 characters takes a heap
+  // block per candidate there, and the first candidate is almost always free.
+  constexpr size_t kTail = 24;  // '.' and any int64
+  char small[64];
+  std::string large;
+  char* buffer = small;
+  if (hint.size() + kTail > sizeof(small)) {
+    large.resize(hint.size() + kTail);
+    buffer = large.data();
+  }
+  std::memcpy(buffer, hint.data(), hint.size());
+  buffer[hint.size()] = '.';
   while (true) {
-    char tail[24] = {'.'};
-    const char* tail_end = std::to_chars(tail + 1, tail + sizeof(tail), ++suffix.next).ptr;
-    name.resize(hint.size());
-    name.append(tail, static_cast<size_t>(tail_end - tail));
+    const char* end =
+        std::to_chars(buffer + hint.size() + 1, buffer + hint.size() + kTail, ++suffix.next).ptr;
+    const absl::string_view name(buffer, static_cast<size_t>(end - buffer));
     instruction->name_.Assign(name);
     if ((used_names_.empty() || !used_names_.contains(name)) &&
         instruction_names_.insert(instruction).second) {

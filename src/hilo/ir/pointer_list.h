@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "absl/base/attributes.h"
+#include "absl/types/span.h"
 
 namespace hilo {
 
@@ -72,7 +73,13 @@ class PointerList {
     const size_t in_line = size_t{first != 0} + size_t{second != 0};
     return (first & 1) != 0 ? static_cast<uint32_t>(second) : in_line;
   }
-  bool empty() const { return size() == 0; }
+  // Without decoding the size: an inline list is empty when its first slot
+  // is (the elements are packed to the front), a heap list when its size is
+  // zero.
+  bool empty() const {
+    const uintptr_t first = Word(0);
+    return first == 0 || ((first & 1) != 0 && static_cast<uint32_t>(Word(1)) == 0);
+  }
   size_t capacity() const { return OnHeap() ? static_cast<size_t>(Word(1) >> 32) : kInline; }
 
   T** data() { return OnHeap() ? HeapArray() : slots_; }
@@ -85,6 +92,16 @@ class PointerList {
   reverse_iterator rend() { return reverse_iterator(begin()); }
   const_reverse_iterator rbegin() const { return const_reverse_iterator(end()); }
   const_reverse_iterator rend() const { return const_reverse_iterator(begin()); }
+
+  // The elements as a span, decoded once: data() and size() each decode the
+  // two words, so a loop that reads both per element (operand(i) up to
+  // operand_count()) pays the decoding each time; one that takes the span
+  // first pays it once.
+  absl::Span<T* const> span() const {
+    const uintptr_t first = Word(0);
+    if ((first & 1) != 0) return {HeapArray(), static_cast<uint32_t>(Word(1))};
+    return {slots_, size_t{first != 0} + size_t{Word(1) != 0}};
+  }
 
   T*& operator[](size_t i) { return data()[i]; }
   T* const& operator[](size_t i) const { return data()[i]; }

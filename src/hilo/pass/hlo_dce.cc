@@ -1,5 +1,6 @@
 #include "hilo/pass/hlo_dce.h"
 
+#include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -12,7 +13,7 @@ namespace {
 
 bool IsDead(const HloInstruction* inst) {
   const HloComputation* computation = inst->parent();
-  return computation != nullptr && inst->user_count() == 0 &&
+  return computation != nullptr && inst->users().empty() &&
          inst != computation->root_instruction() && !HloComputation::HasSideEffect(inst) &&
          inst->control_predecessors().empty() && inst->control_successors().empty();
 }
@@ -25,9 +26,10 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
   first_removed_.clear();
 
   for (HloComputation* computation : module->computations()) {
+    // The list read in place (nothing is removed until the sweep is done).
     std::vector<HloInstruction*> worklist;
-    for (HloInstruction* inst : computation->instructions()) {
-      if (IsDead(inst)) worklist.push_back(inst);
+    for (const std::unique_ptr<HloInstruction>& inst : computation->instruction_slots()) {
+      if (inst != nullptr && IsDead(inst.get())) worklist.push_back(inst.get());
     }
     while (!worklist.empty()) {
       HloInstruction* inst = worklist.back();
@@ -55,9 +57,14 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
     while (!stack.empty()) {
       const HloComputation* computation = stack.back();
       stack.pop_back();
-      for (const HloInstruction* inst : computation->instructions()) {
-        for (const HloComputation* called : inst->called_computations()) {
-          if (called != nullptr && reachable.insert(called).second) stack.push_back(called);
+      // In place: no copy of the list, no vector of called computations per
+      // instruction.
+      for (const std::unique_ptr<HloInstruction>& inst : computation->instruction_slots()) {
+        if (inst == nullptr) continue;
+        for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+          for (const HloComputation* called : attr.computations) {
+            if (called != nullptr && reachable.insert(called).second) stack.push_back(called);
+          }
         }
       }
     }

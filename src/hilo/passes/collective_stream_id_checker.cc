@@ -10,21 +10,27 @@ namespace hilo {
 bool CollectiveStreamIdChecker::AnyCollectiveHasStreamId(const HloModule& module) {
   static const OpcodeSet* const kChecked = new OpcodeSet(&IsStreamIdCheckedCollective);
   // Collect a computation's collectives first (one prefetched sweep over
-  // its instructions), then look at their attributes with the attribute
-  // lists hinted ahead: each look is otherwise a cache miss or two.
+  // its instructions), then look at their attributes.
   std::vector<HloInstruction*> collectives;
   for (const HloComputation* computation : module.computations()) {
     collectives.clear();
     AppendInstructionsWithOpcode(*computation, *kChecked, &collectives);
-    const size_t n = collectives.size();
-    constexpr size_t kAhead = 8, kAheadEntries = 4;
-    for (size_t i = 0; i < n; ++i) {
-      if (i + kAhead < n) __builtin_prefetch(&collectives[i + kAhead]->frontend_attributes());
-      if (i + kAheadEntries < n) {
-        __builtin_prefetch(collectives[i + kAheadEntries]->frontend_attributes().entries().data());
-      }
-      if (collectives[i]->frontend_attributes().Contains(kStreamIdAttribute)) return true;
+    if (AnyHasStreamId(collectives)) return true;
+  }
+  return false;
+}
+
+bool CollectiveStreamIdChecker::AnyHasStreamId(absl::Span<HloInstruction* const> collectives) {
+  // The attribute lists hinted ahead: each look is otherwise a cache miss
+  // or two.
+  const size_t n = collectives.size();
+  constexpr size_t kAhead = 8, kAheadEntries = 4;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(&collectives[i + kAhead]->frontend_attributes());
+    if (i + kAheadEntries < n) {
+      __builtin_prefetch(collectives[i + kAheadEntries]->frontend_attributes().entries().data());
     }
+    if (collectives[i]->frontend_attributes().Contains(kStreamIdAttribute)) return true;
   }
   return false;
 }

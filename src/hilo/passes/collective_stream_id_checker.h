@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/pass/hlo_pass_interface.h"
 #include "hilo/pass/pass_options.h"
@@ -33,6 +34,9 @@ class CollectiveStreamIdChecker : public HloPassInterface {
 
   // The predicate itself, for callers that only need the answer.
   static bool AnyCollectiveHasStreamId(const HloModule& module);
+  // Whether any of `collectives` (instructions of the checker's set, e.g.
+  // collected by a pass that needs them anyway) carries a stream_id.
+  static bool AnyHasStreamId(absl::Span<HloInstruction* const> collectives);
 
  private:
   bool stream_id_present_ = false;

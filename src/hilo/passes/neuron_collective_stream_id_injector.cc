@@ -52,12 +52,6 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
   previous_stream_ids_.clear();
   warnings_.clear();
 
-  if (skip_when_stream_ids_present_ &&
-      CollectiveStreamIdChecker::AnyCollectiveHasStreamId(*module)) {
-    skipped_ = true;
-    return false;
-  }
-
   // Every typed collective, in module order and written order, from one
   // sweep over each computation's instructions; `begin[c]` is where
   // computation c's start. The scans below only look at this list.
@@ -70,6 +64,14 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
     AppendInstructionsWithOpcode(*computations[c], *kTyped, &collectives);
   }
   begin.back() = collectives.size();
+
+  // The checker's set is the typed collectives (IsStreamIdCheckedCollective
+  // and IsTypedCollective are both the IR's one list), so its question is
+  // asked of this list instead of another sweep of the module.
+  if (skip_when_stream_ids_present_ && CollectiveStreamIdChecker::AnyHasStreamId(collectives)) {
+    skipped_ = true;
+    return false;
+  }
 
   // Scans 1 and 2: in each, a later computation overwrites the exemplar, so
   // the result is the last computation that has a candidate of that kind.
