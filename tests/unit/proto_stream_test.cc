@@ -264,7 +264,7 @@ TEST(ProtoStreamTest, ConversionErrorsAsTheWholeMessage) {
   }
 }
 
-// Three computations of 12,000 instructions each (the entry calls the other
+// Three computations of 14,000 instructions each (the entry calls the other
 // two; one of them has a forward reference, so its order is recorded and
 // every id is read first), written as a binary proto.
 std::string LargeModuleText() {
@@ -278,7 +278,7 @@ std::string LargeModuleText() {
       last = "b";
     }
     if (std::strcmp(name, "c1") == 0) absl::StrAppend(&text, "  f = f32[] negate(later)\n  later = f32[] negate(p)\n");
-    for (int i = 0; i < 12000; ++i) {
+    for (int i = 0; i < 14000; ++i) {
       absl::StrAppend(&text, "  n", i, " = f32[] negate(", last, ")\n");
       last = absl::StrCat("n", i);
     }

@@ -2917,6 +2917,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     entry = nc - 1;
   }
   if (nc == 0) return Invalid("module", "no computations");
+  size_t instruction_count = 0;
+  for (const ComputationInput& input : inputs) instruction_count += static_cast<size_t>(InstructionCount(input));
+  names_.reserve(instruction_count);
+  total_ = instruction_count;
+  // Told before the computations, which live in the arena too: its first
+  // block is then a huge one when the instructions will fill one.
+  ExpectArenaBytes(0);
   std::vector<HloComputation*> comps(nc, nullptr);
   absl::flat_hash_set<std::string> comp_names;
   for (int i : add_order) {
@@ -2928,10 +2935,6 @@ absl::StatusOr<std::unique_ptr<HloModule>> Decoder::Run() {
     comps[i] = module_->AddComputation(
         HloComputation::CreateInArena(module_->instruction_arena(), name), i == entry);
   }
-  size_t instruction_count = 0;
-  for (const ComputationInput& input : inputs) instruction_count += static_cast<size_t>(InstructionCount(input));
-  names_.reserve(instruction_count);
-  total_ = instruction_count;
   module_->BeginBulkLoad();
   for (int i = 0; i < nc; ++i) {
     xla::HloComputationProto& cp = computation(i);
