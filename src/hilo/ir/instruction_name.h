@@ -59,7 +59,8 @@ class InstructionName {
   void Assign(absl::string_view text, InstructionArena* arena) {
     char next[sizeof(bytes_)] = {};
     if (text.size() <= kInline) {
-      std::memcpy(next, text.data(), text.size());
+      // An empty view's data() may be null, which memcpy must not get.
+      if (!text.empty()) std::memcpy(next, text.data(), text.size());
       next[kInline] = static_cast<char>(text.size());
     } else {
       // A name of 4 GB does not fit in a module anyway; the size is 32 bits.
