@@ -558,16 +558,38 @@ bool LiteralTypesSupported(const Shape& shape) {
 // `s` quoted as absl::CEscape escapes it; most names need no escape, and
 // are appended as they are (RenderMetadata runs for every instruction with
 // metadata, both ways: CEscape's copy per string was 5% of a round trip).
-void AppendQuoted(absl::string_view s, std::string* out) {
-  out->push_back('"');
-  bool plain = true;
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') {
-      plain = false;
-      break;
+bool SwitchedOnByDefault(const char* name);
+
+// Whether CEscape changes byte `c` (a control or non-ASCII byte, a quote,
+// an apostrophe, a backslash).
+bool Escaped(unsigned char c) { return c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\'; }
+
+// The position of the first byte of `s` from `from` on that CEscape
+// changes, s.size() when none. Eight bytes at a time (metadata strings,
+// scanned for every instruction both ways; HILO_PROTO_WORD_SCAN=0: byte by
+// byte): each test below is exact about whether any byte of the word is one.
+size_t FirstEscaped(absl::string_view s, size_t from) {
+  static const bool by_word = SwitchedOnByDefault("HILO_PROTO_WORD_SCAN");
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  // Some byte of `w` is below `n` (n <= 128), or is zero.
+  auto below = [](uint64_t w, uint64_t n) { return (w - kOnes * n) & ~w & kHigh; };
+  auto zero = [&](uint64_t w) { return below(w, 1); };
+  size_t i = from;
+  for (; by_word && i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if ((below(w, 0x20) | (w & kHigh) | zero(w ^ (kOnes * 0x7f)) | zero(w ^ (kOnes * '"')) |
+         zero(w ^ (kOnes * '\'')) | zero(w ^ (kOnes * '\\'))) != 0) {
+      break;  // (which byte: found below)
     }
   }
+  while (i < s.size() && !Escaped(static_cast<unsigned char>(s[i]))) ++i;
+  return i;
+}
+
+void AppendQuoted(absl::string_view s, std::string* out) {
+  out->push_back('"');
+  const bool plain = FirstEscaped(s, 0) == s.size();
   if (plain) {
     out->append(s.data(), s.size());
   } else {
@@ -701,11 +723,7 @@ bool PlainMetadataBytes(absl::string_view text, std::string* out) {
     if (k < 3) {
       // A non-empty string AppendQuoted writes as it is.
       if (i >= text.size() || text[i] != '"') return false;
-      size_t j = i + 1;
-      for (; j < text.size(); ++j) {
-        const auto c = static_cast<unsigned char>(text[j]);
-        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') break;
-      }
+      const size_t j = FirstEscaped(text, i + 1);
       if (j >= text.size() || text[j] != '"' || j == i + 1) return false;
       AppendLengthDelimitedField(k + 1, text.substr(i + 1, j - i - 1), out);
       i = j + 1;
@@ -957,6 +975,8 @@ class Encoder {
   const bool skip_empty_size_ = SkipEmptySizeOn();
   // HILO_PROTO_GROUP_BYTES=0: every collective's replica groups encoded anew.
   const bool group_bytes_ = SwitchedOnByDefault("HILO_PROTO_GROUP_BYTES");
+  // HILO_PROTO_FIELD_RUN=0: an instruction's fixed fields appended one by one.
+  const bool fixed_run_ = SwitchedOnByDefault("HILO_PROTO_FIELD_RUN");
   // HILO_PROTO_EXACT_ID_TABLE=0: the instruction id table grows by doubling.
   const bool exact_id_table_ = SwitchedOnByDefault("HILO_PROTO_EXACT_ID_TABLE");
   // HILO_PROTO_IDS_BY_POSITION=0: every instruction's id in the table.
@@ -1050,7 +1070,7 @@ class Encoder {
   absl::flat_hash_map<const Shape*, std::string> shape_bytes_;
   xla::ShapeProto shape_scratch_;
   xla::OpMetadata metadata_scratch_;
-  std::vector<int64_t> id_scratch_;
+  std::vector<int64_t> id_scratch_, control_scratch_;
   std::string sub_;  // a sub-message's bytes
   std::string entry_;  // a map entry's bytes
 };
@@ -1058,6 +1078,23 @@ class Encoder {
 // Protobuf's wire format: a varint, and a length-delimited field's header.
 // Writes `v` at `p`, returning the end (at most 10 bytes).
 char* PutVarint(uint64_t v, char* p) {
+  // Up to three bytes unrolled (tags, lengths, and the ids of a module of
+  // up to two million instructions).
+  if (v < (uint64_t{1} << 7)) {
+    *p = static_cast<char>(v);
+    return p + 1;
+  }
+  if (v < (uint64_t{1} << 14)) {
+    p[0] = static_cast<char>(v | 0x80);
+    p[1] = static_cast<char>(v >> 7);
+    return p + 2;
+  }
+  if (v < (uint64_t{1} << 21)) {
+    p[0] = static_cast<char>(v | 0x80);
+    p[1] = static_cast<char>((v >> 7) | 0x80);
+    p[2] = static_cast<char>(v >> 14);
+    return p + 3;
+  }
   while (v >= 0x80) {
     *p++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
@@ -1091,6 +1128,49 @@ void AppendPackedInt64Field(int field, absl::Span<const int64_t> values, std::st
   for (int64_t v : values) p = PutVarint(static_cast<uint64_t>(v), p);
   out->resize(static_cast<size_t>(p - out->data()));
 }
+
+// Fields written at a pointer into `out`, which grows once to `bound`
+// bytes more (shrunk back to what was written when the run ends): each
+// instruction's fixed fields, appended one by one, were 6% of writing the
+// 300k module (docs/performance.md, "sixteenth session: proto speed").
+class FieldRun {
+ public:
+  // The most bytes a field's tag and length take (5 and 10).
+  static constexpr size_t kHeaderBound = 15;
+  static size_t PackedBound(size_t count) { return kHeaderBound + 10 * count; }
+
+  FieldRun(std::string* out, size_t bound) : out_(out) {
+    const size_t at = out->size();
+    out->resize(at + bound);
+    p_ = out->data() + at;
+  }
+  FieldRun(const FieldRun&) = delete;
+  FieldRun& operator=(const FieldRun&) = delete;
+  ~FieldRun() { out_->resize(static_cast<size_t>(p_ - out_->data())); }
+
+  // A length-delimited field.
+  void Bytes(int field, absl::string_view payload) {
+    p_ = PutVarint(payload.size(), PutVarint((static_cast<uint64_t>(field) << 3) | 2, p_));
+    std::memcpy(p_, payload.data(), payload.size());
+    p_ += payload.size();
+  }
+  // A proto3 int64 field: nothing when 0.
+  void Int64(int field, int64_t v) {
+    if (v != 0) p_ = PutVarint(static_cast<uint64_t>(v), PutVarint(static_cast<uint64_t>(field) << 3, p_));
+  }
+  // A packed repeated int64 field: nothing when empty.
+  void PackedInt64(int field, absl::Span<const int64_t> values) {
+    if (values.empty()) return;
+    size_t length = 0;
+    for (int64_t v : values) length += VarintSize(static_cast<uint64_t>(v));
+    p_ = PutVarint(length, PutVarint((static_cast<uint64_t>(field) << 3) | 2, p_));
+    for (int64_t v : values) p_ = PutVarint(static_cast<uint64_t>(v), p_);
+  }
+
+ private:
+  std::string* out_;
+  char* p_;
+};
 
 const std::string& Encoder::ShapeBytes(const Shape& shape) {
   auto [it, added] = shape_bytes_.try_emplace(&shape);
@@ -1130,24 +1210,45 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   std::optional<uint32_t> text_flags;
   attribute_indices_.clear();
   // The ids of `insts`, or an error naming the first not in the module.
-  auto ids_of = [&](absl::Span<HloInstruction* const> insts, absl::string_view what) -> absl::Status {
-    id_scratch_.clear();
+  auto ids_of = [&](absl::Span<HloInstruction* const> insts, absl::string_view what,
+                    std::vector<int64_t>* ids) -> absl::Status {
+    ids->clear();
     for (const HloInstruction* other : insts) {
       const int64_t id = inst_ids_.at(other);
       if (id < 0) return Invalid(where, absl::StrCat(what, " ", other->name(), " is not in the module"));
-      id_scratch_.push_back(id);
+      ids->push_back(id);
     }
     return absl::OkStatus();
   };
   const int64_t parameter_number = inst.opcode() == HloOpcode::kParameter ? inst.parameter_number() : 0;
   const int64_t tuple_index = inst.opcode() == HloOpcode::kGetTupleElement ? inst.tuple_index() : 0;
-  if (hot != nullptr) {
+  if (absl::Status s = ids_of(inst.operands(), "operand", &id_scratch_); !s.ok()) return s;
+  if (absl::Status s = ids_of(inst.control_predecessors(), "control predecessor", &control_scratch_); !s.ok()) {
+    return s;
+  }
+  if (hot != nullptr && fixed_run_) {
+    // The fixed fields in one run (HILO_PROTO_FIELD_RUN=0: one by one).
+    const absl::string_view opcode = HloOpcodeString(inst.opcode());
+    const std::string& shape = ShapeBytes(inst.shape());
+    FieldRun run(hot, 6 * FieldRun::kHeaderBound + inst.name().size() + opcode.size() + shape.size() +
+                          FieldRun::PackedBound(id_scratch_.size()) + FieldRun::PackedBound(control_scratch_.size()));
+    if (!inst.name().empty()) run.Bytes(1, inst.name());
+    run.Bytes(2, opcode);
+    run.Bytes(3, shape);
+    run.Int64(9, parameter_number);
+    run.Int64(13, tuple_index);
+    run.Int64(35, inst_ids_.at(&inst));
+    run.PackedInt64(36, id_scratch_);
+    run.PackedInt64(37, control_scratch_);
+  } else if (hot != nullptr) {
     if (!inst.name().empty()) AppendLengthDelimitedField(1, inst.name(), hot);
     AppendLengthDelimitedField(2, HloOpcodeString(inst.opcode()), hot);
     AppendLengthDelimitedField(3, ShapeBytes(inst.shape()), hot);
     AppendInt64Field(9, parameter_number, hot);
     AppendInt64Field(13, tuple_index, hot);
     AppendInt64Field(35, inst_ids_.at(&inst), hot);
+    AppendPackedInt64Field(36, id_scratch_, hot);
+    AppendPackedInt64Field(37, control_scratch_, hot);
   } else {
     P()->set_name(inst.name().data(), inst.name().size());
     P()->set_opcode(std::string(HloOpcodeString(inst.opcode())));
@@ -1155,18 +1256,8 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     P()->set_id(inst_ids_.at(&inst));
     P()->set_parameter_number(parameter_number);
     P()->set_tuple_index(tuple_index);
-  }
-  if (absl::Status s = ids_of(inst.operands(), "operand"); !s.ok()) return s;
-  if (hot != nullptr) {
-    AppendPackedInt64Field(36, id_scratch_, hot);
-  } else {
     P()->mutable_operand_ids()->Add(id_scratch_.begin(), id_scratch_.end());
-  }
-  if (absl::Status s = ids_of(inst.control_predecessors(), "control predecessor"); !s.ok()) return s;
-  if (hot != nullptr) {
-    AppendPackedInt64Field(37, id_scratch_, hot);
-  } else {
-    P()->mutable_control_predecessor_ids()->Add(id_scratch_.begin(), id_scratch_.end());
+    P()->mutable_control_predecessor_ids()->Add(control_scratch_.begin(), control_scratch_.end());
   }
   if (inst.text_flags() != instruction_flags_) text_flags = inst.text_flags();
 
@@ -2119,6 +2210,7 @@ class Decoder {
   bool hilo_written_ = false;
   uint32_t instruction_flags_ = kXlaStyle;
   std::vector<absl::string_view> attribute_names_;
+  const bool listed_by_index_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_INDEX");
   absl::flat_hash_map<int64_t, HloComputation*> comps_by_id_;
   // Every instruction, by name (unique in the module); handed to the module
   // as its name index at the end, as the text parser's is (EndBulkLoad).
@@ -2306,9 +2398,17 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
     }
     *inst->mutable_attribute_order() = it->second;
   }
+  // By the indices the order was made from (valid: checked above), whose
+  // names know their sizes (an AttributeOrder's names are C strings: their
+  // strlen for every instruction's checks was 2% of reading the 300k module;
+  // HILO_PROTO_LISTED_BY_INDEX=0: by the order's names).
   const AttributeOrder& order = inst->attribute_order();
   auto listed = [&](absl::string_view name) {
-    return std::find(order.begin(), order.end(), name) != order.end();
+    if (!listed_by_index_) return std::find(order.begin(), order.end(), name) != order.end();
+    for (int32_t idx : h.attribute_order) {
+      if (attribute_names_[static_cast<size_t>(idx)] == name) return true;
+    }
+    return false;
   };
   const uint32_t text_flags = h.flags.has_value() ? *h.flags : instruction_flags_;
   if (text_flags >> HloInstruction::kTextFlagBits != 0) {

@@ -77,6 +77,12 @@ inline bool ReadRawVarint(const uint8_t** p, const uint8_t* end, int max_bytes, 
     *p = q + 2;
     return true;
   }
+  // Three bytes (ids from 16384 on: most operand ids of a large module).
+  if (end - q >= 3 && q[2] < 0x80 && max_bytes >= 3) {
+    *value = (q[0] & 0x7fu) | (static_cast<uint64_t>(q[1] & 0x7fu) << 7) | (static_cast<uint64_t>(q[2]) << 14);
+    *p = q + 3;
+    return true;
+  }
   uint64_t v = 0;
   for (int i = 0; i < max_bytes && *p < end; ++i) {
     const uint8_t b = *(*p)++;
@@ -375,7 +381,7 @@ bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out) {
   out->called_computation_ids.clear();
   out->dimensions.clear();
   out->attribute_order.clear();
-  out->replica_groups.clear();
+  out->replica_groups = absl::string_view();
   out->group_count = 0;
   out->frontend_attributes = absl::string_view();
   for (std::vector<int64_t>& d : out->dot) d.clear();
@@ -431,8 +437,12 @@ bool ReadWireInstruction(absl::string_view bytes, WireInstruction* out) {
         continue;
       case 49: {  // replica_groups
         if (!delimited || !in.Payload(&payload)) return false;
-        ++out->group_count;
-        out->replica_groups.append(field_start, in.position() - field_start);
+        if (out->group_count > 0 && out->replica_groups.data() + out->replica_groups.size() != field_start) {
+          return false;
+        }
+        if (out->group_count++ == 0) out->replica_groups = absl::string_view(field_start, 0);
+        out->replica_groups = absl::string_view(out->replica_groups.data(),
+                                                static_cast<size_t>(in.position() - out->replica_groups.data()));
         continue;
       }
       case 68:  // frontend_attributes

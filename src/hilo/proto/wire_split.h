@@ -68,8 +68,10 @@ struct WireInstruction {
   std::vector<int32_t> attribute_order;
   // replica_groups (field 49): every occurrence's bytes, tags included (equal
   // bytes, equal groups: ReadReplicaGroups reads them once per distinct
-  // bytes), and how many.
-  std::string replica_groups;
+  // bytes), and how many. A view of the instruction's bytes: occurrences
+  // apart (another field between them) are refused (protobuf reads the
+  // instruction); copied, they were 1.5% of reading the 300k module.
+  absl::string_view replica_groups;
   size_t group_count = 0;
   // frontend_attributes: the field's payload (ReadFrontendAttributes reads
   // it once per distinct bytes).
