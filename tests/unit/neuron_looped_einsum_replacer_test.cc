@@ -936,6 +936,30 @@ TEST_F(ReplacerTest, TwoDotsOfOneAllGatherBothFoldAndTheGatherGoes) {
   EXPECT_TRUE(VerifyHloModule(*t.b.module).ok());
 }
 
+// The reshapes of equal weight shapes share one shape (one block, one entry
+// of the printer's shape-text cache); HILO_REPLACER_SHARE_SHAPES=0 gives
+// each its own, with the same module text.
+TEST_F(ReplacerTest, EqualWeightReshapesShareOneShape) {
+  for (const bool share : {true, false}) {
+    if (!share) setenv("HILO_REPLACER_SHARE_SHAPES", "0", 1);
+    LhsCase t;
+    HloInstruction* x2 = t.b.Param(2, BF16({16, 4}), "x2");
+    HloInstruction* dot2 = t.b.Dot(t.ag, x2, BF16({16, 8, 4}), 2, 0, "dot2");
+    t.b.Root(t.b.Op(HloOpcode::kTuple, Shape::MakeTuple({t.dot->shape(), dot2->shape()}),
+                    {t.dot, dot2}));
+    ASSERT_TRUE(*RunReplacer(t.b.module.get()));
+    std::vector<const HloInstruction*> reshapes;
+    for (const HloInstruction* i : t.b.comp->instructions()) {
+      if (i->opcode() == HloOpcode::kCustomCall) reshapes.push_back(i->operand(0));
+    }
+    ASSERT_EQ(reshapes.size(), 2u);
+    ASSERT_EQ(reshapes[0]->opcode(), HloOpcode::kReshape);
+    EXPECT_EQ(reshapes[0]->shape(), reshapes[1]->shape());
+    EXPECT_EQ(reshapes[0]->shared_shape().SharesWith(reshapes[1]->shared_shape()), share);
+    unsetenv("HILO_REPLACER_SHARE_SHAPES");
+  }
+}
+
 // The plan kept from matching (NeuronLoopedEinsumReplacer::plans_) is used
 // only when no earlier expansion changed what the analysis reads. Here the
 // second dot gathers the first dot's result (RHS-RS, accepted without a

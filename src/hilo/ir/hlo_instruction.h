@@ -54,9 +54,15 @@ struct DotDimensionNumbers {
 // Values are stored unescaped.
 class FrontendAttributes {
  public:
+  // Room for two entries inline: the generated and real modules' collectives
+  // carry one (collective_type) and the stream-id injector adds a second, so
+  // neither the parser nor the stamping allocates (and the injector frees no
+  // one-entry block per collective). 136 bytes in the group's own block.
+  using Entries = absl::InlinedVector<std::pair<std::string, std::string>, 2>;
+
   bool empty() const { return entries_.empty(); }
   size_t size() const { return entries_.size(); }
-  const std::vector<std::pair<std::string, std::string>>& entries() const { return entries_; }
+  const Entries& entries() const { return entries_; }
 
   // The value of `key`, or nullptr.
   const std::string* Find(absl::string_view key) const;
@@ -73,7 +79,7 @@ class FrontendAttributes {
   bool operator==(const FrontendAttributes&) const = default;
 
  private:
-  std::vector<std::pair<std::string, std::string>> entries_;
+  Entries entries_;
 };
 
 // A computation-valued attribute (`to_apply=%add`, `branch_computations={%a, %b}`).

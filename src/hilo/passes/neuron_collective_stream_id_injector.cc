@@ -27,21 +27,6 @@ Kind ExemplarKind(const HloInstruction& instruction) {
   return kind;
 }
 
-// Adding stream_id to a collective that has one frontend attribute makes
-// FrontendAttributes::Set grow its vector, which frees the old one-entry
-// block: ~100k small frees on a large module. glibc keeps such blocks in
-// its fastbins and merges them all at the next allocation of >= 1 KiB,
-// revisiting each block long after it left the cache (about 15-20 ms here,
-// charged to whoever allocates next). An allocation of that size every few
-// hundred stamps makes it merge them while they are still cached; with any
-// other allocator it is one cheap malloc/free per 256 stamps. Not needed
-// once FrontendAttributes stops reallocating on Set.
-void MergeFreedBlocksWhileCached(size_t stamps) {
-  if ((stamps & 255) != 255) return;
-  void* volatile block = ::operator new(2048);  // volatile: the pair is not elided
-  ::operator delete(block);
-}
-
 }  // namespace
 
 absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
@@ -187,7 +172,6 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
       previous_stream_ids_.push_back(*old);
     }
     attributes->Set(kStreamIdAttribute, absl::string_view(&stream, 1));
-    MergeFreedBlocksWhileCached(i);
     stamps_.push_back(Stamp{instruction, stream, reason, previous});
   }
 

@@ -73,10 +73,12 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   plans_.clear();
   settings_ = ResolveLoopedEinsumSettings(options_, &warnings_, &threshold_source_);
   reanalyze_ = EnvSwitchIsOne("HILO_LOOPED_EINSUM_REANALYZE");
+  share_shapes_ = !EnvSwitchIsZero("HILO_REPLACER_SHARE_SHAPES");
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
   folds_.clear();
   plans_.clear();
+  reshape_shapes_.clear();
   // A fold the kernel contract makes inexact computes something else than
   // the dot: say so by default, not only under --explain.
   for (size_t i = 0; i < outcomes_.size(); ++i) {
@@ -163,8 +165,9 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
   // The plan is used once: its shape and backend_config move into the new
   // instructions.
   HloComputation* computation = dot->parent();
-  HloInstruction* reshaped = computation->AddInstruction(
-      HloInstruction::CreateReshape(std::move(plan->reshaped_weight_shape), plan->shard));
+  HloInstruction* reshaped = computation->AddInstruction(HloInstruction::Create(
+      HloOpcode::kReshape, SharedReshapeShape(std::move(plan->reshaped_weight_shape)),
+      {plan->shard}));
   std::unique_ptr<HloInstruction> custom_call = HloInstruction::CreateCustomCall(
       dot->shared_shape(), {reshaped, plan->activation}, std::string(kCollectiveMatmulTarget),
       std::move(plan->backend_config));
@@ -175,6 +178,16 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
     if (options_.record_details) absl::StrAppend(&c->explanation, " -> %", added->name());
   }
   return added;
+}
+
+SharedShape NeuronLoopedEinsumReplacer::SharedReshapeShape(Shape shape) {
+  if (!share_shapes_) return SharedShape(std::move(shape));
+  // The few most recent distinct shapes: a module's folds have a handful.
+  constexpr size_t kRecent = 8;
+  for (size_t i = reshape_shapes_.size(); i-- > 0 && reshape_shapes_.size() - i <= kRecent;) {
+    if (*reshape_shapes_[i] == shape) return reshape_shapes_[i];
+  }
+  return reshape_shapes_.emplace_back(std::move(shape));
 }
 
 std::vector<std::string> NeuronLoopedEinsumReplacer::Explanations() const {

@@ -131,6 +131,15 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // the switch of this saving, measured in docs/performance.md).
   std::vector<LoopedEinsumPlan> plans_;
   bool reanalyze_ = false;
+  // The reshapes' shapes made in this Run, shared among equal ones: a module
+  // folds many dots of one weight shape, and one shared shape is one block
+  // instead of one per reshape, and one entry of the printer's shape-text
+  // cache (keyed by address) instead of a miss per reshape.
+  // HILO_REPLACER_SHARE_SHAPES=0 gives each reshape its own (the switch of
+  // this saving, measured in docs/performance.md).
+  SharedShape SharedReshapeShape(Shape shape);
+  std::vector<SharedShape> reshape_shapes_;
+  bool share_shapes_ = true;
   // With record_details, candidates_[i] describes outcomes_[i]. Without,
   // candidates_ is empty and only the candidates a warning names (fused,
   // not exact) are kept, here, by outcome index.

@@ -1,6 +1,7 @@
 #include "hilo/text/printer.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <iterator>
@@ -251,13 +252,21 @@ uint32_t InstructionStyle(const HloInstruction& inst) {
 
 // `"s"` with C escapes. Almost every string is plain printable ASCII, which
 // absl::CEscape returns unchanged: that case skips the temporary.
+// Which bytes CEscape changes: one table lookup per byte instead of five
+// comparisons (every frontend attribute and backend_config goes through here).
+constexpr std::array<bool, 256> kNeedsEscape = [] {
+  std::array<bool, 256> table{};
+  for (int u = 0; u < 256; ++u) {
+    table[u] = u < 0x20 || u >= 0x7f || u == '"' || u == '\'' || u == '\\';
+  }
+  return table;
+}();
+
 void AppendQuoted(absl::string_view s, Writer& w) {
   w.Push('"');
-  bool plain = true;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    plain &= u >= 0x20 && u < 0x7f && c != '"' && c != '\'' && c != '\\';
-  }
+  bool escape = false;
+  for (char c : s) escape |= kNeedsEscape[static_cast<unsigned char>(c)];
+  const bool plain = !escape;
   if (plain) {
     w.Append(s);
   } else {
