@@ -252,6 +252,43 @@ HloInstruction* Find(const HloModule& m, absl::string_view name) {
   return nullptr;
 }
 
+// Integer lists (`dimensions={...}`) are read by a fast path when short,
+// non-negative and without spaces, and by the general reader otherwise:
+// both give the same values, at and past the fast path's limits (16
+// values, 18 digits), and the general reader still reports the errors.
+TEST(ParserTest, IntegerListsAtTheFastPathsLimits) {
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> cases = {
+      {"{}", {}},
+      {"{0}", {0}},
+      {"{1,0}", {1, 0}},
+      {"{10,2,345}", {10, 2, 345}},
+      {"{007,08}", {7, 8}},
+      {"{1, 0}", {1, 0}},
+      {"{1,}", {1}},  // the general reader allows a trailing comma
+      {"{-1,2}", {-1, 2}},
+      {"{999999999999999999}", {999999999999999999}},
+      {"{9223372036854775807}", {9223372036854775807}},
+      {"{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}",
+       {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+      {"{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}",
+       {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}},
+  };
+  for (const auto& [list, values] : cases) {
+    auto m = Parse(absl::StrCat("HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), dimensions=",
+                                list, "\n}\n"));
+    ASSERT_NE(m, nullptr) << list;
+    ASSERT_TRUE(Find(*m, "a")->dimensions().has_value()) << list;
+    EXPECT_EQ(*Find(*m, "a")->dimensions(), values) << list;
+  }
+  for (const char* list : {"{1,,2}", "{,1}", "{1;2}", "{99999999999999999999}"}) {
+    EXPECT_THAT(ParseError(absl::StrCat("HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), "
+                                        "dimensions=",
+                                        list, "\n}\n")),
+                ::testing::AnyOf(HasSubstr("integer"), HasSubstr("expected")))
+        << list;
+  }
+}
+
 TEST(ParserTest, HeaderTypedAndVerbatimInOrder) {
   auto m = Parse(R"(HloModule m, is_scheduled=true, replica_count=4, entry_computation_layout={(f32[2]{0})->f32[2]{0}}, num_partitions=2, input_output_alias={ {0}: (0, {}, may-alias) }
 

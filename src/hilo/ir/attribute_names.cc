@@ -134,8 +134,9 @@ size_t StepSlot(const AttributeOrder::List* from, const char* name) {
 
 }  // namespace
 
-void AttributeOrder::Append(absl::string_view name) {
-  const char* interned = InternAttributeName(name).data();
+void AttributeOrder::Append(absl::string_view name) { AppendInterned(InternAttributeName(name).data()); }
+
+void AttributeOrder::AppendInterned(const char* interned) {
   size_t slot = StepSlot(list_, interned);
   for (; steps.slots[slot].to != nullptr; slot = (slot + 1) % kStepSlots) {
     const Step& step = steps.slots[slot];

@@ -105,6 +105,10 @@ class AttributeOrder {
 
   // Interns `name` and appends it.
   void Append(absl::string_view name);
+  // Appends a name InternAttributeName returned (its data()): callers that
+  // know the name ahead (the parser's typed attributes) intern it once
+  // instead of per attribute.
+  void AppendInterned(const char* interned);
   // Removes the i-th name.
   void Erase(size_t i);
 

@@ -22,6 +22,31 @@
 namespace hilo {
 namespace {
 
+// The most characters an int64_t takes: "-9223372036854775808".
+constexpr ptrdiff_t kMaxIntDigits = 20;
+
+// Writes `v` in decimal at `at`, which has room for kMaxIntDigits; returns
+// the end. Both writers' integers go through here.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline char* AppendIntDigits(int64_t v, char* at) {
+  // Most integers printed (layout dimensions, indices, device ids) are
+  // below 100.
+  if (static_cast<uint64_t>(v) < 100) {
+    if (v >= 10) *at++ = static_cast<char>('0' + v / 10);
+    *at++ = static_cast<char>('0' + v % 10);
+    return at;
+  }
+  // Dimension sizes are mostly below 10,000 (128, 4096).
+  if (static_cast<uint64_t>(v) < 10000) {
+    const unsigned u = static_cast<unsigned>(v);
+    if (u >= 1000) *at++ = static_cast<char>('0' + u / 1000);
+    *at++ = static_cast<char>('0' + u / 100 % 10);
+    *at++ = static_cast<char>('0' + u / 10 % 10);
+    *at++ = static_cast<char>('0' + u % 10);
+    return at;
+  }
+  return std::to_chars(at, at + kMaxIntDigits, v).ptr;
+}
+
 // Writes into a fixed array; `overflowed()` when the text did not fit (what
 // was written is then incomplete). For texts the printer keeps to reuse.
 class FixedTextOut {
@@ -37,8 +62,8 @@ class FixedTextOut {
     size_ += s.size();
   }
   void AppendInt(int64_t v) {
-    char digits[20];  // "-9223372036854775808"
-    Append(absl::string_view(digits, std::to_chars(digits, digits + sizeof(digits), v).ptr - digits));
+    char digits[kMaxIntDigits];
+    Append(absl::string_view(digits, AppendIntDigits(v, digits) - digits));
   }
   size_t size() const { return size_; }
   bool overflowed() const { return overflowed_; }
@@ -116,29 +141,12 @@ class Writer {
     *pos_++ = c;
   }
   ABSL_ATTRIBUTE_ALWAYS_INLINE void AppendInt(int64_t v) {
-    // Most integers printed (layout dimensions, indices, device ids) are
-    // below 100.
-    if (static_cast<uint64_t>(v) < 100 && end_ - pos_ >= 2) {
-      if (v >= 10) *pos_++ = static_cast<char>('0' + v / 10);
-      *pos_++ = static_cast<char>('0' + v % 10);
+    if (ABSL_PREDICT_FALSE(end_ - pos_ < kMaxIntDigits)) {
+      char digits[kMaxIntDigits];
+      Append(absl::string_view(digits, AppendIntDigits(v, digits) - digits));
       return;
     }
-    // Dimension sizes are mostly below 10,000 (128, 4096).
-    if (static_cast<uint64_t>(v) < 10000 && end_ - pos_ >= 4) {
-      const unsigned u = static_cast<unsigned>(v);
-      if (u >= 1000) *pos_++ = static_cast<char>('0' + u / 1000);
-      *pos_++ = static_cast<char>('0' + u / 100 % 10);
-      *pos_++ = static_cast<char>('0' + u / 10 % 10);
-      *pos_++ = static_cast<char>('0' + u % 10);
-      return;
-    }
-    constexpr ptrdiff_t kMaxDigits = 20;  // "-9223372036854775808"
-    if (ABSL_PREDICT_FALSE(end_ - pos_ < kMaxDigits)) {
-      char digits[kMaxDigits];
-      Append(absl::string_view(digits, std::to_chars(digits, digits + kMaxDigits, v).ptr - digits));
-      return;
-    }
-    pos_ = std::to_chars(pos_, pos_ + kMaxDigits, v).ptr;
+    pos_ = AppendIntDigits(v, pos_);
   }
 
   // Sends the buffered text to the sink.
