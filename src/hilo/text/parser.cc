@@ -2935,8 +2935,11 @@ bool ParseShortIntList(absl::string_view v, std::vector<int64_t>* out) {
     }
     int64_t n = 0;
     int digits = 0;
-    for (; p != end && IsDigit(*p); ++p, ++digits) n = n * 10 + (*p - '0');
-    if (digits == 0 || digits > kMaxDigits) return false;
+    for (; p != end && IsDigit(*p); ++p, ++digits) {
+      if (digits == kMaxDigits) return false;  // before n * 10 could overflow
+      n = n * 10 + (*p - '0');
+    }
+    if (digits == 0) return false;
     values[count++] = n;
   }
   out->insert(out->end(), values, values + count);
