@@ -30,6 +30,7 @@
 #include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
 #include "hilo/proto/wire_writer.h"
+#include "hilo/text/char_class.h"
 #include "hilo/text/literal_text.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
@@ -560,10 +561,6 @@ bool LiteralTypesSupported(const Shape& shape) {
 // metadata, both ways: CEscape's copy per string was 5% of a round trip).
 bool SwitchedOnByDefault(const char* name);
 
-// Whether CEscape changes byte `c` (a control or non-ASCII byte, a quote,
-// an apostrophe, a backslash).
-bool Escaped(unsigned char c) { return c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\'; }
-
 // The position of the first byte of `s` from `from` on that CEscape
 // changes, s.size() when none. Eight bytes at a time (metadata strings,
 // scanned for every instruction both ways; HILO_PROTO_WORD_SCAN=0: byte by
@@ -583,7 +580,7 @@ size_t FirstEscaped(absl::string_view s, size_t from) {
       break;  // (which byte: found below)
     }
   }
-  while (i < s.size() && !Escaped(static_cast<unsigned char>(s[i]))) ++i;
+  while (i < s.size() && !kNeedsCEscape[static_cast<unsigned char>(s[i])]) ++i;
   return i;
 }
 

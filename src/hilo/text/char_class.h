@@ -30,6 +30,15 @@ inline constexpr std::array<uint8_t, 256> kCharClass = [] {
   return table;
 }();
 
+// The bytes absl::CEscape changes (a control or non-ASCII byte, a quote, an
+// apostrophe, a backslash): the printer and the proto writer write a string
+// as it is when it has none. By table: one lookup per byte.
+inline constexpr std::array<bool, 256> kNeedsCEscape = [] {
+  std::array<bool, 256> table{};
+  for (int u = 0; u < 256; ++u) table[u] = u < 0x20 || u >= 0x7f || u == '"' || u == '\'' || u == '\\';
+  return table;
+}();
+
 // A name, opcode, type or attribute character: [A-Za-z0-9_.$-].
 inline bool IsIdentChar(char c) { return kCharClass[static_cast<unsigned char>(c)] == kIdentClass; }
 

@@ -17,6 +17,7 @@
 #include "hilo/ir/env_switch.h"
 #include "hilo/ir/text_form.h"
 #include "hilo/text/attribute_kind.h"
+#include "hilo/text/char_class.h"
 #include "hilo/text/text_flags.h"
 
 namespace hilo {
@@ -260,22 +261,11 @@ uint32_t InstructionStyle(const HloInstruction& inst) {
 
 // `"s"` with C escapes. Almost every string is plain printable ASCII, which
 // absl::CEscape returns unchanged: that case skips the temporary.
-// Which bytes CEscape changes: one table lookup per byte instead of five
-// comparisons (every frontend attribute and backend_config goes through here).
-constexpr std::array<bool, 256> kNeedsEscape = [] {
-  std::array<bool, 256> table{};
-  for (int u = 0; u < 256; ++u) {
-    table[u] = u < 0x20 || u >= 0x7f || u == '"' || u == '\'' || u == '\\';
-  }
-  return table;
-}();
-
 void AppendQuoted(absl::string_view s, Writer& w) {
   w.Push('"');
   bool escape = false;
-  for (char c : s) escape |= kNeedsEscape[static_cast<unsigned char>(c)];
-  const bool plain = !escape;
-  if (plain) {
+  for (char c : s) escape |= kNeedsCEscape[static_cast<unsigned char>(c)];
+  if (!escape) {
     w.Append(s);
   } else {
     w.Append(absl::CEscape(s));
