@@ -341,7 +341,7 @@ HloInstruction::CommonGroup::~CommonGroup() {
   if ((bits_ & kListAlone) != 0) {
     delete reinterpret_cast<CalledAttributeList*>(bits_ - kListAlone);
   } else {
-    delete reinterpret_cast<CommonAttributes*>(bits_);
+    delete own_group();
   }
 }
 
@@ -445,7 +445,7 @@ void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) 
 }
 
 bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
-  CommonAttributes* group = common_.group();
+  CommonAttributes* group = common_.own_group();
   if (group == nullptr) return false;
   std::vector<RawAttribute>& raw = group->raw;
   for (auto it = raw.begin(); it != raw.end(); ++it) {

@@ -204,8 +204,7 @@ class HloInstruction {
 
   // --- Called computations -------------------------------------------------
   const CalledAttributeList& called_computation_attributes() const {
-    const CalledAttributeList* called = common_.called();
-    return called != nullptr ? *called : Default<CommonAttributes>().called;
+    return common_.called();
   }
   CalledAttributeList* mutable_called_computation_attributes() { return &common_.MutableCalled(); }
   // Every called computation, in attribute order.
@@ -393,7 +392,7 @@ class HloInstruction {
   // common_: the group, or, while an instruction's only common attribute is
   // its called computations (a call's `to_apply`, an all-reduce's), that
   // list alone: a 48-byte block where the group took 112 (100,000 calls:
-  // -6.1 MiB; docs/performance.md, "seventeenth session"; the group for
+  // -4.5 MiB at the peak; docs/performance.md, "seventeenth session"; the group for
   // every instruction with HILO_CALLED_LIST_ALONE=0). Bit 0 tells which.
   // Setting dimensions or raw attributes later moves the list into a new
   // group: as any change of an instruction's attributes, that invalidates
@@ -404,22 +403,27 @@ class HloInstruction {
     CommonGroup(const CommonGroup&) = delete;
     CommonGroup& operator=(const CommonGroup&) = delete;
     ~CommonGroup();
-    // nullptr when the instruction has no common attribute.
-    ABSL_ATTRIBUTE_ALWAYS_INLINE const CalledAttributeList* called() const {
-      if ((bits_ & kListAlone) != 0) {
-        return reinterpret_cast<const CalledAttributeList*>(bits_ - kListAlone);
-      }
-      return bits_ != 0 ? &reinterpret_cast<const CommonAttributes*>(bits_)->called : nullptr;
+    // Empty when the instruction has no common attribute.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE const CalledAttributeList& called() const {
+      return (bits_ & kListAlone) != 0
+                 ? *reinterpret_cast<const CalledAttributeList*>(bits_ - kListAlone)
+                 : reinterpret_cast<const CommonAttributes*>(bits_)->called;
     }
-    // nullptr unless the whole group is there.
-    ABSL_ATTRIBUTE_ALWAYS_INLINE CommonAttributes* group() const {
-      return (bits_ & kListAlone) != 0 ? nullptr : reinterpret_cast<CommonAttributes*>(bits_);
+    // Every attribute at its default unless the whole group is there.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& group() const {
+      return (bits_ & kListAlone) != 0 ? Default<CommonAttributes>()
+                                       : *reinterpret_cast<const CommonAttributes*>(bits_);
+    }
+    // nullptr unless the instruction has the whole group.
+    CommonAttributes* own_group() const {
+      return (bits_ & kListAlone) != 0 || bits_ == Absent() ? nullptr
+                                                            : reinterpret_cast<CommonAttributes*>(bits_);
     }
     CalledAttributeList& MutableCalled() {
-      return bits_ != 0 ? const_cast<CalledAttributeList&>(*called()) : NewCalled();
+      return bits_ != Absent() ? const_cast<CalledAttributeList&>(called()) : NewCalled();
     }
     CommonAttributes& MutableGroup() {
-      CommonAttributes* existing = group();
+      CommonAttributes* existing = own_group();
       return existing != nullptr ? *existing : NewGroup();
     }
 
@@ -427,9 +431,12 @@ class HloInstruction {
     CalledAttributeList& NewCalled();
     // The group, with the list alone moved into it if there was one.
     CommonAttributes& NewGroup();
+    // An absent group points to the default one (never written through):
+    // reading an attribute then tests one bit, not the bit and null.
+    static uintptr_t Absent() { return reinterpret_cast<uintptr_t>(&Default<CommonAttributes>()); }
 
     static constexpr uintptr_t kListAlone = 1;
-    uintptr_t bits_ = 0;
+    uintptr_t bits_ = Absent();
   };
   class UserIndex;
   struct UserIndexDeleter {
@@ -513,10 +520,7 @@ class HloInstruction {
   CollectiveAttributes& mutable_collective() { return MutableGroup(&Uncommon::collective); }
   ABSL_ATTRIBUTE_ALWAYS_INLINE const Rare& rare() const { return Group(&Uncommon::rare); }
   Rare& mutable_rare() { return MutableGroup(&Uncommon::rare); }
-  ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& common() const {
-    const CommonAttributes* group = common_.group();
-    return group != nullptr ? *group : Default<CommonAttributes>();
-  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& common() const { return common_.group(); }
   Rare* rare_or_null() const { return uncommon_ != nullptr ? uncommon_->rare.get() : nullptr; }
   UserIndex* FindUserIndex() const {
     Rare* rare = rare_or_null();
