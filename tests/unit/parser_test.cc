@@ -1323,6 +1323,39 @@ TEST(ParserTest, RenamedNameSurvivesAnInlineComputation) {
   EXPECT_EQ(root->operand(0)->parent(), m->entry_computation());
 }
 
+// The names the parser made up and the shapes' texts are kept per
+// computation (seventeenth session): an inline computation between a
+// definition and its uses, a name reused in three computations, and a
+// duplicate after a renamed name still resolve and fail as before.
+TEST(ParserTest, NamesAndShapeTextsArePerComputation) {
+  auto m = Parse(R"(HloModule m
+f {
+  ROOT x = s32[3]{0} parameter(0)
+}
+ENTRY e {
+  x = s32[3]{0} parameter(0)
+  c = s32[3]{0} call(s32[3]{0} x), to_apply={ x = s32[3]{0} parameter(0) ROOT r = s32[3]{0} negate(s32[3]{0} x) }
+  g = s32[3]{0} call(s32[3]{0} x), to_apply=f
+  ROOT a = (s32[3]{0}, s32[3]{0}, s32[3]{0}) tuple(s32[3]{0} x, s32[3]{0} c, s32[3]{0} g)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloComputation* entry = m->entry_computation();
+  const HloInstruction* root = entry->root_instruction();
+  const HloInstruction* x = root->operand(0);
+  EXPECT_EQ(x->opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(x->parent(), entry);
+  const HloInstruction* call = root->operand(1);
+  EXPECT_EQ(call->operand(0), x);
+  EXPECT_EQ(root->operand(2)->operand(0), x);
+  const HloComputation* inline_comp = call->to_apply();
+  ASSERT_NE(inline_comp, nullptr);
+  EXPECT_EQ(inline_comp->root_instruction()->operand(0)->parent(), inline_comp);
+  EXPECT_THAT(ParseError("HloModule m\nf {\n  ROOT x = f32[] parameter(0)\n}\n"
+                         "ENTRY e {\n  x = f32[] parameter(0)\n  ROOT x = f32[] negate(x)\n}\n"),
+              HasSubstr("duplicate instruction name 'x'"));
+}
+
 // A call to a computation defined before it is attached when its
 // instruction is read (not kept pending to the end of the module); one
 // defined later still resolves at the end. Either way an instruction's

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
@@ -336,6 +337,34 @@ void HloInstruction::DropAllControlDependencies() {
 // ---------------------------------------------------------------------------
 // Called computations
 
+HloInstruction::CommonGroup::~CommonGroup() {
+  if ((bits_ & kListAlone) != 0) {
+    delete reinterpret_cast<CalledAttributeList*>(bits_ - kListAlone);
+  } else {
+    delete own_group();
+  }
+}
+
+CalledAttributeList& HloInstruction::CommonGroup::NewCalled() {
+  // Read once per process.
+  static const bool list_alone = !EnvSwitchIsZero("HILO_CALLED_LIST_ALONE");
+  if (!list_alone) return NewGroup().called;
+  auto* list = new CalledAttributeList;
+  bits_ = reinterpret_cast<uintptr_t>(list) | kListAlone;
+  return *list;
+}
+
+HloInstruction::CommonAttributes& HloInstruction::CommonGroup::NewGroup() {
+  auto* group = new CommonAttributes;
+  if ((bits_ & kListAlone) != 0) {
+    auto* list = reinterpret_cast<CalledAttributeList*>(bits_ - kListAlone);
+    group->called = std::move(*list);
+    delete list;
+  }
+  bits_ = reinterpret_cast<uintptr_t>(group);
+  return *group;
+}
+
 std::vector<HloComputation*> HloInstruction::called_computations() const {
   std::vector<HloComputation*> result;
   for (const auto& attr : called_computation_attributes()) {
@@ -359,7 +388,7 @@ HloComputation* HloInstruction::called_computation(absl::string_view name) const
 void HloInstruction::SetCalledComputations(absl::string_view name,
                                            std::vector<HloComputation*> computations,
                                            bool braced) {
-  CalledAttributeList& called = Materialize(common_).called;
+  CalledAttributeList& called = common_.MutableCalled();
   for (auto& attr : called) {
     if (attr.name == name) {
       attr.computations.assign(computations.begin(), computations.end());
@@ -405,7 +434,7 @@ const std::string* HloInstruction::raw_attribute(absl::string_view name) const {
 }
 
 void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) {
-  std::vector<RawAttribute>& raw = Materialize(common_).raw;
+  std::vector<RawAttribute>& raw = common_.MutableGroup().raw;
   for (auto& attr : raw) {
     if (attr.name == name) {
       attr.value = std::move(value);
@@ -416,8 +445,9 @@ void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) 
 }
 
 bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
-  if (common_ == nullptr) return false;
-  std::vector<RawAttribute>& raw = common_->raw;
+  CommonAttributes* group = common_.own_group();
+  if (group == nullptr) return false;
+  std::vector<RawAttribute>& raw = group->raw;
   for (auto it = raw.begin(); it != raw.end(); ++it) {
     if (it->name == name) {
       raw.erase(it);

@@ -204,11 +204,9 @@ class HloInstruction {
 
   // --- Called computations -------------------------------------------------
   const CalledAttributeList& called_computation_attributes() const {
-    return OrDefault(common_).called;
+    return common_.called();
   }
-  CalledAttributeList* mutable_called_computation_attributes() {
-    return &Materialize(common_).called;
-  }
+  CalledAttributeList* mutable_called_computation_attributes() { return &common_.MutableCalled(); }
   // Every called computation, in attribute order.
   std::vector<HloComputation*> called_computations() const;
   // The computations of attribute `name`, or an empty span.
@@ -235,11 +233,9 @@ class HloInstruction {
   // Whether `n` can be a parameter number or tuple index (fits in 32 bits).
   static constexpr bool IndexFits(int64_t n) { return n >= INT32_MIN && n <= INT32_MAX; }
   // `dimensions={...}` (broadcast, transpose, reduce, all-gather, ...).
-  const std::optional<std::vector<int64_t>>& dimensions() const {
-    return OrDefault(common_).dimensions;
-  }
+  const std::optional<std::vector<int64_t>>& dimensions() const { return common().dimensions; }
   void set_dimensions(std::vector<int64_t> dims) {
-    Materialize(common_).dimensions = std::move(dims);
+    common_.MutableGroup().dimensions = std::move(dims);
   }
   // all-gather / reduce-scatter / all-to-all: dimensions()[0], or -1.
   int64_t collective_dimension() const;
@@ -314,8 +310,8 @@ class HloInstruction {
   void set_literal_text(std::string t) { mutable_rare().literal_text = std::move(t); }
 
   // Attributes that are not typed, in the order written.
-  const std::vector<RawAttribute>& raw_attributes() const { return OrDefault(common_).raw; }
-  std::vector<RawAttribute>* mutable_raw_attributes() { return &Materialize(common_).raw; }
+  const std::vector<RawAttribute>& raw_attributes() const { return common().raw; }
+  std::vector<RawAttribute>* mutable_raw_attributes() { return &common_.MutableGroup().raw; }
   // The verbatim value of raw attribute `name`, or nullptr.
   const std::string* raw_attribute(absl::string_view name) const;
   void SetRawAttribute(absl::string_view name, std::string value);
@@ -393,6 +389,55 @@ class HloInstruction {
   // the attribute list and the computation list).
   static_assert(sizeof(void*) != 8 || sizeof(CommonAttributes) <= 104,
                 "CommonAttributes grew");
+  // common_: the group, or, while an instruction's only common attribute is
+  // its called computations (a call's `to_apply`, an all-reduce's), that
+  // list alone: a 48-byte block where the group took 112 (100,000 calls:
+  // -4.5 MiB at the peak; docs/performance.md, "seventeenth session"; the group for
+  // every instruction with HILO_CALLED_LIST_ALONE=0). Bit 0 tells which.
+  // Setting dimensions or raw attributes later moves the list into a new
+  // group: as any change of an instruction's attributes, that invalidates
+  // references into the list.
+  class CommonGroup {
+   public:
+    CommonGroup() = default;
+    CommonGroup(const CommonGroup&) = delete;
+    CommonGroup& operator=(const CommonGroup&) = delete;
+    ~CommonGroup();
+    // Empty when the instruction has no common attribute.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE const CalledAttributeList& called() const {
+      return (bits_ & kListAlone) != 0
+                 ? *reinterpret_cast<const CalledAttributeList*>(bits_ - kListAlone)
+                 : reinterpret_cast<const CommonAttributes*>(bits_)->called;
+    }
+    // Every attribute at its default unless the whole group is there.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& group() const {
+      return (bits_ & kListAlone) != 0 ? Default<CommonAttributes>()
+                                       : *reinterpret_cast<const CommonAttributes*>(bits_);
+    }
+    // nullptr unless the instruction has the whole group.
+    CommonAttributes* own_group() const {
+      return (bits_ & kListAlone) != 0 || bits_ == Absent() ? nullptr
+                                                            : reinterpret_cast<CommonAttributes*>(bits_);
+    }
+    CalledAttributeList& MutableCalled() {
+      return bits_ != Absent() ? const_cast<CalledAttributeList&>(called()) : NewCalled();
+    }
+    CommonAttributes& MutableGroup() {
+      CommonAttributes* existing = own_group();
+      return existing != nullptr ? *existing : NewGroup();
+    }
+
+   private:
+    CalledAttributeList& NewCalled();
+    // The group, with the list alone moved into it if there was one.
+    CommonAttributes& NewGroup();
+    // An absent group points to the default one (never written through):
+    // reading an attribute then tests one bit, not the bit and null.
+    static uintptr_t Absent() { return reinterpret_cast<uintptr_t>(&Default<CommonAttributes>()); }
+
+    static constexpr uintptr_t kListAlone = 1;
+    uintptr_t bits_ = Absent();
+  };
   class UserIndex;
   struct UserIndexDeleter {
     void operator()(UserIndex* index) const;
@@ -475,6 +520,7 @@ class HloInstruction {
   CollectiveAttributes& mutable_collective() { return MutableGroup(&Uncommon::collective); }
   ABSL_ATTRIBUTE_ALWAYS_INLINE const Rare& rare() const { return Group(&Uncommon::rare); }
   Rare& mutable_rare() { return MutableGroup(&Uncommon::rare); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& common() const { return common_.group(); }
   Rare* rare_or_null() const { return uncommon_ != nullptr ? uncommon_->rare.get() : nullptr; }
   UserIndex* FindUserIndex() const {
     Rare* rare = rare_or_null();
@@ -502,7 +548,7 @@ class HloInstruction {
 
   CompactString metadata_;
   AttributeOrder attribute_order_;
-  std::unique_ptr<CommonAttributes> common_;
+  CommonGroup common_;
   std::unique_ptr<Uncommon> uncommon_;
 };
 

@@ -402,16 +402,9 @@ class Parser {
   // one pointer: the set is the parser's largest structure), and the
   // instructions whose name the parser made up (`x.1` for a second `x`,
   // nameless nested instructions, compact get-tuple-elements) are also in
-  // `generated_`.
+  // the computation's `generated` (ComputationState).
   // The module keeps the set as its name index (HloModule::EndBulkLoad).
   InstructionNameSet names_;
-  absl::flat_hash_set<const HloInstruction*> generated_;
-  // Where each instruction's shape was written, by unique id: the address
-  // of the text (a copy in shape_cache_'s keys, or, when the input is kept,
-  // the input) shifted left 16 bits, or'ed with the size (0: not kept). An
-  // operand whose declared shape is the same text is then checked by
-  // comparing bytes instead of parsing the shape.
-  std::vector<uint64_t> shape_spans_;
   // Instruction shapes repeat: the largest corpus module has 125 distinct
   // ones for 41,881 instructions, and parsing each was the parser's largest
   // cost (a sixth of a round trip). The text of an array shape, up to the
@@ -464,6 +457,23 @@ class Parser {
     std::vector<PendingControl> pending_control;
     std::vector<Shape> declared_shapes;
     std::vector<std::pair<HloInstruction*, size_t>> needs_shape;  // shape omitted in the text
+    // The computation's instructions whose name the parser made up. Only
+    // this computation's: a name is looked up only among the instructions
+    // of the computation being resolved (FindLocal, RegisterName), and a
+    // module-wide set held one slot per renamed instruction to the parse's
+    // end (4.6 MB on 100,000 small computations; docs/performance.md,
+    // "seventeenth session").
+    absl::flat_hash_set<const HloInstruction*> generated;
+    // Where each instruction's shape was written, by unique id minus
+    // `first_id` (the first recorded one's: the computation's instructions
+    // get increasing ids as they are added): the address of the text (a
+    // copy in shape_cache_'s keys, or, when the input is kept, the input)
+    // shifted left 16 bits, or'ed with the size (0: not kept). An operand
+    // whose declared shape is the same text is then checked by comparing
+    // bytes instead of parsing the shape. Per computation for the same
+    // reason as `generated` (by module-wide id: 3.4 MB there).
+    std::vector<uint64_t> shape_spans;
+    int64_t first_id = -1;
     // Empties it for the next computation, keeping the containers' memory.
     void Clear() {
       renamed.clear();
@@ -474,6 +484,9 @@ class Parser {
       pending_control.clear();
       declared_shapes.clear();
       needs_shape.clear();
+      generated.clear();
+      shape_spans.clear();
+      first_id = -1;
     }
   };
   ComputationState cur_;
@@ -728,7 +741,6 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // a file of blank lines can not make it reserve more than a small
   // multiple of its own size.
   names_.reserve(std::min(lines, text_.size() / 32));
-  shape_spans_.reserve(std::min(lines, text_.size() / 32));
   // A large module's instructions go to huge pages from the first one.
   module_->instruction_arena().ExpectBytes(std::min(lines, text_.size() / 32) *
                                            sizeof(HloInstruction));
@@ -962,7 +974,7 @@ HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* 
   }
   auto it = names_.find(name);
   if (it == names_.end() || (*it)->parent() != comp ||
-      (!generated_.empty() && generated_.contains(*it))) {
+      (!cur_.generated.empty() && cur_.generated.contains(*it))) {
     return nullptr;
   }
   return *it;
@@ -983,12 +995,16 @@ void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape
   if (id < 0 || shape_text.empty() || shape_text.size() > 0xffff || begin >= (uint64_t{1} << 47)) {
     return;
   }
-  if (shape_spans_.size() <= static_cast<size_t>(id)) {
+  if (cur_.first_id < 0) cur_.first_id = id;
+  if (id < cur_.first_id) return;  // not expected: then the shape is parsed
+  const size_t at = static_cast<size_t>(id - cur_.first_id);
+  std::vector<uint64_t>& spans = cur_.shape_spans;
+  if (spans.size() <= at) {
     // Doubling in one call: growing by one element per instruction went
     // through vector's fill-insert every time (2.5% of a parse).
-    shape_spans_.resize(std::max<size_t>(id + 1, 2 * shape_spans_.size()), 0);
+    spans.resize(std::max<size_t>(at + 1, 2 * spans.size()), 0);
   }
-  shape_spans_[id] = (begin << 16) | shape_text.size();
+  spans[at] = (begin << 16) | shape_text.size();
 }
 
 size_t Parser::ArrayShapeTextEnd(size_t start) const {
@@ -1064,9 +1080,12 @@ HloInstruction* Parser::SkipDefinedOperand(const HloComputation* comp, absl::str
   const absl::string_view found(data + name_start, i - name_start);
   HloInstruction* defined = FindLocal(found, comp);
   if (defined == nullptr || NeedsShape(defined)) return nullptr;
-  const size_t id = static_cast<size_t>(defined->unique_id());
-  if (id >= shape_spans_.size()) return nullptr;
-  const uint64_t span = shape_spans_[id];
+  // `defined` is of the computation being resolved (FindLocal).
+  const int64_t id = defined->unique_id();
+  if (cur_.first_id < 0 || id < cur_.first_id) return nullptr;
+  const size_t at = static_cast<size_t>(id - cur_.first_id);
+  if (at >= cur_.shape_spans.size()) return nullptr;
+  const uint64_t span = cur_.shape_spans[at];
   const size_t shape_size = span & 0xffff;
   if (shape_size == 0 || shape_size != shape_end - start ||
       std::memcmp(reinterpret_cast<const char*>(span >> 16), data + start, shape_size) != 0) {
@@ -1095,15 +1114,16 @@ bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstructio
     auto [it, inserted] = names_.insert(inst);
     if (inserted) return true;
     const HloInstruction* existing = *it;
+    // (The parent first: `generated` holds only this computation's.)
     if (cur_.renamed.contains(name) ||
-        (!generated_.contains(existing) && existing->parent() == comp)) {
+        (existing->parent() == comp && !cur_.generated.contains(existing))) {
       return Fail(name_pos, absl::StrCat("duplicate instruction name '", name, "'"));
     }
     cur_.renamed.emplace(cur_.operand_text.Copy(name), inst);
   }
   inst->SetNameUnchecked(UniqueName(name.empty() ? HloOpcodeString(inst->opcode()) : name));
   names_.insert(inst);
-  generated_.insert(inst);
+  cur_.generated.insert(inst);
   return true;
 }
 
