@@ -779,14 +779,6 @@ uint32_t ListedMask(const AttributeOrder& order) {
   }
   return mask;
 }
-bool SlotCachesOn() {
-  static const bool on = SwitchedOnByDefault("HILO_PROTO_SLOT_CACHES");
-  return on;
-}
-bool ListedByAddressOn() {
-  static const bool on = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_ADDRESS");
-  return on;
-}
 bool PlainMetadataOn() {
   static const bool on = SwitchedOnByDefault("HILO_PROTO_PLAIN_METADATA");
   return on;
@@ -1084,16 +1076,23 @@ class Encoder {
   const bool ids_by_position_ = SwitchedOnByDefault("HILO_PROTO_IDS_BY_POSITION");
   // HILO_PROTO_TEXT_ORDER=0: instructions always written in post order.
   const bool text_order_ = SwitchedOnByDefault("HILO_PROTO_TEXT_ORDER");
-  const bool listed_by_address_ = ListedByAddressOn();
+  const bool listed_by_address_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_ADDRESS");
+  const bool slots_on_ = SwitchedOnByDefault("HILO_PROTO_SLOT_CACHES");
   // HILO_PROTO_ORDER_INDICES=0: an attribute order's name indices found
   // name by name for every instruction.
   const bool order_indices_ = SwitchedOnByDefault("HILO_PROTO_ORDER_INDICES");
   const bool frontend_run_ = SwitchedOnByDefault("HILO_PROTO_FRONTEND_RUN");
+  const bool header_room_ = SwitchedOnByDefault("HILO_PROTO_HEADER_ROOM");
+  // An attribute order's name indices once per distinct order (interned:
+  // one address each), not name by name (a strlen and a lookup per name of
+  // every instruction), with their wire bytes and the order's ListedMask.
   struct OrderIndices {
     std::vector<int32_t> indices;
     std::string field;  // as hilo_text's attribute_order field (PutOrderField)
+    uint32_t mask = 0;
   };
   absl::flat_hash_map<const AttributeOrder::List*, OrderIndices> order_indices_by_list_;
+  const OrderIndices& OrderEntry(const AttributeOrder& order);
   // True when every instruction of `list` (`comp`'s, in the text's order)
   // comes after its operands and control predecessors, all in `comp`:
   // then the text's order is written, XLA reads it (it needs operands
@@ -1313,6 +1312,17 @@ char* PutOrderField(absl::Span<const int32_t> indices, char* p) {
   return p;
 }
 
+const Encoder::OrderIndices& Encoder::OrderEntry(const AttributeOrder& order) {
+  auto [it, added] = order_indices_by_list_.try_emplace(order.interned_list());
+  if (added) {
+    for (absl::string_view name : order) it->second.indices.push_back(InternedNameIndex(name));
+    it->second.field.resize(OrderFieldSize(it->second.indices));
+    PutOrderField(it->second.indices, it->second.field.data());
+    it->second.mask = ListedMask(order);
+  }
+  return it->second;
+}
+
 const std::string& Encoder::ShapeBytes(const Shape& shape) {
   // Equal shapes are mostly one shared shape (one address): the last bytes
   // of each of 64 address slots, before the map (HILO_PROTO_SLOT_CACHES=0:
@@ -1326,7 +1336,7 @@ const std::string& Encoder::ShapeBytes(const Shape& shape) {
     // (Adding may have moved the map's strings.)
     shape_bytes_slots_.fill({nullptr, nullptr});
   }
-  if (SlotCachesOn()) slot = {&shape, &it->second};
+  if (slots_on_) slot = {&shape, &it->second};
   return it->second;
 }
 
@@ -1424,9 +1434,12 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     }
     return false;
   };
+  // The order's name indices, their wire bytes and its ListedMask, made once
+  // per distinct order (valid to the end: nothing else is added to the map).
+  const OrderIndices* order_entry = order_indices_ && !order.empty() ? &OrderEntry(order) : nullptr;
   auto listed_known = [&](ListedName k) {
-    const char* name = ListedNames()[k];
-    return listed_by_address_ ? order.ContainsInterned(name) : listed(name);
+    if (!listed_by_address_) return listed(ListedNames()[k]);
+    return order_entry != nullptr ? ((order_entry->mask >> k) & 1) != 0 : order.ContainsInterned(ListedNames()[k]);
   };
   // An attribute set at a value the proto can not tell from absent must be
   // listed for reading to set it: then the whole printed order is recorded.
@@ -1680,18 +1693,9 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   }
   if (record_printed_order) {
     for (absl::string_view name : PrintedAttributeNames(inst)) attribute_indices_.push_back(NameIndex(name));
-  } else if (order_indices_ && !order.empty()) {
-    // Once per distinct order (interned: one address each), not name by
-    // name (a strlen and a lookup per name of every instruction), and their
-    // wire bytes with them.
-    auto [it, added] = order_indices_by_list_.try_emplace(order.interned_list());
-    if (added) {
-      for (absl::string_view name : order) it->second.indices.push_back(InternedNameIndex(name));
-      it->second.field.resize(OrderFieldSize(it->second.indices));
-      PutOrderField(it->second.indices, it->second.field.data());
-    }
-    attribute_indices_ = it->second.indices;
-    order_field = &it->second.field;  // (valid: nothing is added to the map below)
+  } else if (order_entry != nullptr) {
+    attribute_indices_ = order_entry->indices;
+    order_field = &order_entry->field;
   } else {
     for (absl::string_view name : order) attribute_indices_.push_back(InternedNameIndex(name));
   }
@@ -1713,16 +1717,19 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       text_by_hand_ ? (text_flags.has_value() ? 1 + VarintSize(*text_flags) : 0) + order_size : 0;
   const size_t rest = text_used_ ? text_.ByteSizeLong() : 0;
   if (by_hand + rest == 0) return absl::OkStatus();
-  AppendFieldHeader(100001, by_hand + rest, hot);
-  if (by_hand != 0) {
+  {
+    // The field's header and the bytes by hand in one resize.
+    constexpr uint64_t kTag = (uint64_t{100001} << 3) | 2;
     const size_t at = hot->size();
-    hot->resize(at + by_hand);
-    char* p = hot->data() + at;
-    if (text_flags.has_value()) p = PutVarint(*text_flags, PutVarint(1 << 3, p));
-    if (order_field != nullptr) {
-      std::memcpy(p, order_field->data(), order_field->size());
-    } else {
-      PutOrderField(attribute_indices_, p);
+    hot->resize(at + VarintSize(kTag) + VarintSize(by_hand + rest) + by_hand);
+    char* p = PutVarint(by_hand + rest, PutVarint(kTag, hot->data() + at));
+    if (by_hand != 0) {
+      if (text_flags.has_value()) p = PutVarint(*text_flags, PutVarint(1 << 3, p));
+      if (order_field != nullptr) {
+        std::memcpy(p, order_field->data(), order_field->size());
+      } else {
+        PutOrderField(attribute_indices_, p);
+      }
     }
   }
   if (rest != 0) {
@@ -1826,6 +1833,7 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   xla::HloInstructionProto one;  // reused when streaming
   bool one_used = true;
   std::string hot;                // the hand-written writer's part of `one`
+  const size_t header_room = header_room_ ? 6 : 0;
   const bool hand_written = streamed_instructions != nullptr && UseHandWrittenProtoCodec();
   size_t visited = 0;
   bool same_order = true;  // the post order is the text's
@@ -1835,7 +1843,11 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
     ++visited;
     xla::HloInstructionProto* ip = streamed_instructions != nullptr ? &one : p->add_instructions();
     if (streamed_instructions != nullptr && one_used) one.Clear();
-    hot.clear();
+    // Room for the instruction's field header before its bytes (field 2's
+    // one-byte tag and a length of up to 5 bytes), filled in once their
+    // length is known: the instruction is appended in one piece
+    // (HILO_PROTO_HEADER_ROOM=0: its header appended first, then its bytes).
+    hot.assign(header_room, '\0');
     if (absl::Status s = EncodeInstruction(*inst, ip, hand_written ? &hot : nullptr); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", s.message()));
     }
@@ -1843,8 +1855,15 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
       const size_t size = hand_written && skip_empty_size_ && !proto_touched_ ? 0 : one.ByteSizeLong();
       one_used = size != 0;  // (an empty message needs no Clear())
       std::string& out = streamed_instructions->buffer();
-      AppendFieldHeader(2, hot.size() + size, &out);
-      out.append(hot);
+      const size_t length = hot.size() - header_room + size;
+      if (header_room != 0) {
+        char* start = hot.data() + header_room - 1 - VarintSize(length);
+        PutVarint(length, PutVarint((2 << 3) | 2, start));
+        out.append(start, static_cast<size_t>(hot.data() + hot.size() - start));
+      } else {
+        AppendFieldHeader(2, length, &out);
+        out.append(hot);
+      }
       // (Most instructions: empty, the hand-written writer wrote all.)
       if (size != 0) AppendDeterministicBytes(one, size, &out);
       return streamed_instructions->MaybeFlush();
@@ -2433,7 +2452,7 @@ class Decoder {
   // SlotCaches before the hash maps of shapes, replica groups, frontend
   // attributes, attribute orders and opcodes (HILO_PROTO_SLOT_CACHES=0: each
   // found by its hash for every instruction).
-  const bool slots_on_ = SlotCachesOn();
+  const bool slots_on_ = SwitchedOnByDefault("HILO_PROTO_SLOT_CACHES");
   SlotCache<SharedShape> shape_slots_;
   SlotCache<ReplicaGroups> replica_group_slots_;
   SlotCache<FrontendAttributes> frontend_attribute_slots_;
@@ -2448,7 +2467,7 @@ class Decoder {
   uint32_t instruction_flags_ = kXlaStyle;
   std::vector<absl::string_view> attribute_names_;
   const bool listed_by_index_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_INDEX");
-  const bool listed_by_address_ = ListedByAddressOn();
+  const bool listed_by_address_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_ADDRESS");
   absl::flat_hash_map<int64_t, HloComputation*> comps_by_id_;
   // Every instruction, by name (unique in the module); handed to the module
   // as its name index at the end, as the text parser's is (EndBulkLoad).
