@@ -5,6 +5,7 @@
 // every one it refuses (truncated, over-long, invalid UTF-8, groups out of
 // place) gives the same module or the same error both ways
 // (fuzz::CheckHandWrittenCodec, which proto_reader_fuzzer checks too).
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "../../fuzz/proto_round_trip_check.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "hilo/proto/hlo_proto_convert.h"
@@ -364,6 +366,129 @@ TEST(ProtoWireTest, EmptyMessageSkipsOnlyMappersWithoutDefaultText) {
   EXPECT_NE(printed.find("%p1), epsilon=0\n"), std::string::npos)
       << printed;
   EXPECT_NE(printed.find("%bn)\n"), std::string::npos) << printed;
+}
+
+// OpMetadata bytes of every kind: what the hand-written reader renders
+// straight from the wire (PlainMetadataText: op_type, op_name, source_file,
+// source_line, in order, once each, plain) and what it leaves to protobuf
+// (fields out of order or given twice, an empty string, a source_line of 0,
+// negative or past int32, an escaped or non-ASCII byte, another field, a
+// truncated field) read the same both ways.
+TEST(ProtoWireTest, MetadataBytesOfEveryKind) {
+  const std::string bytes = ModuleBytes();
+  auto str = [](uint32_t n, absl::string_view v) { return Delimited(n, v); };
+  auto num = [](uint32_t n, uint64_t v) { return VarintBytes(uint64_t{n} << 3) + VarintBytes(v); };
+  const std::string variants[] = {
+      "",
+      str(1, "t"),
+      str(1, "t") + str(2, "a/b") + str(3, "f.py") + num(4, 7),
+      str(2, "n") + num(4, 1),
+      num(4, INT32_MAX),
+      str(2, "n") + str(1, "t"),
+      str(1, "t") + str(1, "u"),
+      num(4, 3) + str(3, "f"),
+      str(1, ""),
+      num(4, 0),
+      num(4, uint64_t{INT32_MAX} + 1),
+      num(4, UINT64_MAX),
+      num(4, uint64_t{1} << 35),
+      std::string("\x20\x87\x80\x80\x00", 5),  // source_line 7, not minimal
+      std::string("\x0a\x81\x00", 3) + "t",     // a length of 1, not minimal
+      str(1, "a\"b"),
+      str(1, "a\\b"),
+      str(2, "\xc3\xa9"),
+      str(2, "\xff"),
+      str(1, "t") + str(5, "d"),
+      str(1, "t") + num(6, 1),
+      str(1, "t") + std::string("\x12\x05", 2) + "ab",  // cut off
+  };
+  for (const std::string& metadata : variants) {
+    SCOPED_TRACE(absl::CEscape(metadata));
+    ExpectSame(ChangeInstructions(bytes,
+                                  [&](const std::string& inst) {
+                                    std::string out;
+                                    for (const Field& f : Fields(inst)) {
+                                      out += f.number == 7 ? Delimited(7, metadata) : f.bytes;
+                                    }
+                                    return out;
+                                  }),
+               std::nullopt);
+  }
+}
+
+// Many distinct shapes, and attribute orders that share the count, the
+// first and the last name: the reader finds each in a slot of a small table
+// by a cheap key (HILO_PROTO_SHAPE_SLOTS, HILO_PROTO_ORDER_SLOTS) and must
+// tell apart those that share a slot; the writer keeps an order's name
+// indices per order (HILO_PROTO_ORDER_INDICES).
+TEST(ProtoWireTest, ShapesAndOrdersSharingSlots) {
+  std::string text = "HloModule m\n\nENTRY e {\n";
+  for (int i = 1; i <= 300; ++i) {
+    const char* middle = i % 3 == 0 ? "metadata={op_type=\"x\"}" : i % 3 == 1 ? "backend_config=\"c\"" : "frontend_attributes={k=\"v\"}";
+    const char* last = i % 2 == 0 ? "sharding={replicated}" : "statistics={visualizing_index=1}";
+    absl::StrAppend(&text, "  p", i, " = f32[", i, ",", 301 - i, "]{", i % 2, ",", 1 - i % 2, "} parameter(", i - 1,
+                    "), origin={{\"a\"}}, ", middle, ", ", last, "\n");
+  }
+  text += "  ROOT t = (f32[1,300]{1,0}, f32[2,299]{0,1}, f32[300,1]{0,1}) tuple(p1, p2, p300)\n}\n";
+  auto module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const std::string printed = PrintHloModule(**module);
+  absl::StatusOr<std::string> bytes = HloModuleToBytes(**module);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(fuzz::CheckHandWrittenCodec(*bytes), "");
+  SetHandWrittenProtoCodec(true);
+  absl::StatusOr<LoadedModule> loaded = LoadModule(*bytes, "m.pb");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(PrintHloModule(*loaded->module), printed);
+}
+
+// SplitField on fields of every wire type (a group among them or not: the
+// quick walk leaves groups to CodedInputStream), with long tags and
+// varints: the selected field's payloads and the other fields' bytes, in
+// order; and every prefix that cuts a field is refused.
+TEST(ProtoWireTest, SplitFieldOfEveryWireType) {
+  auto tag = [](uint64_t number, uint64_t wire_type) { return VarintBytes((number << 3) | wire_type); };
+  const std::string long_payload(200, 'x');
+  for (bool with_group : {false, true}) {
+    SCOPED_TRACE(with_group);
+    // (field bytes, payload of field 3 or nullopt)
+    std::vector<std::pair<std::string, std::optional<std::string>>> fields = {
+        {tag(1, 0) + VarintBytes(300), std::nullopt},
+        {tag(2, 1) + std::string(8, '\x07'), std::nullopt},
+        {Delimited(3, "abc"), "abc"},
+        {tag(4, 5) + std::string(4, '\x01'), std::nullopt},
+        {Delimited(3, ""), ""},
+        {tag(1, 0) + VarintBytes(UINT64_MAX), std::nullopt},
+        {Delimited(3, long_payload), long_payload},
+        {Delimited(uint32_t{1} << 28, "far"), std::nullopt},
+        {tag(3, 0) + VarintBytes(5), std::nullopt},  // field 3, another wire type: "other"
+    };
+    if (with_group) fields.insert(fields.begin() + 2, {tag(5, 3) + tag(1, 0) + VarintBytes(1) + tag(5, 4), std::nullopt});
+    std::string message, rest;
+    std::vector<std::string> payloads;
+    std::vector<size_t> ends;
+    for (const auto& [bytes, payload] : fields) {
+      message += bytes;
+      ends.push_back(message.size());
+      if (payload.has_value()) {
+        payloads.push_back(*payload);
+      } else {
+        rest += bytes;
+      }
+    }
+    std::vector<absl::string_view> got;
+    std::string got_rest = "kept:";
+    ASSERT_TRUE(SplitField(message, 3, &got, &got_rest));
+    EXPECT_EQ(std::vector<std::string>(got.begin(), got.end()), payloads);
+    EXPECT_EQ(got_rest, "kept:" + rest);
+    for (size_t cut = 1; cut < message.size(); ++cut) {
+      if (std::find(ends.begin(), ends.end(), cut) != ends.end()) continue;
+      SCOPED_TRACE(cut);
+      got.clear();
+      got_rest.clear();
+      EXPECT_FALSE(SplitField(absl::string_view(message).substr(0, cut), 3, &got, &got_rest));
+    }
+  }
 }
 
 }  // namespace

@@ -115,6 +115,20 @@ class AttributeOrder {
   // Equal lists are the same interned list.
   bool operator==(const AttributeOrder& other) const { return list_ == other.list_; }
 
+  // Whether the list holds `interned` (a data() InternAttributeName
+  // returned), found by its address: no strlen per name, as comparing by
+  // text needs (the proto reader and writer ask this for every instruction).
+  bool ContainsInterned(const char* interned) const {
+    if (list_ == nullptr) return false;
+    for (const char* name : *list_) {
+      if (name == interned) return true;
+    }
+    return false;
+  }
+  // The interned list itself (nullptr when empty): equal lists give the same
+  // address, so what is made from a list can be kept once per address.
+  const List* interned_list() const { return list_; }
+
  private:
   const List* list_ = nullptr;  // nullptr when empty; never an empty list
 };

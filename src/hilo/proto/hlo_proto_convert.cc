@@ -1,6 +1,7 @@
 #include "hilo/proto/hlo_proto_convert.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cmath>
@@ -626,6 +627,55 @@ std::string RenderMetadata(const xla::OpMetadata& m) {
   return out;
 }
 
+// RenderMetadata's text for the OpMetadata wire bytes `bytes` when they
+// hold what PlainMetadataBytes writes: op_type (1), op_name (2) and
+// source_file (3), each non-empty with no byte CEscape changes (so ASCII:
+// valid UTF-8), then source_line (4, 1 to INT32_MAX), each at most once and
+// in that order, every varint minimal... or shorter than protobuf allows, the
+// same value either way. Straight from the bytes, without a message
+// (HILO_PROTO_PLAIN_METADATA_TEXT=0: parsed, then rendered). False for any
+// other bytes (the caller parses them).
+bool PlainMetadataText(absl::string_view bytes, std::string* out) {
+  static constexpr absl::string_view kKeys[] = {"op_type=", "op_name=", "source_file=", "source_line="};
+  out->clear();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* const end = p + bytes.size();
+  // A varint of at most 5 bytes whose value fits 32 bits.
+  auto varint32 = [&](uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 35 && p < end; shift += 7) {
+      const uint8_t b = *p++;
+      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (b < 0x80) return *v <= UINT32_MAX;
+    }
+    return false;
+  };
+  int next = 1;  // the first field that may come next
+  while (p < end) {
+    const uint8_t tag = *p++;
+    const int field = tag >> 3;
+    if (field < next || field > 4 || (tag & 7) != (field == 4 ? 0 : 2)) return false;
+    next = field + 1;
+    uint64_t v = 0;
+    if (!varint32(&v)) return false;
+    if (!out->empty()) out->push_back(' ');
+    out->append(kKeys[field - 1].data(), kKeys[field - 1].size());
+    if (field == 4) {
+      if (v == 0 || v > INT32_MAX) return false;
+      absl::StrAppend(out, v);
+      continue;
+    }
+    if (v == 0 || v > static_cast<uint64_t>(end - p)) return false;
+    const absl::string_view s(reinterpret_cast<const char*>(p), v);
+    if (FirstEscaped(s, 0) != s.size()) return false;
+    out->push_back('"');
+    out->append(s.data(), s.size());
+    out->push_back('"');
+    p += v;
+  }
+  return true;
+}
+
 // `op_type="x" op_name="y" source_line=3 ...` -> OpMetadata; false for text
 // it does not understand.
 bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
@@ -683,6 +733,52 @@ bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
 // Speed-only mechanisms of the writer, each on unless its variable is 0 in
 // the environment (read once; docs/performance.md, "Proto formats").
 bool SwitchedOnByDefault(const char* name) { return !EnvSwitchIsZero(name); }
+
+// The attribute names both ways ask "is it in the instruction's attribute
+// order?" of, interned once: an AttributeOrder holds interned names, so each
+// is found by its address (AttributeOrder::ContainsInterned) instead of by
+// its text, a strlen per name of the order and a compare; the reader asks
+// a mask made once per distinct order (ListedMask;
+// HILO_PROTO_LISTED_BY_ADDRESS=0: by text).
+enum ListedName {
+  kListedBackendConfig,
+  kListedChannelId,
+  kListedConstrainLayout,
+  kListedDimensions,
+  kListedMetadata,
+  kListedReplicaGroups,
+  kListedSourceTargetPairs,
+  kListedUseGlobalDeviceIds,
+  kListedNameCount
+};
+const std::array<const char*, kListedNameCount>& ListedNames() {
+  static const auto* const names = [] {
+    auto* n = new std::array<const char*, kListedNameCount>();
+    auto intern = [&](ListedName k, absl::string_view name) { (*n)[k] = InternAttributeName(name).data(); };
+    intern(kListedBackendConfig, "backend_config");
+    intern(kListedChannelId, "channel_id");
+    intern(kListedConstrainLayout, "constrain_layout");
+    intern(kListedDimensions, "dimensions");
+    intern(kListedMetadata, "metadata");
+    intern(kListedReplicaGroups, "replica_groups");
+    intern(kListedSourceTargetPairs, "source_target_pairs");
+    intern(kListedUseGlobalDeviceIds, "use_global_device_ids");
+    return n;
+  }();
+  return *names;
+}
+// Bit k set: ListedNames()[k] is in `order`.
+uint32_t ListedMask(const AttributeOrder& order) {
+  uint32_t mask = 0;
+  if (order.empty()) return mask;
+  const auto& names = ListedNames();
+  for (const char* name : *order.interned_list()) {
+    for (size_t k = 0; k < names.size(); ++k) {
+      if (name == names[k]) mask |= uint32_t{1} << k;
+    }
+  }
+  return mask;
+}
 bool PlainMetadataOn() {
   static const bool on = SwitchedOnByDefault("HILO_PROTO_PLAIN_METADATA");
   return on;
@@ -864,6 +960,14 @@ class InstructionIds {
   const Entry* end() const { return nullptr; }
   // -1 for an instruction that has none.
   int64_t at(const HloInstruction* inst) const {
+    // Inline: the common case (by position, in the computation of the one
+    // before); the rest apart (a call for each of the 300k module's 670,000
+    // lookups was 1% of writing it).
+    const HloComputation* c = inst->parent();
+    if (c == last_ && c != nullptr && last_found_) return last_offset_ + inst->unique_id();
+    return AtSlowly(inst);
+  }
+  int64_t AtSlowly(const HloInstruction* inst) const {
     if (!by_position_.empty()) {
       // (Nearly every lookup is in the computation of the one before.)
       const HloComputation* c = inst->parent();
@@ -980,6 +1084,23 @@ class Encoder {
   const bool ids_by_position_ = SwitchedOnByDefault("HILO_PROTO_IDS_BY_POSITION");
   // HILO_PROTO_TEXT_ORDER=0: instructions always written in post order.
   const bool text_order_ = SwitchedOnByDefault("HILO_PROTO_TEXT_ORDER");
+  const bool listed_by_address_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_ADDRESS");
+  const bool slots_on_ = SwitchedOnByDefault("HILO_PROTO_SLOT_CACHES");
+  // HILO_PROTO_ORDER_INDICES=0: an attribute order's name indices found
+  // name by name for every instruction.
+  const bool order_indices_ = SwitchedOnByDefault("HILO_PROTO_ORDER_INDICES");
+  const bool frontend_run_ = SwitchedOnByDefault("HILO_PROTO_FRONTEND_RUN");
+  const bool header_room_ = SwitchedOnByDefault("HILO_PROTO_HEADER_ROOM");
+  // An attribute order's name indices once per distinct order (interned:
+  // one address each), not name by name (a strlen and a lookup per name of
+  // every instruction), with their wire bytes and the order's ListedMask.
+  struct OrderIndices {
+    std::vector<int32_t> indices;
+    std::string field;  // as hilo_text's attribute_order field (PutOrderField)
+    uint32_t mask = 0;
+  };
+  absl::flat_hash_map<const AttributeOrder::List*, OrderIndices> order_indices_by_list_;
+  const OrderIndices& OrderEntry(const AttributeOrder& order);
   // True when every instruction of `list` (`comp`'s, in the text's order)
   // comes after its operands and control predecessors, all in `comp`:
   // then the text's order is written, XLA reads it (it needs operands
@@ -1065,6 +1186,7 @@ class Encoder {
   uint32_t instruction_flags_ = 0;
   AsyncStarts async_starts_;
   absl::flat_hash_map<const Shape*, std::string> shape_bytes_;
+  std::array<std::pair<const Shape*, const std::string*>, 64> shape_bytes_slots_{};
   xla::ShapeProto shape_scratch_;
   xla::OpMetadata metadata_scratch_;
   std::vector<int64_t> id_scratch_, control_scratch_;
@@ -1073,14 +1195,10 @@ class Encoder {
 };
 
 // Protobuf's wire format: a varint, and a length-delimited field's header.
-// Writes `v` at `p`, returning the end (at most 10 bytes).
-char* PutVarint(uint64_t v, char* p) {
-  // Up to three bytes unrolled (tags, lengths, and the ids of a module of
-  // up to two million instructions).
-  if (v < (uint64_t{1} << 7)) {
-    *p = static_cast<char>(v);
-    return p + 1;
-  }
+// PutVarint of a varint of two bytes or more.
+char* PutLongVarint(uint64_t v, char* p) {
+  // Up to three bytes unrolled (lengths, and the ids of a module of up to
+  // two million instructions).
   if (v < (uint64_t{1} << 14)) {
     p[0] = static_cast<char>(v | 0x80);
     p[1] = static_cast<char>(v >> 7);
@@ -1098,6 +1216,15 @@ char* PutVarint(uint64_t v, char* p) {
   }
   *p++ = static_cast<char>(v);
   return p;
+}
+// Writes `v` at `p`, returning the end (at most 10 bytes). One byte inline
+// (most tags and lengths: the call was 1% of writing the 300k module).
+inline char* PutVarint(uint64_t v, char* p) {
+  if (v < (uint64_t{1} << 7)) {
+    *p = static_cast<char>(v);
+    return p + 1;
+  }
+  return PutLongVarint(v, p);
 }
 size_t VarintSize(uint64_t v) { return google::protobuf::io::CodedOutputStream::VarintSize64(v); }
 // Each in one append (an append per varint, or per byte, was up to 10% of
@@ -1145,9 +1272,16 @@ class FieldRun {
   FieldRun& operator=(const FieldRun&) = delete;
   ~FieldRun() { out_->resize(static_cast<size_t>(p_ - out_->data())); }
 
+  // The most bytes length-delimited field `field` holding `length` bytes
+  // takes (exact for a field number below 16).
+  static size_t BytesSize(size_t length) { return 1 + VarintSize(length) + length; }
+  // The tag and length of a length-delimited field whose payload is written next.
+  void Header(int field, size_t length) {
+    p_ = PutVarint(length, PutVarint((static_cast<uint64_t>(field) << 3) | 2, p_));
+  }
   // A length-delimited field.
   void Bytes(int field, absl::string_view payload) {
-    p_ = PutVarint(payload.size(), PutVarint((static_cast<uint64_t>(field) << 3) | 2, p_));
+    Header(field, payload.size());
     std::memcpy(p_, payload.data(), payload.size());
     p_ += payload.size();
   }
@@ -1169,9 +1303,48 @@ class FieldRun {
   char* p_;
 };
 
+// hilo_text's attribute_order field (2, packed int32) holding `indices`:
+// its size (0 when empty: no field), and its bytes written at `p` (the end
+// returned).
+size_t OrderFieldSize(absl::Span<const int32_t> indices) {
+  size_t length = 0;
+  for (int32_t i : indices) length += VarintSize(static_cast<uint64_t>(static_cast<int64_t>(i)));  // (sign-extended)
+  return length == 0 ? 0 : 1 + VarintSize(length) + length;
+}
+char* PutOrderField(absl::Span<const int32_t> indices, char* p) {
+  if (indices.empty()) return p;
+  size_t length = 0;
+  for (int32_t i : indices) length += VarintSize(static_cast<uint64_t>(static_cast<int64_t>(i)));
+  p = PutVarint(length, PutVarint((2 << 3) | 2, p));
+  for (int32_t i : indices) p = PutVarint(static_cast<uint64_t>(static_cast<int64_t>(i)), p);
+  return p;
+}
+
+const Encoder::OrderIndices& Encoder::OrderEntry(const AttributeOrder& order) {
+  auto [it, added] = order_indices_by_list_.try_emplace(order.interned_list());
+  if (added) {
+    for (absl::string_view name : order) it->second.indices.push_back(InternedNameIndex(name));
+    it->second.field.resize(OrderFieldSize(it->second.indices));
+    PutOrderField(it->second.indices, it->second.field.data());
+    it->second.mask = ListedMask(order);
+  }
+  return it->second;
+}
+
 const std::string& Encoder::ShapeBytes(const Shape& shape) {
+  // Equal shapes are mostly one shared shape (one address): the last bytes
+  // of each of 64 address slots, before the map (HILO_PROTO_SLOT_CACHES=0:
+  // the map for every instruction).
+  std::pair<const Shape*, const std::string*>& slot =
+      shape_bytes_slots_[(reinterpret_cast<uintptr_t>(&shape) >> 4) % shape_bytes_slots_.size()];
+  if (slot.first == &shape) return *slot.second;
   auto [it, added] = shape_bytes_.try_emplace(&shape);
-  if (added) it->second = ShapeProtoBytes(shape);
+  if (added) {
+    it->second = ShapeProtoBytes(shape);
+    // (Adding may have moved the map's strings.)
+    shape_bytes_slots_.fill({nullptr, nullptr});
+  }
+  if (slots_on_) slot = {&shape, &it->second};
   return it->second;
 }
 
@@ -1206,6 +1379,8 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   };
   std::optional<uint32_t> text_flags;
   attribute_indices_.clear();
+  // attribute_indices_ as hilo_text's field 2, when made once per order.
+  const std::string* order_field = nullptr;
   // The ids of `insts`, or an error naming the first not in the module.
   auto ids_of = [&](absl::Span<HloInstruction* const> insts, absl::string_view what,
                     std::vector<int64_t>* ids) -> absl::Status {
@@ -1267,11 +1442,18 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     }
     return false;
   };
+  // The order's name indices, their wire bytes and its ListedMask, made once
+  // per distinct order (valid to the end: nothing else is added to the map).
+  const OrderIndices* order_entry = order_indices_ && !order.empty() ? &OrderEntry(order) : nullptr;
+  auto listed_known = [&](ListedName k) {
+    if (!listed_by_address_) return listed(ListedNames()[k]);
+    return order_entry != nullptr ? ((order_entry->mask >> k) & 1) != 0 : order.ContainsInterned(ListedNames()[k]);
+  };
   // An attribute set at a value the proto can not tell from absent must be
   // listed for reading to set it: then the whole printed order is recorded.
   bool record_printed_order = false;
-  auto list_if_unlisted = [&](absl::string_view name) {
-    if (!listed(name)) record_printed_order = true;
+  auto list_if_unlisted = [&](ListedName k) {
+    if (!listed_known(k)) record_printed_order = true;
   };
 
   if (inst.dimensions().has_value()) {
@@ -1280,7 +1462,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     } else {
       for (int64_t d : *inst.dimensions()) P()->add_dimensions(d);
     }
-    if (inst.dimensions()->empty()) list_if_unlisted("dimensions");
+    if (inst.dimensions()->empty()) list_if_unlisted(kListedDimensions);
   }
   if (hot != nullptr &&
       (inst.opcode() == HloOpcode::kDot || !(inst.dot_dimension_numbers() == DotDimensionNumbers()))) {
@@ -1328,7 +1510,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
             for (int64_t id : group) g->add_replica_ids(id);
           }
         }
-        if (rg->empty()) list_if_unlisted("replica_groups");
+        if (rg->empty()) list_if_unlisted(kListedReplicaGroups);
         break;
       case ReplicaGroups::Form::kIota: {
         const IotaReplicaGroupList& iota = rg->iota();
@@ -1362,15 +1544,15 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     } else {
       P()->set_channel_id(*inst.channel_id());
     }
-    if (*inst.channel_id() == 0) list_if_unlisted("channel_id");
+    if (*inst.channel_id() == 0) list_if_unlisted(kListedChannelId);
   }
   if (inst.use_global_device_ids().has_value()) {
     P()->set_use_global_device_ids(*inst.use_global_device_ids());
-    if (!*inst.use_global_device_ids()) list_if_unlisted("use_global_device_ids");
+    if (!*inst.use_global_device_ids()) list_if_unlisted(kListedUseGlobalDeviceIds);
   }
   if (inst.constrain_layout().has_value()) {
     P()->set_constrain_layout(*inst.constrain_layout());
-    if (!*inst.constrain_layout()) list_if_unlisted("constrain_layout");
+    if (!*inst.constrain_layout()) list_if_unlisted(kListedConstrainLayout);
   }
   if (const auto& pairs = inst.source_target_pairs(); pairs.has_value()) {
     for (const auto& [s, t] : *pairs) {
@@ -1378,7 +1560,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       st->set_source(s);
       st->set_target(t);
     }
-    if (pairs->empty()) list_if_unlisted("source_target_pairs");
+    if (pairs->empty()) list_if_unlisted(kListedSourceTargetPairs);
   }
   if (!inst.custom_call_target().empty()) P()->set_custom_call_target(inst.custom_call_target());
   if (inst.opcode() == HloOpcode::kCustomCall || inst.api_version() != 1) {
@@ -1387,12 +1569,28 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   if (inst.backend_config().has_value()) {
     P()->set_backend_config(*inst.backend_config());
     if (inst.backend_config_is_dict()) T()->set_backend_config_is_dict(true);
-    if (inst.backend_config()->empty()) list_if_unlisted("backend_config");
+    if (inst.backend_config()->empty()) list_if_unlisted(kListedBackendConfig);
   }
   if (!inst.frontend_attributes().empty()) {
     const auto& entries = inst.frontend_attributes().entries();
     bool sorted = true;
-    if (hot != nullptr) {
+    if (hot != nullptr && frontend_run_) {
+      // The same bytes as below, sized first and written in one run
+      // (HILO_PROTO_FRONTEND_RUN=0: each field appended to a string, then
+      // that string to the next: 4 appends for a one-entry map).
+      auto entry_size = [](const auto& entry) {
+        return FieldRun::BytesSize(entry.first.size()) + FieldRun::BytesSize(entry.second.size());
+      };
+      size_t map_size = 0;
+      for (const auto& entry : entries) map_size += FieldRun::BytesSize(entry_size(entry));
+      FieldRun run(hot, FieldRun::kHeaderBound + map_size);
+      run.Header(68, map_size);
+      for (const auto& entry : entries) {
+        run.Header(1, entry_size(entry));
+        run.Bytes(1, entry.first);
+        run.Bytes(2, entry.second);
+      }
+    } else if (hot != nullptr) {
       // The map's entries as protobuf writes them (a key given twice: the
       // last wins when read, as in the map).
       sub_.clear();
@@ -1413,11 +1611,11 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       for (const auto& [k, v] : entries) T()->add_frontend_attribute_order(k);
     }
   }
-  if (hot != nullptr && plain_metadata_ && (!inst.metadata().empty() || listed("metadata")) &&
+  if (hot != nullptr && plain_metadata_ && (!inst.metadata().empty() || listed_known(kListedMetadata)) &&
       PlainMetadataBytes(inst.metadata(), &sub_)) {
     AppendLengthDelimitedField(7, sub_, hot);
-    if (inst.metadata().empty()) list_if_unlisted("metadata");
-  } else if (!inst.metadata().empty() || listed("metadata")) {
+    if (inst.metadata().empty()) list_if_unlisted(kListedMetadata);
+  } else if (!inst.metadata().empty() || listed_known(kListedMetadata)) {
     xla::OpMetadata& m = metadata_scratch_;
     m.Clear();
     const bool parsed = ParseMetadata(inst.metadata(), &m);
@@ -1430,7 +1628,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       *P()->mutable_metadata() = m;
     }
     if (!parsed || RenderMetadata(m) != inst.metadata()) T()->set_metadata(std::string(inst.metadata()));
-    if (inst.metadata().empty()) list_if_unlisted("metadata");
+    if (inst.metadata().empty()) list_if_unlisted(kListedMetadata);
   }
   if (!inst.sharding().empty()) {
     xla::OpSharding s;
@@ -1463,7 +1661,9 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
       called.push_back(comp);
     }
   }
-  if (!SameCalled(inst.called_computation_attributes(), DefaultCalledAttributes(inst, called))) {
+  // (Most instructions call none: then both are empty.)
+  if (!(called.empty() && inst.called_computation_attributes().empty()) &&
+      !SameCalled(inst.called_computation_attributes(), DefaultCalledAttributes(inst, called))) {
     for (const CalledComputationAttribute& c : inst.called_computation_attributes()) {
       xla::HiloCalledAttribute* h = T()->add_called();
       h->set_name(std::string(c.name.view()));
@@ -1501,6 +1701,9 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   }
   if (record_printed_order) {
     for (absl::string_view name : PrintedAttributeNames(inst)) attribute_indices_.push_back(NameIndex(name));
+  } else if (order_entry != nullptr) {
+    attribute_indices_ = order_entry->indices;
+    order_field = &order_entry->field;
   } else {
     for (absl::string_view name : order) attribute_indices_.push_back(InternedNameIndex(name));
   }
@@ -1517,24 +1720,24 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   // hilo_text's wire bytes: flags (1) and attribute_order (2, packed) by
   // hand, then the message's other fields (numbered 3 and up), as protobuf
   // orders them.
-  size_t order_bytes = 0;
-  for (int32_t i : attribute_indices_) {
-    order_bytes += google::protobuf::io::CodedOutputStream::VarintSize32SignExtended(i);
-  }
-  const size_t by_hand = text_by_hand_ ? (text_flags.has_value() ? 1 + VarintSize(*text_flags) : 0) +
-                                             (order_bytes != 0 ? 1 + VarintSize(order_bytes) + order_bytes : 0)
-                                       : 0;
+  const size_t order_size = order_field != nullptr ? order_field->size() : OrderFieldSize(attribute_indices_);
+  const size_t by_hand =
+      text_by_hand_ ? (text_flags.has_value() ? 1 + VarintSize(*text_flags) : 0) + order_size : 0;
   const size_t rest = text_used_ ? text_.ByteSizeLong() : 0;
   if (by_hand + rest == 0) return absl::OkStatus();
-  AppendFieldHeader(100001, by_hand + rest, hot);
-  if (by_hand != 0) {
+  {
+    // The field's header and the bytes by hand in one resize.
+    constexpr uint64_t kTag = (uint64_t{100001} << 3) | 2;
     const size_t at = hot->size();
-    hot->resize(at + by_hand);
-    char* p = hot->data() + at;
-    if (text_flags.has_value()) p = PutVarint(*text_flags, PutVarint(1 << 3, p));
-    if (order_bytes != 0) {
-      p = PutVarint(order_bytes, PutVarint((2 << 3) | 2, p));
-      for (int32_t i : attribute_indices_) p = PutVarint(static_cast<uint64_t>(static_cast<int64_t>(i)), p);
+    hot->resize(at + VarintSize(kTag) + VarintSize(by_hand + rest) + by_hand);
+    char* p = PutVarint(by_hand + rest, PutVarint(kTag, hot->data() + at));
+    if (by_hand != 0) {
+      if (text_flags.has_value()) p = PutVarint(*text_flags, PutVarint(1 << 3, p));
+      if (order_field != nullptr) {
+        std::memcpy(p, order_field->data(), order_field->size());
+      } else {
+        PutOrderField(attribute_indices_, p);
+      }
     }
   }
   if (rest != 0) {
@@ -1638,6 +1841,7 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   xla::HloInstructionProto one;  // reused when streaming
   bool one_used = true;
   std::string hot;                // the hand-written writer's part of `one`
+  const size_t header_room = header_room_ ? 6 : 0;
   const bool hand_written = streamed_instructions != nullptr && UseHandWrittenProtoCodec();
   size_t visited = 0;
   bool same_order = true;  // the post order is the text's
@@ -1647,7 +1851,11 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
     ++visited;
     xla::HloInstructionProto* ip = streamed_instructions != nullptr ? &one : p->add_instructions();
     if (streamed_instructions != nullptr && one_used) one.Clear();
-    hot.clear();
+    // Room for the instruction's field header before its bytes (field 2's
+    // one-byte tag and a length of up to 5 bytes), filled in once their
+    // length is known: the instruction is appended in one piece
+    // (HILO_PROTO_HEADER_ROOM=0: its header appended first, then its bytes).
+    hot.assign(header_room, '\0');
     if (absl::Status s = EncodeInstruction(*inst, ip, hand_written ? &hot : nullptr); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", s.message()));
     }
@@ -1655,8 +1863,15 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
       const size_t size = hand_written && skip_empty_size_ && !proto_touched_ ? 0 : one.ByteSizeLong();
       one_used = size != 0;  // (an empty message needs no Clear())
       std::string& out = streamed_instructions->buffer();
-      AppendFieldHeader(2, hot.size() + size, &out);
-      out.append(hot);
+      const size_t length = hot.size() - header_room + size;
+      if (header_room != 0) {
+        char* start = hot.data() + header_room - 1 - VarintSize(length);
+        PutVarint(length, PutVarint((2 << 3) | 2, start));
+        out.append(start, static_cast<size_t>(hot.data() + hot.size() - start));
+      } else {
+        AppendFieldHeader(2, length, &out);
+        out.append(hot);
+      }
       // (Most instructions: empty, the hand-written writer wrote all.)
       if (size != 0) AppendDeterministicBytes(one, size, &out);
       return streamed_instructions->MaybeFlush();
@@ -1968,6 +2183,8 @@ struct HotFields {
   int64_t id = 0, parameter_number = 0, tuple_index = 0;
   absl::Span<const int64_t> operand_ids, control_predecessor_ids, called_computation_ids;
   const xla::OpMetadata* metadata = nullptr;  // null: absent
+  // Or its text, rendered by the hand-written reader (PlainMetadataText).
+  const std::string* metadata_text = nullptr;
   absl::StatusOr<SharedShape> shape;
   int64_t channel_id = 0;
   absl::Span<const int64_t> dimensions;
@@ -2139,6 +2356,47 @@ class InstructionIndex {
   absl::flat_hash_set<int64_t> local_clash_;
 };
 
+// A few values by the bytes of their keys, before a hash map that holds them
+// all: the value last stored for each of 64 cheap keys of the bytes (their
+// size and three of them), found by comparing the bytes, without hashing
+// them. For what most instructions repeat from a few distinct ones (shapes,
+// attribute orders, opcodes): 20-30 instructions instead of a hash and a
+// probe.
+template <typename Value>
+class SlotCache {
+ public:
+  // The value stored for `bytes`, or null.
+  const Value* Find(absl::string_view bytes) const {
+    const Slot& slot = slots_[SlotOf(bytes)];
+    return slot.used && slot.bytes == bytes ? &slot.value : nullptr;
+  }
+  void Store(absl::string_view bytes, const Value& value) {
+    Slot& slot = slots_[SlotOf(bytes)];
+    slot.bytes.assign(bytes.data(), bytes.size());
+    slot.value = value;
+    slot.used = true;
+  }
+
+ private:
+  static constexpr size_t kSlots = 64;
+  static size_t SlotOf(absl::string_view bytes) {
+    if (bytes.empty()) return 0;
+    const auto at = [&](size_t i) { return static_cast<size_t>(static_cast<unsigned char>(bytes[i])); };
+    return (bytes.size() * 131 + at(bytes.size() / 2) * 31 + at(bytes.size() - 1) * 7 + at(bytes.size() / 4)) % kSlots;
+  }
+  struct Slot {
+    std::string bytes;
+    Value value{};
+    bool used = false;
+  };
+  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+};
+
+template <typename T>
+absl::string_view BytesOf(absl::Span<const T> values) {
+  return absl::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
 class Decoder {
  public:
   // Decodes the whole message `proto`.
@@ -2196,7 +2454,16 @@ class Decoder {
   WireInstruction wire_;
   xla::ShapeProto shape_scratch_;
   xla::OpMetadata metadata_scratch_;
+  std::string metadata_text_;
+  const bool plain_metadata_text_ = SwitchedOnByDefault("HILO_PROTO_PLAIN_METADATA_TEXT");
   absl::flat_hash_map<std::string, SharedShape> wire_shapes_;  // by their bytes
+  // SlotCaches before the hash maps of shapes, replica groups, frontend
+  // attributes, attribute orders and opcodes (HILO_PROTO_SLOT_CACHES=0: each
+  // found by its hash for every instruction).
+  const bool slots_on_ = SwitchedOnByDefault("HILO_PROTO_SLOT_CACHES");
+  SlotCache<SharedShape> shape_slots_;
+  SlotCache<ReplicaGroups> replica_group_slots_;
+  SlotCache<FrontendAttributes> frontend_attribute_slots_;
   absl::flat_hash_map<std::string, ReplicaGroups> wire_replica_groups_;  // by their bytes
   absl::flat_hash_map<std::string, FrontendAttributes> wire_frontend_attributes_;  // by their bytes
   xla::HiloInstructionText no_text_;  // always empty
@@ -2208,6 +2475,7 @@ class Decoder {
   uint32_t instruction_flags_ = kXlaStyle;
   std::vector<absl::string_view> attribute_names_;
   const bool listed_by_index_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_INDEX");
+  const bool listed_by_address_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_ADDRESS");
   absl::flat_hash_map<int64_t, HloComputation*> comps_by_id_;
   // Every instruction, by name (unique in the module); handed to the module
   // as its name index at the end, as the text parser's is (EndBulkLoad).
@@ -2245,6 +2513,14 @@ class Decoder {
   // (HILO_PROTO_ORDER_CACHE=0: each made name by name).
   const bool order_cache_ = SwitchedOnByDefault("HILO_PROTO_ORDER_CACHE");
   absl::flat_hash_map<std::vector<int32_t>, AttributeOrder> attribute_orders_;
+  // (By the indices' bytes, with their ListedMask; opcodes by their names,
+  // else StringToHloOpcode.)
+  struct OrderAndMask {
+    AttributeOrder order;
+    uint32_t mask = 0;
+  };
+  SlotCache<OrderAndMask> order_slots_;
+  SlotCache<HloOpcode> opcode_slots_;
   std::vector<int32_t> order_key_;
   absl::flat_hash_map<std::string, SharedShape> shapes_;
   std::string shape_key_;
@@ -2309,12 +2585,18 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
     scratch_clean_ = false;
     if (!ParseAtDepth(wire_.rest, instruction_budget_, &scratch_)) return false;
   }
-  if (wire_.has_metadata && !ParseAtDepth(wire_.metadata, instruction_budget_ - 1, &metadata_scratch_)) {
-    return false;
+  if (wire_.has_metadata && plain_metadata_text_ && PlainMetadataText(wire_.metadata, &metadata_text_)) {
+    h->metadata_text = &metadata_text_;
+  } else if (wire_.has_metadata) {
+    if (!ParseAtDepth(wire_.metadata, instruction_budget_ - 1, &metadata_scratch_)) return false;
+    h->metadata = &metadata_scratch_;
   }
   // Equal shapes have equal bytes (a module's writer writes them one way).
-  if (auto it = wire_shapes_.find(wire_.shape); it != wire_shapes_.end()) {
+  if (const SharedShape* slot = slots_on_ ? shape_slots_.Find(wire_.shape) : nullptr; slot != nullptr) {
+    h->shape = *slot;
+  } else if (auto it = wire_shapes_.find(wire_.shape); it != wire_shapes_.end()) {
     h->shape = it->second;
+    if (slots_on_) shape_slots_.Store(wire_.shape, it->second);
   } else {
     if (!ParseAtDepth(wire_.shape, instruction_budget_ - 1, &shape_scratch_)) return false;
     h->shape = InternShape(shape_scratch_);
@@ -2328,7 +2610,6 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
   h->operand_ids = wire_.operand_ids;
   h->control_predecessor_ids = wire_.control_predecessor_ids;
   h->called_computation_ids = wire_.called_computation_ids;
-  h->metadata = wire_.has_metadata ? &metadata_scratch_ : nullptr;
   h->channel_id = wire_.channel_id;
   h->dimensions = wire_.dimensions;
   if (wire_.has_text) {
@@ -2344,7 +2625,12 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
   // Replica groups and frontend attributes: read once per distinct bytes
   // (equal bytes, equal values; bytes that do not read simply leave the
   // instruction to protobuf, before anything was built from it).
-  if (wire_.group_count > 0) {
+  // (A slot's value stays put until the next instruction is read.)
+  if (const ReplicaGroups* slot = wire_.group_count > 0 && slots_on_ ? replica_group_slots_.Find(wire_.replica_groups)
+                                                                       : nullptr;
+      slot != nullptr) {
+    h->replica_groups = slot;
+  } else if (wire_.group_count > 0) {
     auto it = wire_replica_groups_.find(wire_.replica_groups);
     if (it == wire_replica_groups_.end()) {
       std::vector<std::vector<int64_t>> groups;
@@ -2352,8 +2638,14 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
       it = wire_replica_groups_.emplace(wire_.replica_groups, ReplicaGroups::Explicit(std::move(groups))).first;
     }
     h->replica_groups = &it->second;
+    if (slots_on_) replica_group_slots_.Store(wire_.replica_groups, it->second);
   }
-  if (wire_.has_frontend_attributes) {
+  if (const FrontendAttributes* slot = wire_.has_frontend_attributes && slots_on_
+                                           ? frontend_attribute_slots_.Find(wire_.frontend_attributes)
+                                           : nullptr;
+      slot != nullptr) {
+    h->frontend_attributes = slot;
+  } else if (wire_.has_frontend_attributes) {
     auto it = wire_frontend_attributes_.find(wire_.frontend_attributes);
     if (it == wire_frontend_attributes_.end()) {
       std::vector<std::pair<absl::string_view, absl::string_view>> entries;
@@ -2364,6 +2656,7 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
       it = wire_frontend_attributes_.emplace(wire_.frontend_attributes, std::move(fa)).first;
     }
     h->frontend_attributes = &it->second;
+    if (slots_on_) frontend_attribute_slots_.Store(wire_.frontend_attributes, it->second);
   }
   return true;
 }
@@ -2371,6 +2664,9 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
 absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionProto& ip, HloInstruction* inst) {
   // (Not moved out of the message: most instructions have none.)
   xla::HiloInstructionText& text = ip.has_hilo_text() ? *ip.mutable_hilo_text() : no_text_;
+  // Which of ListedNames() the order holds (made with the order, else below).
+  uint32_t listed_mask = 0;
+  bool mask_known = false;
   // The attribute order: made once per distinct list of indices (nearly
   // every instruction's is one a few others have).
   if (!h.attribute_order.empty() && !order_cache_) {
@@ -2380,6 +2676,11 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
       }
       inst->AppendAttributeName(attribute_names_[idx]);
     }
+  } else if (const OrderAndMask* slot = slots_on_ ? order_slots_.Find(BytesOf(h.attribute_order)) : nullptr;
+             slot != nullptr) {
+    *inst->mutable_attribute_order() = slot->order;
+    listed_mask = slot->mask;
+    mask_known = true;
   } else if (!h.attribute_order.empty()) {
     order_key_.assign(h.attribute_order.begin(), h.attribute_order.end());
     auto it = attribute_orders_.find(order_key_);
@@ -2394,12 +2695,16 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
       it = attribute_orders_.emplace(order_key_, made).first;
     }
     *inst->mutable_attribute_order() = it->second;
+    listed_mask = ListedMask(it->second);
+    mask_known = true;
+    if (slots_on_) order_slots_.Store(BytesOf(h.attribute_order), {it->second, listed_mask});
   }
   // By the indices the order was made from (valid: checked above), whose
   // names know their sizes (an AttributeOrder's names are C strings: their
   // strlen for every instruction's checks was 2% of reading the 300k module;
   // HILO_PROTO_LISTED_BY_INDEX=0: by the order's names).
   const AttributeOrder& order = inst->attribute_order();
+  if (!mask_known) listed_mask = ListedMask(order);
   auto listed = [&](absl::string_view name) {
     if (!listed_by_index_) return std::find(order.begin(), order.end(), name) != order.end();
     for (int32_t idx : h.attribute_order) {
@@ -2407,6 +2712,15 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
     }
     return false;
   };
+  // A name of ListedNames(): by the order's mask
+  // (HILO_PROTO_LISTED_BY_ADDRESS=0: the mask made here, each as any name).
+  if (!listed_by_address_) {
+    listed_mask = 0;
+    for (size_t k = 0; k < kListedNameCount; ++k) {
+      if (listed(ListedNames()[k])) listed_mask |= uint32_t{1} << k;
+    }
+  }
+  auto listed_known = [listed_mask](ListedName k) { return ((listed_mask >> k) & 1) != 0; };
   const uint32_t text_flags = h.flags.has_value() ? *h.flags : instruction_flags_;
   if (text_flags >> HloInstruction::kTextFlagBits != 0) {
     // No flag is that high: the instruction keeps kTextFlagBits bits.
@@ -2434,9 +2748,9 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   }
   // An iota's `dimensions` field is its `iota_dimension=` (mapped with the
   // text attributes below).
-  const bool iota_dimension = opcode == HloOpcode::kIota && !listed("dimensions");
+  const bool iota_dimension = opcode == HloOpcode::kIota && !listed_known(kListedDimensions);
   if (!iota_dimension &&
-      (!h.dimensions.empty() || listed("dimensions") ||
+      (!h.dimensions.empty() || listed_known(kListedDimensions) ||
        (!hilo_written_ && (opcode == HloOpcode::kBroadcast || opcode == HloOpcode::kTranspose ||
                            opcode == HloOpcode::kReduce || opcode == HloOpcode::kReverse)))) {
     inst->set_dimensions(std::vector<int64_t>(h.dimensions.begin(), h.dimensions.end()));
@@ -2490,7 +2804,7 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
       explicit_groups.emplace_back(g.replica_ids().begin(), g.replica_ids().end());
     }
     inst->set_replica_groups(ReplicaGroups::Explicit(std::move(explicit_groups)));
-  } else if (listed("replica_groups") ||
+  } else if (listed_known(kListedReplicaGroups) ||
              (!hilo_written_ && HloInstruction::IsCollectiveWithReplicaGroups(opcode))) {
     inst->set_replica_groups(ReplicaGroups());
   }
@@ -2498,21 +2812,21 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   ip.clear_collective_device_list();
   int64_t channel = h.channel_id;
   if (channel == 0 && ip.all_reduce_id() > 0) channel = ip.all_reduce_id();
-  if (channel != 0 || listed("channel_id")) inst->set_channel_id(channel);
+  if (channel != 0 || listed_known(kListedChannelId)) inst->set_channel_id(channel);
   ip.clear_channel_id();
   ip.clear_all_reduce_id();
-  if (ip.use_global_device_ids() || listed("use_global_device_ids")) {
+  if (ip.use_global_device_ids() || listed_known(kListedUseGlobalDeviceIds)) {
     inst->set_use_global_device_ids(ip.use_global_device_ids());
   }
   ip.clear_use_global_device_ids();
   // A custom-call's constrain_layout goes with its operand_shapes_with_layout
   // (`operand_layout_constraints=`, below); XLA's printer writes none.
   const bool constrained_call = opcode == HloOpcode::kCustomCall && ip.operand_shapes_with_layout_size() > 0;
-  if ((ip.constrain_layout() && !constrained_call) || listed("constrain_layout")) {
+  if ((ip.constrain_layout() && !constrained_call) || listed_known(kListedConstrainLayout)) {
     inst->set_constrain_layout(ip.constrain_layout());
   }
   ip.clear_constrain_layout();
-  if (ip.source_target_pairs_size() > 0 || listed("source_target_pairs")) {
+  if (ip.source_target_pairs_size() > 0 || listed_known(kListedSourceTargetPairs)) {
     std::vector<std::pair<int64_t, int64_t>> pairs;
     pairs.reserve(ip.source_target_pairs_size());
     for (const xla::SourceTarget& st : ip.source_target_pairs()) pairs.emplace_back(st.source(), st.target());
@@ -2530,7 +2844,7 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
     inst->set_api_version(v);
   }
   ip.clear_custom_call_api_version();
-  if (!ip.backend_config().empty() || listed("backend_config")) {
+  if (!ip.backend_config().empty() || listed_known(kListedBackendConfig)) {
     inst->set_backend_config(std::move(*ip.mutable_backend_config()), text.backend_config_is_dict());
   }
   ip.clear_backend_config();
@@ -2555,6 +2869,8 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   }
   if (text.has_metadata()) {
     inst->set_metadata(text.metadata());
+  } else if (h.metadata_text != nullptr) {
+    inst->set_metadata(*h.metadata_text);
   } else if (h.metadata != nullptr) {
     inst->set_metadata(RenderMetadata(*h.metadata));
   }
@@ -2756,6 +3072,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     HotFields h;
     xla::HloInstructionProto* parsed = &scratch_;
     if (!ReadHotFields(input, i, &h)) {
+      h = HotFields();  // (nothing the hand-written reader set before refusing)
       absl::StatusOr<xla::HloInstructionProto*> whole = Instruction(input, i, where);
       if (!whole.ok()) return whole.status();
       parsed = *whole;
@@ -2777,8 +3094,14 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     }
     auto iwhere = [&] { return absl::StrCat(where, ", instruction ", h.name, " (id ", h.id, ")"); };
     if (h.name.empty()) return Invalid(iwhere(), "instruction without a name");
-    std::optional<HloOpcode> opcode = StringToHloOpcode(h.opcode);
-    if (!opcode.has_value()) return Invalid(iwhere(), absl::StrCat("unknown opcode '", h.opcode, "'"));
+    std::optional<HloOpcode> opcode;
+    if (const HloOpcode* slot = slots_on_ ? opcode_slots_.Find(h.opcode) : nullptr; slot != nullptr) {
+      opcode = *slot;
+    } else {
+      opcode = StringToHloOpcode(h.opcode);
+      if (!opcode.has_value()) return Invalid(iwhere(), absl::StrCat("unknown opcode '", h.opcode, "'"));
+      if (slots_on_) opcode_slots_.Store(h.opcode, *opcode);
+    }
     if (!h.shape.ok()) return Invalid(iwhere(), h.shape.status().message());
     auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode, *std::move(h.shape),
                                                h.name);
