@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hilo/analysis/hlo_verifier.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
@@ -79,19 +80,25 @@ TEST(CycleSearchTest, ARewriteLikeAPassesIsAcyclicAndACycleIsTheWalksEdge) {
   ExpectSameAnswer(*h.comp, "control cycle");
 }
 
+// 1-39 adds and multiplies of earlier instructions (no up-edge), the last
+// one the root.
+void AddRandomInOrder(std::mt19937& rng, Graph* g) {
+  const int n = 2 + static_cast<int>(rng() % 40);
+  for (int i = 1; i < n; ++i) {
+    HloInstruction* a = g->insts[rng() % g->insts.size()];
+    HloInstruction* b = g->insts[rng() % g->insts.size()];
+    g->Add(rng() % 2 == 0 ? HloOpcode::kAdd : HloOpcode::kMultiply, {a, b});
+  }
+  g->comp->set_root_instruction(g->insts.back());
+}
+
 TEST(CycleSearchTest, RandomGraphsGiveTheWalksAnswer) {
   int cyclic = 0;
   int acyclic_with_up_edges = 0;
   for (uint32_t seed = 1; seed <= 400; ++seed) {
     std::mt19937 rng(seed);
     Graph g;
-    const int n = 2 + static_cast<int>(rng() % 40);
-    for (int i = 1; i < n; ++i) {
-      HloInstruction* a = g.insts[rng() % g.insts.size()];
-      HloInstruction* b = g.insts[rng() % g.insts.size()];
-      g.Add(rng() % 2 == 0 ? HloOpcode::kAdd : HloOpcode::kMultiply, {a, b});
-    }
-    g.comp->set_root_instruction(g.insts.back());
+    AddRandomInOrder(rng, &g);
     // A few edits that may climb: rewired operands and control edges, some
     // of them closing cycles, more of them not.
     const int edits = static_cast<int>(rng() % 4);
@@ -117,6 +124,80 @@ TEST(CycleSearchTest, RandomGraphsGiveTheWalksAnswer) {
   // Both kinds were tried.
   EXPECT_GT(cyclic, 20);
   EXPECT_GT(acyclic_with_up_edges, 20);
+}
+
+// Random in-order graphs whose up-edge log was started (a FindCycle that
+// found none) before the edits: every edit that climbs is logged, so the
+// answer is still the walk's.
+TEST(CycleSearchTest, EditsAfterTheLogStartedGiveTheWalksAnswer) {
+  int cyclic = 0;
+  for (uint32_t seed = 1; seed <= 400; ++seed) {
+    std::mt19937 rng(seed);
+    Graph g;
+    AddRandomInOrder(rng, &g);
+    ASSERT_FALSE(g.comp->FindCycle().has_value());
+    ASSERT_TRUE(g.comp->up_edges_logged());
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      HloInstruction* user = g.insts[1 + rng() % (g.insts.size() - 1)];
+      HloInstruction* target = g.insts[rng() % g.insts.size()];
+      switch (rng() % 4) {
+        case 0:
+          target->AddControlDependencyTo(user);
+          break;
+        case 1:
+          user->ReplaceOperandWith(rng() % user->operand_count(), target);
+          break;
+        case 2:
+          // A new instruction in place of `user`'s operand, using `target`.
+          user->ReplaceOperandWith(rng() % user->operand_count(),
+                                   g.Add(HloOpcode::kNegate, {target}));
+          break;
+        default:
+          if (user != g.comp->root_instruction()) (void)user->ReplaceAllUsesWith(target);
+          break;
+      }
+    }
+    ExpectSameAnswer(*g.comp, "seed " + std::to_string(seed));
+    if (g.comp->FindCycleByWalk().has_value()) ++cyclic;
+  }
+  EXPECT_GT(cyclic, 20);
+}
+
+TEST(CycleSearchTest, AnInstructionAddedAfterItsUserIsLogged) {
+  // r = negate(p), logged from here on. x = negate(r) is made outside the
+  // computation and r is pointed at it (r -> x -> r) before x is added:
+  // the edge r -> x climbs only once AddInstruction gives x its id.
+  Graph g;
+  HloInstruction* r = g.Add(HloOpcode::kNegate, {g.insts[0]});
+  g.comp->set_root_instruction(r);
+  ASSERT_FALSE(g.comp->FindCycle().has_value());
+  std::unique_ptr<HloInstruction> x = HloInstruction::Create(HloOpcode::kNegate, F32(), {r});
+  r->ReplaceOperandWith(0, x.get());
+  g.comp->AddInstruction(std::move(x));
+  ASSERT_TRUE(g.comp->up_edges_logged());
+  ASSERT_TRUE(g.comp->FindCycle().has_value());
+  ExpectSameAnswer(*g.comp, "added after its user");
+}
+
+TEST(CycleSearchTest, TheVerifierStartsTheLogAndALongLogIsDropped) {
+  Graph g;
+  HloInstruction* a = g.Add(HloOpcode::kNegate, {g.insts[0]});
+  g.comp->set_root_instruction(a);
+  EXPECT_FALSE(g.comp->up_edges_logged());
+  ASSERT_TRUE(VerifyHloModule(*g.module).ok());
+  EXPECT_TRUE(g.comp->up_edges_logged());
+  // More logged up-edges than the computation has instructions (and than
+  // the smallest log, 1024): the log is dropped and FindCycle sweeps again.
+  std::vector<HloInstruction*> later;
+  for (int i = 0; i < 1100; ++i) later.push_back(g.Add(HloOpcode::kNegate, {g.insts[0]}));
+  for (int i = 0; i + 1 < 1100; ++i) later[i]->ReplaceOperandWith(0, later[i + 1]);
+  for (int i = 0; i + 2 < 1100; ++i) later[i]->ReplaceOperandWith(0, later[i + 2]);
+  EXPECT_FALSE(g.comp->up_edges_logged());
+  EXPECT_FALSE(g.comp->FindCycle().has_value());
+  later.back()->ReplaceOperandWith(0, later.front());
+  ASSERT_TRUE(g.comp->FindCycle().has_value());
+  ExpectSameAnswer(*g.comp, "after the log was dropped");
 }
 
 TEST(CycleSearchTest, StaysLinearWhenEveryEdgeClimbs) {

@@ -630,6 +630,7 @@ class Verifier {
       }
     }
     acyclic_[c] = edges_.ids_descend;
+    if (edges_.ids_descend) comp->NoteNoUpEdges();  // a later FindCycle reads only new up-edges
     return absl::OkStatus();
   }
 

@@ -1,5 +1,6 @@
 #include "hilo/ir/hlo_computation.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/base/optimization.h"
@@ -53,7 +54,39 @@ bool CycleSearchAlwaysWalks() {
   return walk;
 }
 
+// HILO_UP_EDGE_LOG=0: FindCycle sweeps the whole computation every time
+// instead of reading a log of its up-edges.
+bool UpEdgeLogOn() {
+  static const bool on = !EnvSwitchIsZero("HILO_UP_EDGE_LOG");
+  return on;
+}
+
+// Whether `dep` is an operand or a control predecessor of `user`.
+bool DependsOn(const HloInstruction* user, const HloInstruction* dep) {
+  if (user->IsUserOf(dep)) return true;
+  const std::vector<HloInstruction*>& preds = user->control_predecessors();
+  return std::find(preds.begin(), preds.end(), dep) != preds.end();
+}
+
 }  // namespace
+
+void HloComputation::NoteNoUpEdges() const {
+  if (UpEdgeLogOn()) up_edges_logged_ = true;
+}
+
+void HloComputation::LogIfUpEdge(const HloInstruction* user, const HloInstruction* dep) {
+  if (user->parent_ != this || dep->parent_ != this || dep->unique_id_ < user->unique_id_) return;
+  auto& log = mutable_extra().up_edges;
+  // Past the computation's size, reading the log would cost what the sweep
+  // costs: drop it.
+  constexpr size_t kMinLog = 1024;
+  if (log.size() >= std::max(kMinLog, static_cast<size_t>(live_count_))) {
+    up_edges_logged_ = false;
+    std::vector<std::pair<const HloInstruction*, const HloInstruction*>>().swap(log);
+    return;
+  }
+  log.emplace_back(user, dep);
+}
 
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
   HloInstruction* inst = instruction.get();
@@ -72,6 +105,15 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     inst->unique_id_ = static_cast<int32_t>(parent_->NextUniqueId());
   }
   inst->index_in_parent_ = static_cast<int32_t>(instructions_.size());
+  if (up_edges_logged_) {
+    // Its edges made before it was here, now that it has its id.
+    for (const HloInstruction* operand : inst->operands_) LogIfUpEdge(inst, operand);
+    for (const HloInstruction* user : inst->users_) LogIfUpEdge(user, inst);
+    if (inst->rare_or_null() != nullptr) {
+      for (const HloInstruction* pred : inst->control_predecessors()) LogIfUpEdge(inst, pred);
+      for (const HloInstruction* succ : inst->control_successors()) LogIfUpEdge(succ, inst);
+    }
+  }
   instructions_.push_back(std::move(instruction));
   ++live_count_;
   if (inst->opcode() == HloOpcode::kParameter && inst->parameter_number() >= 0 &&
@@ -185,7 +227,21 @@ std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
   // whose unique id is not below the user's.
   std::vector<std::pair<const HloInstruction*, const HloInstruction*>> up;
   size_t edges = 0;
-  for (const auto& holder : instructions_) {
+  if (up_edges_logged_) {
+    // The logged edges that are still there (a later rewrite may have
+    // removed an instruction or rerouted the edge).
+    for (const auto& [user, dep] : extra().up_edges) {
+      if (user->parent_ == this && dep->parent_ == this && dep->unique_id_ >= user->unique_id_ &&
+          DependsOn(user, dep)) {
+        up.push_back({user, dep});
+      }
+    }
+    // The searches' budget (the sweep counts the edges; about one an
+    // instruction): exceeding it only means walking instead.
+    edges = instructions_.size();
+  }
+  for (const auto& holder : up_edges_logged_ ? absl::Span<const std::unique_ptr<HloInstruction>>()
+                                             : absl::MakeConstSpan(instructions_)) {
     const HloInstruction* inst = holder.get();
     if (inst == nullptr) continue;
     const int64_t id = inst->unique_id_;
@@ -201,7 +257,10 @@ std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
     }
     edges += rare->control_predecessors.size();
   }
-  if (up.empty()) return std::nullopt;
+  if (up.empty()) {
+    NoteNoUpEdges();  // none now: log the ones added from here on
+    return std::nullopt;
+  }
   // For each up-edge U -> N: can N reach U through instructions whose ids
   // are >= U's? `mark` holds the number of the search that last reached an
   // instruction, so that it is reset for free.

@@ -112,9 +112,30 @@ class HloComputation {
     const HloInstruction* to;
     bool control;
   };
+  //
+  // The sweep is skipped when the computation knows its up-edges: a sweep
+  // that finds none starts a log, and from then on every edge added (by
+  // HloInstruction::AddUser, AddControlDependencyTo or AddInstruction) that
+  // climbs is logged, so that the log holds every up-edge (and some that are
+  // gone since, which FindCycle skips). A pass that adds a few up-edges to a
+  // large computation is then checked without reading the rest of it. A log
+  // that grows past the computation's size is dropped (the sweep again).
+  // HILO_UP_EDGE_LOG=0 never starts one (the switch of this saving).
   std::optional<CycleEdge> FindCycle() const;
   // FindCycle's depth-first walk of the whole computation.
   std::optional<CycleEdge> FindCycleByWalk() const;
+  // For a verifier that found no up-edge here (every operand and control
+  // predecessor has a smaller unique id): starts the log as a sweep that
+  // finds none does.
+  void NoteNoUpEdges() const;
+  // Whether FindCycle reads the log instead of sweeping (for tests).
+  bool up_edges_logged() const { return up_edges_logged_; }
+  // A new edge `user` -> `dep` (dep is an operand or a control predecessor
+  // of user): logged when it is an up-edge of this computation and the log
+  // is kept (see FindCycle).
+  void NoteNewEdge(const HloInstruction* user, const HloInstruction* dep) {
+    if (up_edges_logged_) LogIfUpEdge(user, dep);
+  }
 
   // Removes an instruction that has no users and is not the root. Its
   // operands lose it as a user; its control dependencies are dropped.
@@ -181,6 +202,10 @@ class HloComputation {
   // 32 bits: 2^31 instructions would take hundreds of GB.
   int32_t live_count_ = 0;
   bool in_arena_ = false;  // made by CreateInArena
+  // Every up-edge of this computation is in extra().up_edges (FindCycle).
+  // Set by FindCycle (const: it learns this while reading), in the padding
+  // after in_arena_.
+  mutable bool up_edges_logged_ = false;
   ParameterList parameters_;
   HloInstruction* root_ = nullptr;
   // What most computations do not have, allocated on first write: a module
@@ -193,7 +218,11 @@ class HloComputation {
     std::vector<std::unique_ptr<HloInstruction>> removed;
     std::string execution_thread;
     std::string opaque_proto_fields;
+    // While up_edges_logged_: (user, dependency) for every up-edge added
+    // since the last sweep found none (FindCycle).
+    std::vector<std::pair<const HloInstruction*, const HloInstruction*>> up_edges;
   };
+  void LogIfUpEdge(const HloInstruction* user, const HloInstruction* dep);
   const Extra& extra() const {
     static const Extra* const kDefault = new Extra();
     return extra_ != nullptr ? *extra_ : *kDefault;

@@ -34,6 +34,14 @@ void FrontendAttributes::Set(absl::string_view key, absl::string_view value) {
   // where the key would go among them. Passes stamp attributes on every
   // collective of a module, so this is on a hot path.
   const size_t n = entries_.size();
+  // The common case first: a key that sorts after the only entry (a pass
+  // stamping `stream_id` next to `collective_type`) is appended, with one
+  // comparison and no general insert.
+  if (n == 1 && entries_[0].first < key) {
+    entries_.emplace_back(std::piecewise_construct, std::forward_as_tuple(key.data(), key.size()),
+                          std::forward_as_tuple(value.data(), value.size()));
+    return;
+  }
   bool sorted = true;
   size_t insert_at = n;
   for (size_t i = 0; i < n; ++i) {
@@ -194,6 +202,7 @@ void HloInstruction::UserIndexDeleter::operator()(UserIndex* index) const { dele
 
 void HloInstruction::AddUser(HloInstruction* user) {
   static constexpr size_t kIndexThreshold = 16;
+  if (user->parent_ != nullptr) user->parent_->NoteNewEdge(user, this);
   if (UserIndex* user_index = FindUserIndex(); user_index != nullptr) {
     if (user_index->Find(user) >= 0) return;
     users_.push_back(user);
@@ -304,6 +313,7 @@ void HloInstruction::ReplaceAllUsesWithDifferentShape(HloInstruction* replacemen
 void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
   const std::vector<HloInstruction*>& succs = control_successors();
   if (std::find(succs.begin(), succs.end(), successor) != succs.end()) return;
+  if (successor->parent_ != nullptr) successor->parent_->NoteNewEdge(successor, this);
   mutable_rare().control_successors.push_back(successor);
   successor->mutable_rare().control_predecessors.push_back(this);
 }
