@@ -2365,12 +2365,15 @@ class InstructionIndex {
 template <typename Value>
 class SlotCache {
  public:
-  // The value stored for `bytes`, or null.
+  // The value stored for `bytes`, or null (always null, and Store does
+  // nothing, under HILO_PROTO_SLOT_CACHES=0: the callers' hash maps alone).
   const Value* Find(absl::string_view bytes) const {
+    if (!on_) return nullptr;
     const Slot& slot = slots_[SlotOf(bytes)];
     return slot.used && slot.bytes == bytes ? &slot.value : nullptr;
   }
   void Store(absl::string_view bytes, const Value& value) {
+    if (!on_) return;
     Slot& slot = slots_[SlotOf(bytes)];
     slot.bytes.assign(bytes.data(), bytes.size());
     slot.value = value;
@@ -2389,6 +2392,7 @@ class SlotCache {
     Value value{};
     bool used = false;
   };
+  const bool on_ = SwitchedOnByDefault("HILO_PROTO_SLOT_CACHES");
   std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
 };
 
@@ -2460,7 +2464,6 @@ class Decoder {
   // SlotCaches before the hash maps of shapes, replica groups, frontend
   // attributes, attribute orders and opcodes (HILO_PROTO_SLOT_CACHES=0: each
   // found by its hash for every instruction).
-  const bool slots_on_ = SwitchedOnByDefault("HILO_PROTO_SLOT_CACHES");
   SlotCache<SharedShape> shape_slots_;
   SlotCache<ReplicaGroups> replica_group_slots_;
   SlotCache<FrontendAttributes> frontend_attribute_slots_;
@@ -2592,11 +2595,11 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
     h->metadata = &metadata_scratch_;
   }
   // Equal shapes have equal bytes (a module's writer writes them one way).
-  if (const SharedShape* slot = slots_on_ ? shape_slots_.Find(wire_.shape) : nullptr; slot != nullptr) {
+  if (const SharedShape* slot = shape_slots_.Find(wire_.shape); slot != nullptr) {
     h->shape = *slot;
   } else if (auto it = wire_shapes_.find(wire_.shape); it != wire_shapes_.end()) {
     h->shape = it->second;
-    if (slots_on_) shape_slots_.Store(wire_.shape, it->second);
+    shape_slots_.Store(wire_.shape, it->second);
   } else {
     if (!ParseAtDepth(wire_.shape, instruction_budget_ - 1, &shape_scratch_)) return false;
     h->shape = InternShape(shape_scratch_);
@@ -2626,8 +2629,7 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
   // (equal bytes, equal values; bytes that do not read simply leave the
   // instruction to protobuf, before anything was built from it).
   // (A slot's value stays put until the next instruction is read.)
-  if (const ReplicaGroups* slot = wire_.group_count > 0 && slots_on_ ? replica_group_slots_.Find(wire_.replica_groups)
-                                                                       : nullptr;
+  if (const ReplicaGroups* slot = wire_.group_count > 0 ? replica_group_slots_.Find(wire_.replica_groups) : nullptr;
       slot != nullptr) {
     h->replica_groups = slot;
   } else if (wire_.group_count > 0) {
@@ -2638,9 +2640,9 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
       it = wire_replica_groups_.emplace(wire_.replica_groups, ReplicaGroups::Explicit(std::move(groups))).first;
     }
     h->replica_groups = &it->second;
-    if (slots_on_) replica_group_slots_.Store(wire_.replica_groups, it->second);
+    replica_group_slots_.Store(wire_.replica_groups, it->second);
   }
-  if (const FrontendAttributes* slot = wire_.has_frontend_attributes && slots_on_
+  if (const FrontendAttributes* slot = wire_.has_frontend_attributes
                                            ? frontend_attribute_slots_.Find(wire_.frontend_attributes)
                                            : nullptr;
       slot != nullptr) {
@@ -2656,7 +2658,7 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
       it = wire_frontend_attributes_.emplace(wire_.frontend_attributes, std::move(fa)).first;
     }
     h->frontend_attributes = &it->second;
-    if (slots_on_) frontend_attribute_slots_.Store(wire_.frontend_attributes, it->second);
+    frontend_attribute_slots_.Store(wire_.frontend_attributes, it->second);
   }
   return true;
 }
@@ -2676,7 +2678,7 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
       }
       inst->AppendAttributeName(attribute_names_[idx]);
     }
-  } else if (const OrderAndMask* slot = slots_on_ ? order_slots_.Find(BytesOf(h.attribute_order)) : nullptr;
+  } else if (const OrderAndMask* slot = order_slots_.Find(BytesOf(h.attribute_order));
              slot != nullptr) {
     *inst->mutable_attribute_order() = slot->order;
     listed_mask = slot->mask;
@@ -2697,7 +2699,7 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
     *inst->mutable_attribute_order() = it->second;
     listed_mask = ListedMask(it->second);
     mask_known = true;
-    if (slots_on_) order_slots_.Store(BytesOf(h.attribute_order), {it->second, listed_mask});
+    order_slots_.Store(BytesOf(h.attribute_order), {it->second, listed_mask});
   }
   // By the indices the order was made from (valid: checked above), whose
   // names know their sizes (an AttributeOrder's names are C strings: their
@@ -3095,12 +3097,12 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     auto iwhere = [&] { return absl::StrCat(where, ", instruction ", h.name, " (id ", h.id, ")"); };
     if (h.name.empty()) return Invalid(iwhere(), "instruction without a name");
     std::optional<HloOpcode> opcode;
-    if (const HloOpcode* slot = slots_on_ ? opcode_slots_.Find(h.opcode) : nullptr; slot != nullptr) {
+    if (const HloOpcode* slot = opcode_slots_.Find(h.opcode); slot != nullptr) {
       opcode = *slot;
     } else {
       opcode = StringToHloOpcode(h.opcode);
       if (!opcode.has_value()) return Invalid(iwhere(), absl::StrCat("unknown opcode '", h.opcode, "'"));
-      if (slots_on_) opcode_slots_.Store(h.opcode, *opcode);
+      opcode_slots_.Store(h.opcode, *opcode);
     }
     if (!h.shape.ok()) return Invalid(iwhere(), h.shape.status().message());
     auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode, *std::move(h.shape),
