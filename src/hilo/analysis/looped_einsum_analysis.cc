@@ -222,14 +222,19 @@ void AnalyzeInto(HloInstruction* dot, const LoopedEinsumSettings& settings, bool
                  LoopedEinsumPlan& plan) {
   if (dot == nullptr || dot->opcode() != HloOpcode::kDot) return;
 
+  // The matchers in the order the weight side is decided below, each run
+  // only while none before it applied (that branch never reads the later
+  // ones): most dots match the first.
   const bool lhs = MatchAllGatherInDotLhs(dot);
-  const bool lhs_rs = MatchAllGatherInDotLhsRS(dot);
-  const bool rhs = MatchAllGatherInDotRhs(dot);
-  const bool rhs_rs = MatchAllGatherInDotRhsRS(dot);
-  const bool lhs_nxd = MatchAllGatherInDotLhsNxD(dot);
+  const bool lhs_rs = !lhs && MatchAllGatherInDotLhsRS(dot);
+  const bool rhs = !lhs && !lhs_rs && MatchAllGatherInDotRhs(dot);
+  const bool rhs_rs = !lhs && !lhs_rs && !rhs && MatchAllGatherInDotRhsRS(dot);
+  const bool lhs_nxd = !lhs && !lhs_rs && !rhs && !rhs_rs && MatchAllGatherInDotLhsNxD(dot);
   const bool any_matcher = lhs || lhs_rs || rhs || rhs_rs || lhs_nxd;
-  int64_t reaching_operand = -1;  // an operand an all-gather reaches, for the explanation
-  for (int64_t i = 0; i < dot->operand_count() && i < 2; ++i) {
+  // An operand an all-gather reaches: without a matcher, what makes the
+  // dot a candidate, and the explanation's subject.
+  int64_t reaching_operand = -1;
+  for (int64_t i = 0; !any_matcher && i < dot->operand_count() && i < 2; ++i) {
     if (GetRootAllGather(dot->operand(i), kRootAllGatherDepth) != nullptr) {
       reaching_operand = i;
       break;

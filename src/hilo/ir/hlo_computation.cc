@@ -425,15 +425,24 @@ absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* 
 absl::Status HloComputation::ReplaceInstruction(HloInstruction* old_instruction,
                                                 HloInstruction* new_instruction) {
   if (old_instruction == new_instruction) return absl::OkStatus();
-  if (!old_instruction->shape().Compatible(new_instruction->shape())) {
+  // One shape object (a pass giving the replacement the old one's shared
+  // shape) is compatible with itself.
+  if (&old_instruction->shape() != &new_instruction->shape() &&
+      !old_instruction->shape().Compatible(new_instruction->shape())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot replace ", old_instruction->name(), " (", old_instruction->shape().ToString(),
         ") with ", new_instruction->name(), " (", new_instruction->shape().ToString(),
         "): shapes are not compatible"));
   }
-  new_instruction->CopyMetadataIfAbsent(*old_instruction);
   old_instruction->ReplaceAllUsesWithDifferentShape(new_instruction);
-  return RemoveInstructionAndUnusedOperands(old_instruction);
+  absl::Status status = RemoveInstructionAndUnusedOperands(old_instruction);
+  // Once removed, the old instruction is dead: its metadata moves rather
+  // than being copied (a heap block per replacement).
+  if (status.ok() && new_instruction->metadata_.empty()) {
+    new_instruction->metadata_ = std::move(old_instruction->metadata_);
+  }
+  new_instruction->CopyMetadataIfAbsent(*old_instruction);
+  return status;
 }
 
 }  // namespace hilo

@@ -189,7 +189,10 @@ void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::strin
     const char* end =
         std::to_chars(buffer + hint.size() + 1, buffer + hint.size() + kTail, ++suffix.next).ptr;
     const absl::string_view name(buffer, static_cast<size_t>(end - buffer));
-    instruction->name_.Assign(name);
+    // A long name's bytes in the module's arena (as the parser's): no heap
+    // block per name. The instruction is this module's, so the arena
+    // outlives it.
+    instruction->name_.AssignInArena(name, instruction_arena_);
     if ((used_names_.empty() || !used_names_.contains(name)) &&
         instruction_names_.insert(instruction).second) {
       return;

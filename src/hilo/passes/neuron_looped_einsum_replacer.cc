@@ -1,6 +1,7 @@
 #include "hilo/passes/neuron_looped_einsum_replacer.h"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 
@@ -9,6 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/ir/instruction_arena.h"
 
 namespace hilo {
 namespace {
@@ -118,6 +121,13 @@ NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
   return &c;
 }
 
+NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::RecordedCandidate(
+    size_t index) {
+  if (options_.record_details) return &candidates_[index];
+  const auto it = inexact_.find(index);
+  return it != inexact_.end() ? &it->second : nullptr;
+}
+
 absl::Span<const HloOpcode> NeuronLoopedEinsumReplacer::OfferedOpcodes() const {
   static constexpr HloOpcode kDotOnly[] = {HloOpcode::kDot};
   return kDotOnly;
@@ -136,7 +146,8 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
   Fold& fold = folds_.emplace_back(Fold{instruction, outcome, kNoPlan});
   if (!reanalyze_) {
     fold.plan = plans_.size();
-    plans_.push_back(std::move(plan));
+    plans_.push_back(KeptPlan{plan.shard, plan.activation, std::move(plan.reshaped_weight_shape),
+                              std::move(plan.backend_config)});
   }
   return true;
 }
@@ -152,25 +163,40 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
   const Fold& fold = folds_[next_fold_++];
   // Decide again when an earlier expansion in this computation may have
   // changed what this dot sees (the original re-runs its matchers here);
-  // else the plan from matching is what deciding again would give.
-  LoopedEinsumPlan fresh;
-  LoopedEinsumPlan* plan = &fresh;
+  // else the plan from matching is what deciding again would give, and so
+  // is the decision Record made from it then.
   if (fold.plan != kNoPlan && LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin())) {
-    plan = &plans_[fold.plan];
-  } else {
-    fresh = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
+    return AddFold(dot, plans_[fold.plan], RecordedCandidate(fold.outcome));
   }
-  Candidate* c = Record(fold.outcome, *dot, *plan);
-  if (!plan->fold) return nullptr;
+  LoopedEinsumPlan fresh = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
+  Candidate* c = Record(fold.outcome, *dot, fresh);
+  if (!fresh.fold) return nullptr;
+  KeptPlan plan{fresh.shard, fresh.activation, std::move(fresh.reshaped_weight_shape),
+                std::move(fresh.backend_config)};
+  return AddFold(dot, plan, c);
+}
+
+HloInstruction* NeuronLoopedEinsumReplacer::AddFold(HloInstruction* dot, KeptPlan& plan,
+                                                 Candidate* c) {
   // The plan is used once: its shape and backend_config move into the new
-  // instructions.
+  // instructions, which are made in the module's arena as the parser's are
+  // (no heap block each).
   HloComputation* computation = dot->parent();
-  HloInstruction* reshaped = computation->AddInstruction(HloInstruction::Create(
-      HloOpcode::kReshape, SharedReshapeShape(std::move(plan->reshaped_weight_shape)),
-      {plan->shard}));
-  std::unique_ptr<HloInstruction> custom_call = HloInstruction::CreateCustomCall(
-      dot->shared_shape(), {reshaped, plan->activation}, std::string(kCollectiveMatmulTarget),
-      std::move(plan->backend_config));
+  InstructionArena& arena = computation->parent()->instruction_arena();
+  auto make = [&](HloOpcode opcode, SharedShape shape,
+                  std::initializer_list<HloInstruction*> operands) {
+    std::unique_ptr<HloInstruction> inst =
+        HloInstruction::CreateInArena(arena, opcode, std::move(shape), "");
+    for (HloInstruction* operand : operands) inst->AppendOperand(operand);
+    return inst;
+  };
+  HloInstruction* reshaped = computation->AddInstruction(
+      make(HloOpcode::kReshape, SharedReshapeShape(std::move(plan.reshaped_weight_shape)),
+           {plan.shard}));
+  std::unique_ptr<HloInstruction> custom_call =
+      make(HloOpcode::kCustomCall, dot->shared_shape(), {reshaped, plan.activation});
+  custom_call->set_custom_call_target(std::string(kCollectiveMatmulTarget));
+  if (!plan.backend_config.empty()) custom_call->set_backend_config(std::move(plan.backend_config));
   custom_call->set_api_version(1);  // API_VERSION_ORIGINAL
   HloInstruction* added = computation->AddInstruction(std::move(custom_call));
   if (c != nullptr) {
@@ -183,9 +209,17 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
 SharedShape NeuronLoopedEinsumReplacer::SharedReshapeShape(Shape shape) {
   if (!share_shapes_) return SharedShape(std::move(shape));
   // The few most recent distinct shapes: a module's folds have a handful.
+  // All come from AnalyzeLoopedEinsumDot: static arrays whose layout, if
+  // any, is minor_to_major {1, 0} and nothing else. So the element type,
+  // the dimensions and whether there is a layout decide equality, which is
+  // Shape::operator=='s answer without comparing the rest.
   constexpr size_t kRecent = 8;
   for (size_t i = reshape_shapes_.size(); i-- > 0 && reshape_shapes_.size() - i <= kRecent;) {
-    if (*reshape_shapes_[i] == shape) return reshape_shapes_[i];
+    const Shape& kept = *reshape_shapes_[i];
+    if (kept.element_type() == shape.element_type() && kept.has_layout() == shape.has_layout() &&
+        kept.dimensions() == shape.dimensions()) {
+      return reshape_shapes_[i];
+    }
   }
   return reshape_shapes_.emplace_back(std::move(shape));
 }

@@ -100,6 +100,12 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // replaces an earlier); returns its Candidate when one is kept (see
   // details_), else nullptr.
   Candidate* Record(size_t index, const HloInstruction& dot, const LoopedEinsumPlan& plan);
+  // The Candidate Record kept for outcome `index`, or nullptr.
+  Candidate* RecordedCandidate(size_t index);
+  struct KeptPlan;
+  // Adds reshape(shard) and the custom-call replacing `dot` (plan's shape
+  // and backend_config move into them); notes its name in `c` if given.
+  HloInstruction* AddFold(HloInstruction* dot, KeptPlan& plan, Candidate* c);
   // Candidates fused, and those of them exact under the kernel contract.
   struct FoldCounts {
     int64_t fused = 0;
@@ -129,7 +135,15 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // again otherwise, so the result is the same as deciding again every time
   // (the original's way, and this pass's with HILO_LOOPED_EINSUM_REANALYZE=1:
   // the switch of this saving, measured in docs/performance.md).
-  std::vector<LoopedEinsumPlan> plans_;
+  // Only what the expansion reads of a plan (a whole plan is several
+  // hundred bytes, moved again each time the vector grows).
+  struct KeptPlan {
+    HloInstruction* shard = nullptr;
+    HloInstruction* activation = nullptr;
+    Shape reshaped_weight_shape;
+    std::string backend_config;
+  };
+  std::vector<KeptPlan> plans_;
   bool reanalyze_ = false;
   // The reshapes' shapes made in this Run, shared among equal ones: a module
   // folds many dots of one weight shape, and one shared shape is one block
