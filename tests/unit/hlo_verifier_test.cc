@@ -20,6 +20,7 @@
 namespace hilo {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -471,6 +472,53 @@ TEST(VerifierOrderTest, StructureOfEveryComputationBeforeShapes) {
   o->set_parameter_number(0);
   x->ReplaceOperandWith(1, y);  // a cycle, found in phase 2: still before the shapes
   ExpectError(m, "other", "x", "is on a cycle (through operands from %y)");
+}
+
+// The verifier remembers the shape checks that passed (ShapeMemo): an
+// instruction alike to one checked before (same opcode, same shared Shape
+// objects) but for one attribute the check reads is still checked.
+TEST(VerifierShapeMemoTest, AlikeInstructionsDifferingInOneAttributeAreBothChecked) {
+  struct Case {
+    const char* valid;    // checked first
+    const char* invalid;  // the same but for one attribute
+    const char* error;
+  };
+  const Case cases[] = {
+      {"f32[4,4]{1,0} transpose(p44), dimensions={1,0}",
+       "f32[4,4]{1,0} transpose(p44), dimensions={0,0}", "is not a permutation"},
+      {"f32[4,8]{1,0} broadcast(p4), dimensions={0}",
+       "f32[4,8]{1,0} broadcast(p4), dimensions={1}", "operand dimension 0 has size 4"},
+      {"f32[4]{0} get-tuple-element(t), index=0", "f32[4]{0} get-tuple-element(t), index=1",
+       "is not element 1"},
+      {"f32[4,4]{1,0} dot(p48, p84), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+       "f32[4,4]{1,0} dot(p48, p84), lhs_contracting_dims={1}, rhs_contracting_dims={1}",
+       "lhs contracting dimension 1 has size 8"},
+      {"f32[8,8]{1,0} all-gather(p48), replica_groups={{0,1}}, dimensions={0}",
+       "f32[8,8]{1,0} all-gather(p48), replica_groups={{0,1}}, dimensions={1}",
+       "differs from operand 0"},
+      {"f32[8,8]{1,0} all-gather(p48), replica_groups={{0,1}}, dimensions={0}",
+       "f32[8,8]{1,0} all-gather(p48), replica_groups={{0,1,2}}, dimensions={0}",
+       "should have size 4 * 3"},
+      {"f32[8,8]{1,0} all-gather(p48), replica_groups={{0,1}}, dimensions={0}",
+       "f32[8,8]{1,0} all-gather(p48), channel_id=1, replica_groups={{0,1}}, dimensions={0}",
+       "should have size 4 * 4"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = absl::StrCat(R"(HloModule m, num_partitions=2
+ENTRY main {
+  p44 = f32[4,4]{1,0} parameter(0)
+  p4 = f32[4]{0} parameter(1)
+  p48 = f32[4,8]{1,0} parameter(2)
+  p84 = f32[8,4]{1,0} parameter(3)
+  t = (f32[4]{0}, f32[8]{0}) parameter(4)
+  a = )", c.valid, "\n  b = ", c.valid, "\n  ROOT bad = ", c.invalid, "\n}\n");
+    auto module = ParseHloModule(text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::Status s = VerifyHloModule(**module);
+    EXPECT_THAT(std::string(s.message()),
+                AllOf(StartsWith("in computation %main, instruction %bad: "), HasSubstr(c.error)))
+        << text;
+  }
 }
 
 TEST(VerifierOrderTest, ShapesInListOrderAcrossDeferredCallers) {

@@ -613,6 +613,54 @@ TEST(ParserTest, CollectiveAttributesAreTyped) {
             (std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 2}}));
 }
 
+// The parser compares a replica-group or frontend-attribute value with the
+// last texts it read before scanning it: a value that only starts with a
+// recent text (here `mesh[x=2]`, then `mesh[x=2] {x}`) is its own value,
+// and a recent text followed by a broken value still fails where scanning
+// it fails.
+TEST(ParserTest, ValuesStartingWithARecentTextAreTheirOwn) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[8]{0} parameter(0)
+  a = f32[8]{0} all-gather(p), replica_groups=mesh[x=2], dimensions={0}
+  b = f32[8]{0} all-gather(a), replica_groups=mesh[x=2] {x}, dimensions={0}
+  c = f32[8]{0} all-gather(b), replica_groups={{0,1},{2,3}}, dimensions={0}
+  d = f32[8]{0} all-gather(c), replica_groups={{0,1},{2,3}}, dimensions={0}
+  ROOT f = f32[8]{0} all-gather(d), replica_groups=mesh[x=2], dimensions={0}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "a")->replica_groups()->raw(), "mesh[x=2]");
+  EXPECT_EQ(Find(*m, "b")->replica_groups()->raw(), "mesh[x=2] {x}");
+  EXPECT_EQ(Find(*m, "f")->replica_groups()->raw(), "mesh[x=2]");
+  EXPECT_EQ(Find(*m, "d")->replica_groups()->explicit_groups(),
+            (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}}));
+  EXPECT_TRUE(Find(*m, "c")->replica_groups()->SharesContentsWith(*Find(*m, "d")->replica_groups()));
+  m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[8]{0} parameter(0)
+  a = f32[8]{0} negate(p), frontend_attributes={k="v"}
+  b = f32[8]{0} negate(a), frontend_attributes={k="v"} {w="x"}
+  ROOT c = f32[8]{0} negate(b), frontend_attributes={k="v"}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(*Find(*m, "a")->frontend_attributes().Find("k"), "v");
+  EXPECT_EQ(*Find(*m, "c")->frontend_attributes().Find("k"), "v");
+  const HloInstruction* b = Find(*m, "b");
+  EXPECT_TRUE(b->frontend_attributes().empty());  // not a key->value map: kept raw
+  ASSERT_EQ(b->raw_attributes().size(), 1u);
+  EXPECT_EQ(b->raw_attributes()[0].value, "{k=\"v\"} {w=\"x\"}");
+  EXPECT_THAT(ParseError(R"(HloModule m
+ENTRY e {
+  p = f32[8]{0} parameter(0)
+  a = f32[8]{0} all-gather(p), replica_groups={{0,1}}, dimensions={0}
+  ROOT b = f32[8]{0} all-gather(a), replica_groups={{0,1}}"x, dimensions={0}
+}
+)"),
+              HasSubstr("unterminated string"));
+}
+
 TEST(ParserTest, DotGteConstantParameterAndRawAttributes) {
   auto m = Parse(R"(HloModule m
 ENTRY e {

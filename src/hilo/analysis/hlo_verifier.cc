@@ -16,6 +16,7 @@
 #include "hilo/analysis/hlo_verifier.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -291,6 +292,130 @@ class NameHashSet {
   std::vector<uint64_t> slots_;
   size_t size_ = 0;
   int shift_ = 0;
+};
+
+// The shape checks that passed, remembered by everything they read (the
+// opcode, the result's and the operands' Shape objects, the attributes the
+// check reads), so that alike instructions are checked once: a layer of a
+// generated model repeats the same all-gathers, dots and reshapes on the
+// same shapes, which the parser gives one shared Shape object each. Valid
+// for one verifier run: nothing changes the module meanwhile, and an entry
+// holds its replica groups alive, so no address is reused. 64 slots,
+// direct-mapped: a module of all-different instructions only misses.
+// HILO_VERIFY_SHAPE_MEMO=0: every instruction checked.
+class ShapeMemo {
+ public:
+  // Whether `inst`'s check passed for an alike instruction before. Sets up
+  // the key that Remember() stores.
+  bool Seen(const HloInstruction& inst) {
+    static const bool on = !EnvSwitchIsZero("HILO_VERIFY_SHAPE_MEMO");
+    remember_ = on && KeyOf(inst, &key_);
+    if (!remember_) return false;
+    slot_ = &slots_[Hash(key_) % slots_.size()];
+    return slot_->used && slot_->key == key_ &&
+           (!key_.has_groups || slot_->groups.SharesContentsWith(*inst.replica_groups()));
+  }
+  // Records that the check of the instruction last given to Seen() passed.
+  void Remember(const HloInstruction& inst) {
+    if (!remember_) return;
+    slot_->used = true;
+    slot_->key = key_;
+    slot_->groups = key_.has_groups ? *inst.replica_groups() : ReplicaGroups();
+  }
+
+ private:
+  struct Key {
+    HloOpcode opcode = HloOpcode::kParameter;
+    uint8_t operand_count = 0;
+    bool has_channel = false;
+    bool global_ids = false;
+    bool has_groups = false;
+    uint8_t attr_size = 0;
+    std::array<uint8_t, 14> attrs{};  // small attribute integers, lists by their length first
+    int64_t index = 0;
+    const Shape* result = nullptr;
+    std::array<const Shape*, 2> operands{};
+    bool operator==(const Key& o) const {
+      return opcode == o.opcode && operand_count == o.operand_count &&
+             has_channel == o.has_channel && global_ids == o.global_ids &&
+             has_groups == o.has_groups && attr_size == o.attr_size && attrs == o.attrs &&
+             index == o.index && result == o.result && operands == o.operands;
+    }
+  };
+  struct Slot {
+    bool used = false;
+    Key key;
+    ReplicaGroups groups;  // a collective's: compared by identity, held alive
+  };
+
+  // Appends a list of small integers (and its length); false if it does not fit.
+  static bool AddList(const std::vector<int64_t>& list, Key* key) {
+    if (key->attr_size + 1 + list.size() > key->attrs.size()) return false;
+    key->attrs[key->attr_size++] = static_cast<uint8_t>(list.size());
+    for (int64_t v : list) {
+      if (v < 0 || v > 255) return false;
+      key->attrs[key->attr_size++] = static_cast<uint8_t>(v);
+    }
+    return true;
+  }
+  // Whether there are dimensions (`{}` differs from none), then the list.
+  static bool AddDimensions(const HloInstruction& inst, Key* key) {
+    if (key->attr_size >= key->attrs.size()) return false;
+    key->attrs[key->attr_size++] = inst.dimensions().has_value() ? 1 : 0;
+    return !inst.dimensions().has_value() || AddList(*inst.dimensions(), key);
+  }
+
+  // The key of `inst`'s check, or false when its check is not remembered
+  // (an opcode whose check reads more than this key holds, or attributes
+  // that do not fit).
+  static bool KeyOf(const HloInstruction& inst, Key* key) {
+    *key = Key();
+    if (inst.operand_count() > 2) return false;
+    key->opcode = inst.opcode();
+    key->operand_count = static_cast<uint8_t>(inst.operand_count());
+    key->result = &inst.shape();
+    for (int64_t i = 0; i < inst.operand_count(); ++i) key->operands[i] = &inst.operand(i)->shape();
+    switch (inst.opcode()) {
+      case HloOpcode::kReshape:
+      case HloOpcode::kConvert:
+        return true;
+      case HloOpcode::kGetTupleElement:
+        key->index = inst.tuple_index();
+        return true;
+      case HloOpcode::kTranspose:
+      case HloOpcode::kBroadcast:
+        return AddDimensions(inst, key);
+      case HloOpcode::kDot: {
+        const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
+        return AddList(dn.lhs_batch_dimensions, key) && AddList(dn.rhs_batch_dimensions, key) &&
+               AddList(dn.lhs_contracting_dimensions, key) &&
+               AddList(dn.rhs_contracting_dimensions, key);
+      }
+      case HloOpcode::kAllGather:
+      case HloOpcode::kReduceScatter:
+        // GroupSize reads whether there is a channel id (not its value),
+        // use_global_device_ids and the groups; the module's replica and
+        // partition counts do not change.
+        key->has_channel = inst.channel_id().has_value();
+        key->global_ids = inst.use_global_device_ids().value_or(false);
+        key->has_groups = inst.replica_groups().has_value();
+        return AddDimensions(inst, key);
+      default:
+        return false;
+    }
+  }
+  static size_t Hash(const Key& key) {
+    uint64_t h = static_cast<uint64_t>(key.opcode) * 0x9E3779B97F4A7C15ULL;
+    for (const Shape* s : {key.result, key.operands[0], key.operands[1]}) {
+      h = (h ^ (reinterpret_cast<uintptr_t>(s) >> 4)) * 0xC2B2AE3D27D4EB4FULL;
+    }
+    return static_cast<size_t>(h >> 40);
+  }
+
+  std::array<Slot, 64> slots_;
+  Key key_;  // of the instruction last given to Seen()
+  bool remember_ = false;
+  Slot* slot_ = nullptr;
 };
 
 class Verifier {
@@ -963,6 +1088,13 @@ class Verifier {
   // ---------------------------------------------------------------------
   // Phase 3: shapes.
   absl::Status VerifyShape(const HloComputation* comp, const HloInstruction* inst) {
+    if (shape_memo_.Seen(*inst)) return absl::OkStatus();
+    absl::Status status = CheckShape(comp, inst);
+    if (status.ok()) shape_memo_.Remember(*inst);
+    return status;
+  }
+
+  absl::Status CheckShape(const HloComputation* comp, const HloInstruction* inst) {
     switch (inst->opcode()) {
       case HloOpcode::kDot: return VerifyDot(comp, inst);
       case HloOpcode::kReshape: return VerifyReshape(comp, inst);
@@ -1675,6 +1807,8 @@ class Verifier {
   static constexpr size_t kGroupsCacheSize = 8;
   std::vector<GroupsCacheEntry> groups_cache_;
   size_t groups_cache_next_ = 0;
+
+  ShapeMemo shape_memo_;
 
   // Scratch reused across instructions instead of allocated for each.
   std::vector<bool> seen_ids_;

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -252,6 +253,7 @@ class Parser {
   // Scans an attribute value: balanced brackets and strings, up to a
   // top-level ',', whitespace or unmatched closer. Returns [start, end).
   bool ScanValue(absl::string_view* value);
+  bool ScanValueFrom(size_t start, absl::string_view* value);
   // Scans from an opening bracket at pos_ to just after its matching closer.
   bool ScanBalanced(size_t* end);
   // The '"' that closes the string opened by the '"' at `open` (a backslash
@@ -421,6 +423,34 @@ class Parser {
   void RecordShapeText(const HloInstruction* inst, absl::string_view shape_text);
   absl::flat_hash_map<std::string, int64_t> next_suffix_;
   absl::flat_hash_map<absl::string_view, ReplicaGroups> replica_groups_by_text_;
+  // The last few replica groups and frontend attributes read, by their
+  // text, tried by comparing bytes before a value is scanned: a module
+  // repeats a handful of each, and comparing costs less than scanning a
+  // value for its closer and reading it (HILO_PARSE_RECENT_VALUES=0: not
+  // tried).
+  static bool RecentValuesOn() {
+    static const bool on = !EnvSwitchIsZero("HILO_PARSE_RECENT_VALUES");
+    return on;
+  }
+  template <typename T>
+  struct RecentValues {
+    struct Slot {
+      std::string text;  // a copy: the input's pages are dropped behind the parse
+      T value;
+    };
+    std::array<Slot, 4> slots;
+    size_t next = 0;
+    void Remember(absl::string_view text, const T& value) {
+      if (!RecentValuesOn()) return;
+      slots[next].text.assign(text.data(), text.size());
+      slots[next].value = value;
+      next = (next + 1) % slots.size();
+    }
+  };
+  RecentValues<ReplicaGroups> recent_groups_;
+  RecentValues<FrontendAttributes> recent_frontend_;
+  template <typename T>
+  const T* ScanRecentValue(const RecentValues<T>& recent, absl::string_view* value, bool* failed);
   // The instruction of `comp` written with `name`, or nullptr.
   HloInstruction* FindLocal(absl::string_view name, const HloComputation* comp) const;
   // A module-unique name derived from `hint` exactly as
@@ -681,9 +711,20 @@ bool Parser::ScanBalanced(size_t* end) {
 
 bool Parser::ScanValue(absl::string_view* value) {
   if (!SkipSpace()) return false;
-  size_t start = pos_;
+  return ScanValueFrom(pos_, value);
+}
+
+// ScanValue's loop, for a value that starts at `start` and was read up to
+// pos_ (no bracket open).
+bool Parser::ScanValueFrom(size_t start, absl::string_view* value) {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
+    // Most of a value's bytes are identifier characters (`1`, `add.bf16`):
+    // none opens, continues or ends a value.
+    if (IsIdentChar(c)) {
+      ++pos_;
+      continue;
+    }
     if (c == '{' || c == '[' || c == '(' || c == '"') {
       size_t end;
       if (c == '"') {
@@ -2681,7 +2722,15 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       return true;
     }
   }
-  if (!ScanValue(&value)) return false;
+  // Replica groups and frontend attributes written just before are known
+  // by their bytes.
+  bool failed = false;
+  const ReplicaGroups* recent_groups =
+      kind == kReplicaGroups ? ScanRecentValue(recent_groups_, &value, &failed) : nullptr;
+  const FrontendAttributes* recent_frontend =
+      kind == kFrontendAttributes ? ScanRecentValue(recent_frontend_, &value, &failed) : nullptr;
+  if (failed) return false;
+  if (value.empty() && !ScanValue(&value)) return false;
   auto bad = [&](absl::string_view expected) {
     return Fail(value_pos, absl::StrCat("bad value for attribute '", attr, "': expected ", expected));
   };
@@ -2726,6 +2775,10 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     case kReplicaGroups: {
       // Collectives repeat a few group lists: the same text gets the same
       // (shared) contents, parsed once.
+      if (recent_groups != nullptr) {
+        inst->set_replica_groups(*recent_groups);
+        break;
+      }
       auto cached = replica_groups_by_text_.find(value);
       if (cached == replica_groups_by_text_.end()) {
         ReplicaGroups groups;
@@ -2733,6 +2786,7 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
         cached = replica_groups_by_text_.emplace(cache_keys_.Copy(value), std::move(groups)).first;
       }
       inst->set_replica_groups(cached->second);
+      recent_groups_.Remember(value, cached->second);
       break;
     }
     case kChannelId: {
@@ -2793,11 +2847,16 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     case kFrontendAttributes: {
       // Values that are not strings (`k={n = 1 : i32}`) are not a key->value
       // map this project can hold: the attribute is then kept raw, verbatim.
+      if (recent_frontend != nullptr) {
+        inst->set_frontend_attributes(*recent_frontend);
+        break;
+      }
       FrontendAttributes fa;
       quiet_ = true;  // a failure here is not an error
       const bool parsed = ParseFrontendAttributes(value, value_pos, &fa);
       quiet_ = false;
       if (parsed) {
+        recent_frontend_.Remember(value, fa);
         inst->set_frontend_attributes(std::move(fa));
       } else if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
         typed = false;
@@ -2894,6 +2953,31 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     inst->AppendAttributeName(attr);
   }
   return true;
+}
+
+// The recent value whose text the value at pos_ is, with the value in
+// `value` and pos_ after it; or nullptr, with `value` either empty (pos_
+// unchanged: no recent text starts here) or the value scanned (another
+// text, to be read). A recent text was a whole value, which ends at top
+// level, so scanning on from its end reads what ScanValue would have: the
+// value is the recent one if it ends there. `failed`: that scan failed.
+template <typename T>
+const T* Parser::ScanRecentValue(const RecentValues<T>& recent, absl::string_view* value,
+                                 bool* failed) {
+  *value = absl::string_view();
+  if (!RecentValuesOn()) return nullptr;
+  const absl::string_view rest = text_.substr(pos_);
+  for (const auto& slot : recent.slots) {
+    if (slot.text.empty() || !absl::StartsWith(rest, slot.text)) continue;
+    const size_t start = pos_;
+    pos_ += slot.text.size();
+    if (!ScanValueFrom(start, value)) {
+      *failed = true;
+      return nullptr;
+    }
+    return value->size() == slot.text.size() ? &slot.value : nullptr;
+  }
+  return nullptr;
 }
 
 bool Parser::AttachCall(PendingCall& call) {
