@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -333,6 +334,12 @@ ENTRY e {
   // A key that needs quotes keeps them.
   c->mutable_frontend_attributes()->Set("a b", "1");
   EXPECT_THAT(PrintHloInstruction(*c), HasSubstr("{\"a b\"=\"1\",k="));
+  // Keys longer than one 16-byte block of the identifier scan: the byte
+  // that needs quotes after the block, or none.
+  c->mutable_frontend_attributes()->Set("a_key_of_twenty_one b", "2");
+  c->mutable_frontend_attributes()->Set("a_plain_key.of-length$24", "3");
+  EXPECT_THAT(PrintHloInstruction(*c), HasSubstr("\"a_key_of_twenty_one b\"=\"2\""));
+  EXPECT_THAT(PrintHloInstruction(*c), HasSubstr(",a_plain_key.of-length$24=\"3\""));
   auto again = Parse(PrintHloModule(*m));
   ASSERT_NE(again, nullptr);
   const std::string* value = Find(*again, "c")->frontend_attributes().Find("a b");
@@ -355,7 +362,6 @@ ENTRY e {
   ASSERT_NE(d, nullptr);
   EXPECT_THAT(PrintHloModule(*d), HasSubstr(deep));
 }
-
 }  // namespace
 }  // namespace hilo
 
@@ -401,7 +407,6 @@ ENTRY e {
   ASSERT_TRUE(reparsed.ok()) << reparsed.status();
   EXPECT_EQ(PrintHloModule(**reparsed), printed);
 }
-
 }  // namespace
 }  // namespace hilo
 
@@ -532,6 +537,16 @@ TEST(PrinterStreamTest, TheFirstSinkErrorStopsPrinting) {
 }
 
 
+// `m` printed with the switch `name` on (unset), then off ("0").
+std::pair<std::string, std::string> PrintOnAndOff(const char* name, const HloModule& m) {
+  unsetenv(name);
+  std::string on = PrintHloModule(m);
+  setenv(name, "0", 1);
+  std::string off = PrintHloModule(m);
+  unsetenv(name);
+  return {std::move(on), std::move(off)};
+}
+
 // The printer keeps the text of the shapes it wrote, by shape object
 // (HILO_PRINT_SHAPE_CACHE): more distinct shapes than its table has entries
 // (512), each used again far from its definition so that entries are
@@ -563,13 +578,49 @@ TEST(PrinterTest, ShapeTextsPrintAsWithoutTheTable) {
   text += "}\n";
   auto m = Parse(text);
   ASSERT_NE(m, nullptr);
-  unsetenv("HILO_PRINT_SHAPE_CACHE");
-  const std::string with_table = PrintHloModule(*m);
-  setenv("HILO_PRINT_SHAPE_CACHE", "0", 1);
-  const std::string without = PrintHloModule(*m);
-  unsetenv("HILO_PRINT_SHAPE_CACHE");
+  const auto [with_table, without] = PrintOnAndOff("HILO_PRINT_SHAPE_CACHE", *m);
   EXPECT_EQ(with_table, without);
   EXPECT_EQ(with_table, text);
+}
+
+// The printer classifies each attribute list once, by its interned address
+// (HILO_PRINT_ORDER_CACHE): more distinct lists than its table has entries
+// (64), each used again far from its first use so that entries are evicted
+// and refilled, the same names in two orders (two lists), print exactly as
+// with the table switched off, and as written.
+TEST(PrinterTest, AttributeListsPrintAsWithoutTheTable) {
+  std::string text = "HloModule m\n\nENTRY e {\n  p = f32[2]{0} parameter(0)\n";
+  constexpr int kLists = 300;
+  for (int j = 0; j < 2 * kLists; ++j) {
+    const int i = (j * 7919) % kLists;  // every name, in a scattered order
+    const std::string named = absl::StrCat("attr_", i, "=", j);
+    absl::StrAppend(&text, "  b", j, " = f32[2,2]{1,0} broadcast(f32[2]{0} p), ",
+                    j % 2 == 0 ? "dimensions={0}, " + named : named + ", dimensions={1}", "\n");
+  }
+  text += "  ROOT r = f32[2]{0} negate(f32[2]{0} p)\n}\n";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  const auto [with_table, without] = PrintOnAndOff("HILO_PRINT_ORDER_CACHE", *m);
+  EXPECT_EQ(with_table, without);
+  EXPECT_EQ(with_table, text);
+}
+
+// The writer copies short pieces inline, by width (1-3, 4-7, 8-15, 16-32
+// bytes, longer by memcpy): names of every length up to 40 print as written.
+TEST(PrinterTest, NamesOfEveryLengthPrintAsWritten) {
+  std::string text = "HloModule m\n\nENTRY e {\n  p = f32[2]{0} parameter(0)\n";
+  std::string previous = "p";
+  for (int n = 1; n <= 40; ++n) {  // "a", "ab", ...: distinct, and none is `p`
+    std::string name(static_cast<size_t>(n), 'a');
+    for (int i = 0; i < n; ++i) name[static_cast<size_t>(i)] = static_cast<char>('a' + i % 26);
+    absl::StrAppend(&text, n == 40 ? "  ROOT " : "  ", name, " = f32[2]{0} negate(f32[2]{0} ",
+                    previous, ")\n");
+    previous = name;
+  }
+  text += "}\n";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(PrintHloModule(*m), text);
 }
 
 }  // namespace

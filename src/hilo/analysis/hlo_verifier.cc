@@ -231,9 +231,6 @@ absl::StatusOr<GroupsShape> CheckReplicaGroups(const ReplicaGroups& groups,
   return GroupsShape{GroupsShape::Kind::kSized, static_cast<int64_t>(list[0].size())};
 }
 
-// Instruction names seen so far in the module, as their 64-bit hashes in an
-// open-addressing table: a probe reads one cache line of a dense table
-// instead of a slot and then the string it points to. A hash seen before
 // HILO_VERIFY_NAME_INDEX=0: the verifier always checks names with a set of
 // its own (the switch of Verifier::names_by_module_index_).
 bool NamesByModuleIndex() {
@@ -248,6 +245,9 @@ bool DeferEveryCall() {
   return defer;
 }
 
+// Instruction names seen so far in the module, as their 64-bit hashes in an
+// open-addressing table: a probe reads one cache line of a dense table
+// instead of a slot and then the string it points to. A hash seen before
 // only means "maybe": the caller confirms against the real names.
 class NameHashSet {
  public:

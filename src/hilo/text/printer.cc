@@ -118,8 +118,10 @@ class ShapeTextCache {
   Entry entries_[512];
 };
 
+class OrderCache;
+
 // The printer's output: a fixed buffer drained into an OutputSink whenever
-// it is full. Appends are a bounds check and a memcpy (no std::string growth
+// it is full. Appends are a bounds check and a copy (no std::string growth
 // checks, no temporaries); the first sink error is kept and everything after
 // it is dropped.
 class Writer {
@@ -131,7 +133,7 @@ class Writer {
 
   ABSL_ATTRIBUTE_ALWAYS_INLINE void Append(absl::string_view s) {
     if (ABSL_PREDICT_TRUE(s.size() <= static_cast<size_t>(end_ - pos_))) {
-      if (!s.empty()) std::memcpy(pos_, s.data(), s.size());
+      Copy(pos_, s);
       pos_ += s.size();
     } else {
       AppendSlow(s);
@@ -143,11 +145,28 @@ class Writer {
   }
   ABSL_ATTRIBUTE_ALWAYS_INLINE void AppendInt(int64_t v) {
     if (ABSL_PREDICT_FALSE(end_ - pos_ < kMaxIntDigits)) {
+      // Near the buffer's end only: byte by byte (the digits are at most 20).
       char digits[kMaxIntDigits];
-      Append(absl::string_view(digits, AppendIntDigits(v, digits) - digits));
+      for (const char* end = AppendIntDigits(v, digits), *d = digits; d != end; ++d) Push(*d);
       return;
     }
     pos_ = AppendIntDigits(v, pos_);
+  }
+
+  // `, name=`, which starts each attribute: one bounds check where three
+  // appends took three (they were a quarter of AppendAttribute).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void AppendAttributeStart(absl::string_view name) {
+    if (ABSL_PREDICT_TRUE(name.size() + 3 <= static_cast<size_t>(end_ - pos_))) {
+      pos_[0] = ',';
+      pos_[1] = ' ';
+      Copy(pos_ + 2, name);
+      pos_[name.size() + 2] = '=';
+      pos_ += name.size() + 3;
+    } else {
+      Append(", ");
+      Append(name);
+      Push('=');
+    }
   }
 
   // Sends the buffered text to the sink.
@@ -181,6 +200,9 @@ class Writer {
     }
   }
   void set_shape_texts(ShapeTextCache* cache) { shape_texts_ = cache; }
+  // The module print's classified attribute lists, or nullptr.
+  OrderCache* order_cache() const { return order_cache_; }
+  void set_order_cache(OrderCache* cache) { order_cache_ = cache; }
 
   void CacheGroupsText(const ReplicaGroups& groups, std::string text) {
     static constexpr size_t kEntries = 4;
@@ -193,6 +215,38 @@ class Writer {
   }
 
  private:
+  // Copies `s` to `to`. Most pieces (names, a shape's text) are at most 32
+  // bytes: those are copied inline by two overlapping loads and stores of
+  // one width, within `s` (a call to memcpy cost more than such a copy).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static void Copy(char* to, absl::string_view s) {
+    const char* from = s.data();
+    const size_t n = s.size();
+    auto two = [&](auto word) {
+      decltype(word) head, tail;
+      std::memcpy(&head, from, sizeof(head));
+      std::memcpy(&tail, from + n - sizeof(tail), sizeof(tail));
+      std::memcpy(to, &head, sizeof(head));
+      std::memcpy(to + n - sizeof(tail), &tail, sizeof(tail));
+    };
+    struct Block {
+      uint64_t a, b;
+    };
+    if (n >= 16) {
+      if (ABSL_PREDICT_FALSE(n > 32)) {
+        std::memcpy(to, from, n);
+      } else {
+        two(Block{});
+      }
+    } else if (n >= 8) {
+      two(uint64_t{});
+    } else if (n >= 4) {
+      two(uint32_t{});
+    } else if (n > 0) {
+      to[0] = from[0];
+      to[n / 2] = from[n / 2];
+      to[n - 1] = from[n - 1];
+    }
+  }
   void AppendSlow(absl::string_view s) {
     Flush();
     if (s.size() >= static_cast<size_t>(end_ - begin_)) {
@@ -214,6 +268,7 @@ class Writer {
   std::vector<std::pair<ReplicaGroups, std::string>> groups_texts_;
   size_t next_groups_text_ = 0;
   ShapeTextCache* shape_texts_ = nullptr;
+  OrderCache* order_cache_ = nullptr;
 };
 
 class StringSink final : public OutputSink {
@@ -311,11 +366,7 @@ bool Listed(const Names& order, absl::string_view name) {
 // even at their default value.
 bool AppendAttribute(const HloInstruction& inst, absl::string_view name, Attr attr, bool written,
                      uint32_t style, Writer& w) {
-  auto begin = [&]() {
-    w.Append(", ");
-    w.Append(name);
-    w.Push('=');
-  };
+  auto begin = [&]() { w.AppendAttributeStart(name); };
   // A raw attribute is one the parser could not type (or does not know):
   // it is printed as written.
   if (!inst.raw_attributes().empty()) {
@@ -434,12 +485,7 @@ bool AppendAttribute(const HloInstruction& inst, absl::string_view name, Attr at
           if (!first) w.Push(',');
           first = false;
           // A key that is not a plain identifier was written quoted.
-          bool plain = !k.empty();
-          for (char c : k) {
-            plain &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                     c == '_' || c == '.' || c == '-' || c == '$';
-          }
-          if (plain) {
+          if (!k.empty() && IdentifierLength(k) == k.size()) {
             w.Append(k);
           } else {
             AppendQuoted(k, w);
@@ -540,20 +586,75 @@ uint32_t MaybeSetAttributes(const HloInstruction& inst) {
   return set;
 }
 
+// Calls f(name, attr) for each name of `order` with its kind; returns which
+// canonical names it holds (bit a: kCanonicalOrder[a]).
+template <typename F>
+uint32_t ClassifyEach(const AttributeOrder& order, F f) {
+  uint32_t listed = 0;
+  for (const absl::string_view name : order) {
+    const Attr attr = Classify(name);
+    if (attr != kNotCanonical) listed |= Bit(attr);
+    f(name, attr);
+  }
+  return listed;
+}
+
+// The attribute lists a module print met lately, classified (each name with
+// its size and kind), by the interned list's address. Instructions share a
+// few interned lists (one per way of writing an opcode's attributes), so
+// each is classified once instead of each name measured (strlen) and
+// classified per instruction. Direct mapped, 64 entries. Interned lists live
+// until the process exits, so an address always means the same list.
+// `HILO_PRINT_ORDER_CACHE=0` turns it off.
+class OrderCache {
+ public:
+  struct Classified {
+    std::vector<std::pair<absl::string_view, Attr>> names;
+    uint32_t listed = 0;  // as ClassifyEach returns
+  };
+  // `order` is not empty.
+  const Classified& Get(const AttributeOrder& order) {
+    const AttributeOrder::List* list = order.interned_list();
+    Entry& entry =
+        entries_[reinterpret_cast<uintptr_t>(list) * 0x9E3779B97F4A7C15ull >> (64 - kBits)];
+    if (entry.list != list) {
+      entry.list = list;
+      entry.classified.names.clear();
+      entry.classified.listed = ClassifyEach(order, [&](absl::string_view name, Attr attr) {
+        entry.classified.names.emplace_back(name, attr);
+      });
+    }
+    return entry.classified;
+  }
+
+ private:
+  static constexpr int kBits = 6;
+  struct Entry {
+    const AttributeOrder::List* list = nullptr;  // nullptr: an empty slot
+    Classified classified;
+  };
+  Entry entries_[1 << kBits];
+};
+
 // Calls visit(name, attr, written, raw) for each attribute an instruction
 // may print, in print order: those written in the text in their order, then
 // the others that are set, in XLA's order. `raw` is set for a raw attribute
 // of a name no other attribute has (printed as is); otherwise AppendAttribute
-// decides whether (and how) the attribute is printed.
+// decides whether (and how) the attribute is printed. `cache`: the module
+// print's, or nullptr.
 template <typename Visit>
-void ForEachAttribute(const HloInstruction& inst, Visit visit) {
+void ForEachAttribute(const HloInstruction& inst, OrderCache* cache, Visit visit) {
   const auto& order = inst.attribute_order();
-  uint32_t listed = 0;  // bit a: kCanonicalOrder[a] is in `order`
-  for (const auto& entry : order) {
-    const absl::string_view name = entry;
-    const Attr attr = Classify(name);
-    if (attr != kNotCanonical) listed |= Bit(attr);
+  auto visit_written = [&](absl::string_view name, Attr attr) {
     visit(name, attr, /*written=*/true, nullptr);
+  };
+  uint32_t listed = 0;  // bit a: kCanonicalOrder[a] is in `order`
+  if (cache != nullptr && !order.empty()) {
+    const OrderCache::Classified& classified = cache->Get(order);
+    listed = classified.listed;
+    for (const auto& [name, attr] : classified.names) visit_written(name, attr);
+  } else {
+    listed = ClassifyEach(order, visit_written);
   }
   // Lowest bit first: the canonical order.
   for (uint32_t rest = MaybeSetAttributes(inst) & ~listed; rest != 0; rest &= rest - 1) {
@@ -573,15 +674,13 @@ void ForEachAttribute(const HloInstruction& inst, Visit visit) {
 }
 
 void AppendAttributes(const HloInstruction& inst, uint32_t style, Writer& w) {
-  ForEachAttribute(inst, [&](absl::string_view name, Attr attr, bool written,
+  ForEachAttribute(inst, w.order_cache(), [&](absl::string_view name, Attr attr, bool written,
                              const RawAttribute* raw) {
     if (raw == nullptr) {
       AppendAttribute(inst, name, attr, written, style, w);
       return;
     }
-    w.Append(", ");
-    w.Append(name);
-    w.Push('=');
+    w.AppendAttributeStart(name);
     w.Append(raw->value);
   });
 }
@@ -785,9 +884,7 @@ void AppendModule(const HloModule& module, Writer& w) {
           w.AppendInt(*module.num_partitions());
         }
       } else if (const auto* v = module.header_attribute(name)) {
-        w.Append(", ");
-        w.Append(name);
-        w.Push('=');
+        w.AppendAttributeStart(name);
         w.Append(*v);
       }
     };
@@ -853,6 +950,11 @@ absl::Status PrintHloModule(const HloModule& module, OutputSink& sink) {
     shape_texts = std::make_unique<ShapeTextCache>();
     w.set_shape_texts(shape_texts.get());
   }
+  std::unique_ptr<OrderCache> order_cache;
+  if (!EnvSwitchIsZero("HILO_PRINT_ORDER_CACHE")) {
+    order_cache = std::make_unique<OrderCache>();
+    w.set_order_cache(order_cache.get());
+  }
   AppendModule(module, w);
   return w.Finish();
 }
@@ -877,7 +979,7 @@ std::vector<std::pair<std::string, std::string>> PrintHloAttributes(
     const HloInstruction& instruction) {
   std::vector<std::pair<std::string, std::string>> attributes;
   const uint32_t style = InstructionStyle(instruction);
-  ForEachAttribute(instruction, [&](absl::string_view name, Attr attr, bool written,
+  ForEachAttribute(instruction, /*cache=*/nullptr, [&](absl::string_view name, Attr attr, bool written,
                                     const RawAttribute* raw) {
     if (raw != nullptr) {
       attributes.emplace_back(std::string(name), raw->value);
@@ -896,7 +998,7 @@ std::vector<absl::string_view> PrintedAttributeNames(const HloInstruction& instr
   std::vector<absl::string_view> names;
   const uint32_t style = InstructionStyle(instruction);
   PrintToString([&](Writer& w) {
-    ForEachAttribute(instruction, [&](absl::string_view name, Attr attr, bool written,
+    ForEachAttribute(instruction, /*cache=*/nullptr, [&](absl::string_view name, Attr attr, bool written,
                                       const RawAttribute* raw) {
       if (raw != nullptr || AppendAttribute(instruction, name, attr, written, style, w)) {
         names.push_back(name);
