@@ -489,8 +489,8 @@ ENTRY %e (a: f32[2]{0}) -> f32[2] {
   ASSERT_NE(m, nullptr);
   const HloComputation::TextInfo& info = m->entry_computation()->text_info();
   EXPECT_TRUE(info.has_signature);
-  EXPECT_EQ(info.signature.view(), "(a: f32[2]{0}) -> f32[2]");
-  EXPECT_EQ(info.canonical_signature.view(), "(p: f32[2]) -> f32[2]");
+  EXPECT_EQ(m->entry_computation()->written_signature(), "(a: f32[2]{0}) -> f32[2]");
+  EXPECT_EQ(m->entry_computation()->canonical_signature(), "(p: f32[2]) -> f32[2]");
   EXPECT_THAT(PrintHloModule(*m), HasSubstr("ENTRY %e (a: f32[2]{0}) -> f32[2] {"));
 }
 
@@ -507,7 +507,7 @@ ENTRY %e.1 (p.0: f32[2], q: (s32[], f32[2])) -> f32[2] {
   const HloComputation* e = m->entry_computation();
   EXPECT_TRUE(e->text_info().has_signature);
   // Written as XLA prints it, so not stored: the printer derives it again.
-  EXPECT_EQ(e->text_info().signature.view(), "");
+  EXPECT_EQ(e->written_signature(), "");
   EXPECT_THAT(PrintHloModule(*m),
               HasSubstr("ENTRY %e.1 (p.0: f32[2], q: (s32[], f32[2])) -> f32[2] {"));
   EXPECT_EQ(e->num_parameters(), 2);

@@ -171,21 +171,28 @@ class HloComputation {
     if (!bytes.empty() || extra_ != nullptr) mutable_extra().opaque_proto_fields = std::move(bytes);
   }
 
-  // Text-format fidelity state owned by the parser and printer (for example
-  // the signature as written). Opaque to everything else.
+  // Text-format fidelity state owned by the parser and printer. Opaque to
+  // everything else.
   struct TextInfo {
     bool has_signature = false;
     uint32_t flags = 0;
-    // `(p: f32[2]) -> f32[2]` verbatim, when written otherwise than XLA
-    // prints it (empty when written canonically: the printer derives it).
-    // One pointer each: most computations have neither.
-    CompactString signature;
-    // The signature as XLA would print it when the text was parsed; the
-    // printer writes `signature` back only while that is still current.
-    CompactString canonical_signature;
   };
   const TextInfo& text_info() const { return text_info_; }
   TextInfo* mutable_text_info() { return &text_info_; }
+  // `(p: f32[2]) -> f32[2]` verbatim, when written otherwise than XLA prints
+  // it (empty when written canonically: the printer derives it), and the
+  // signature as XLA would print it when the text was parsed: the printer
+  // writes the written one back only while that is still current. In
+  // extra(): most computations have neither, and they were 16 bytes of
+  // every computation.
+  absl::string_view written_signature() const { return extra().written_signature.view(); }
+  absl::string_view canonical_signature() const { return extra().canonical_signature.view(); }
+  void set_written_signature(absl::string_view written, absl::string_view canonical) {
+    if (written.empty() && canonical.empty() && extra_ == nullptr) return;
+    Extra& extra = mutable_extra();
+    extra.written_signature.Assign(written);
+    extra.canonical_signature.Assign(canonical);
+  }
 
  private:
   friend class HloModule;
@@ -221,6 +228,8 @@ class HloComputation {
     // While up_edges_logged_: (user, dependency) for every up-edge added
     // since the last sweep found none (FindCycle).
     std::vector<std::pair<const HloInstruction*, const HloInstruction*>> up_edges;
+    CompactString written_signature;
+    CompactString canonical_signature;
   };
   void LogIfUpEdge(const HloInstruction* user, const HloInstruction* dep);
   const Extra& extra() const {
@@ -236,9 +245,9 @@ class HloComputation {
 };
 
 // A module of many small computations pays for every byte of one (docs/
-// performance.md, "tenth session"; 128 bytes with libstdc++ on a 64-bit
+// performance.md, "tenth session"; 112 bytes with libstdc++ on a 64-bit
 // target, three instructions and two parameters included).
-static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 128,
+static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 112,
               "HloComputation grew: every computation of every module pays for it");
 
 }  // namespace hilo

@@ -1908,8 +1908,8 @@ absl::Status Encoder::EncodeComputation(const HloComputation& comp, xla::HloComp
   const HloComputation::TextInfo& info = comp.text_info();
   if (info.flags != 0) text.set_flags(info.flags);
   text.set_has_signature(info.has_signature);
-  text.set_signature(std::string(info.signature.view()));
-  text.set_canonical_signature(std::string(info.canonical_signature.view()));
+  text.set_signature(std::string(comp.written_signature()));
+  text.set_canonical_signature(std::string(comp.canonical_signature()));
   if (text.ByteSizeLong() != 0) *p->mutable_hilo_text() = std::move(text);
   return absl::OkStatus();
 }
@@ -2949,8 +2949,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   cp.clear_hilo_text();
   if (text.has_flags()) comp->mutable_text_info()->flags = text.flags();
   comp->mutable_text_info()->has_signature = hilo_written_ ? text.has_signature() : true;
-  comp->mutable_text_info()->signature = text.signature();
-  comp->mutable_text_info()->canonical_signature = text.canonical_signature();
+  comp->set_written_signature(text.signature(), text.canonical_signature());
   if (!cp.execution_thread().empty()) comp->set_execution_thread(cp.execution_thread());
   cp.clear_execution_thread();
 

@@ -970,8 +970,7 @@ bool Parser::ParseComputation() {
   // the printer derives it again. Only one written differently is kept,
   // with the canonical form it stands for (see TextInfo).
   if (info->has_signature && !ComputationSignatureIs(*comp, written_signature)) {
-    info->signature = written_signature;
-    info->canonical_signature = ComputationSignature(*comp);
+    comp->set_written_signature(written_signature, ComputationSignature(*comp));
   }
   {
     size_t look = pos_;

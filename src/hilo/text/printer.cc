@@ -830,11 +830,10 @@ void AppendComputation(const HloComputation& comp, std::vector<HloInstruction*>&
     // The signature is derived from the computation, as XLA does, so it
     // stays right after a pass changes parameters or the root; the written
     // one is kept while it still describes the same computation.
-    const HloComputation::TextInfo& info = comp.text_info();
     w.Push(' ');
-    if (!info.signature.empty() &&
-        ComputationSignatureIs(comp, info.canonical_signature.view())) {
-      w.Append(info.signature.view());
+    if (!comp.written_signature().empty() &&
+        ComputationSignatureIs(comp, comp.canonical_signature())) {
+      w.Append(comp.written_signature());
     } else {
       AppendSignature(comp, w);
     }
