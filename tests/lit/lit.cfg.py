@@ -57,5 +57,10 @@ config.substitutions.append(("%shared", shared_dir))
 # cmake/StaticTools.cmake), which tests of their link layout require.
 if getattr(config, "hilo_static_tools", "").upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("static-tools")
+# link-order: the static tools' code is laid out by tools/link-order.txt
+# (HILO_LINK_ORDER, cmake/LinkOrder.cmake), which tests of their start-up
+# memory require.
+if getattr(config, "hilo_link_order", "").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("link-order")
 # %examples: the bundled example modules.
 config.substitutions.append(("%examples", os.path.join(source_root, "examples")))
