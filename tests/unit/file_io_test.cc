@@ -184,6 +184,22 @@ TEST_F(FileIoTest, DroppedPagesLeaveInBatchesOfA64thOfTheFile) {
   EXPECT_LE(ResidentKb(unbatched->text()), all - 190);
 }
 
+// A batch is never 33 pages or fewer (each page invalidated on its own):
+// at least 34 pages of a 4 MB file, not its 64th (64 KB).
+TEST_F(FileIoTest, DroppedPagesOfASmallFileLeaveInBatchesOfMoreThan33Pages) {
+  std::string text;
+  absl::StatusOr<InputBuffer> input = ReadLargeFile("small.hlo", &text);
+  ASSERT_TRUE(input.ok()) << input.status();
+  const absl::string_view mapped = input->text();
+  const long before = ResidentKb(mapped);
+  ASSERT_GE(before, 4000);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  input->DropPagesBefore(33 * page);
+  EXPECT_GE(ResidentKb(mapped), before - 4);
+  input->DropPagesBefore(34 * page);
+  EXPECT_LE(ResidentKb(mapped), before - static_cast<long>(34 * page / 1024) + 4);
+}
+
 TEST_F(FileIoTest, PagesDroppedFromAnOffsetLeaveMemoryAndReadBackTheSame) {
   std::string text;
   absl::StatusOr<InputBuffer> input = ReadLargeFile("tail.pb", &text);

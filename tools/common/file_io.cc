@@ -153,7 +153,9 @@ absl::StatusOr<InputBuffer> ReadInput(const std::string& path) {
       InputBuffer buffer;
       buffer.mapped_ = static_cast<const char*>(mapped);
       buffer.mapped_size_ = size;
-      if (!EnvSwitchIsZero("HILO_DROP_BATCH")) buffer.drop_batch_ = size / 64;
+      // More than 33 pages also for a small file (file_io.h).
+      const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+      if (!EnvSwitchIsZero("HILO_DROP_BATCH")) buffer.drop_batch_ = std::max(34 * page, size / 64);
       return buffer;
     }
     // Not mappable (some special file systems): read it instead.
