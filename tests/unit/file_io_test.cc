@@ -35,10 +35,12 @@ class FileIoTest : public ::testing::Test {
     return ss.str();
   }
 
-  // A 4 MB file `name` of numbered lines (its text in `*text`), read.
-  absl::StatusOr<InputBuffer> ReadLargeFile(const std::string& name, std::string* text) const {
+  // A file `name` of numbered lines, 4 MB unless told (its text in
+  // `*text`), read.
+  absl::StatusOr<InputBuffer> ReadLargeFile(const std::string& name, std::string* text,
+                                            size_t bytes = size_t{4} << 20) const {
     const std::string path = Path(name);
-    for (int i = 0; text->size() < (size_t{4} << 20); ++i) *text += "line " + std::to_string(i) + "\n";
+    for (int i = 0; text->size() < bytes; ++i) *text += "line " + std::to_string(i) + "\n";
     std::ofstream(path) << *text;
     return ReadInput(path);
   }
@@ -147,6 +149,55 @@ TEST_F(FileIoTest, DroppedPagesLeaveMemoryAndReadBackTheSame) {
   EXPECT_LE(rss_kb(), 8);
   input->DropPagesBefore(1000);  // nothing more to drop; nothing breaks
   EXPECT_EQ(input->text(), text);  // read back from the file
+}
+
+// Pages leave in batches of a 64th of the file (256 KB of this 16 MB one),
+// each one madvise (one TLB flush); the rest once the end is reached.
+TEST_F(FileIoTest, DroppedPagesLeaveInBatchesOfA64thOfTheFile) {
+  std::string text;
+  absl::StatusOr<InputBuffer> input = ReadLargeFile("batch.hlo", &text, size_t{16} << 20);
+  ASSERT_TRUE(input.ok()) << input.status();
+  const absl::string_view mapped = input->text();
+  auto rss_kb = [&] { return ResidentKb(mapped); };
+  const long before = rss_kb();
+  ASSERT_GE(before, 16000);  // mapped in full
+  input->DropPagesBefore(size_t{200} << 10);
+  EXPECT_GE(rss_kb(), before - 4);  // not yet: less than a batch
+  input->DropPagesBefore(size_t{300} << 10);
+  EXPECT_LE(rss_kb(), before - 290);  // the whole batch, from the start
+  input->DropPagesBefore(size_t{400} << 10);
+  EXPECT_GE(rss_kb(), before - 310);
+  input->DropPagesBefore(text.size() - (size_t{100} << 10));
+  EXPECT_GE(rss_kb(), 100);
+  input->DropPagesBefore(text.size());  // less than a batch, but the end
+  EXPECT_LE(rss_kb(), 8);
+  EXPECT_EQ(input->text(), text);
+
+  // HILO_DROP_BATCH=0: every call drops.
+  setenv("HILO_DROP_BATCH", "0", 1);
+  absl::StatusOr<InputBuffer> unbatched = ReadInput(Path("batch.hlo"));
+  unsetenv("HILO_DROP_BATCH");
+  ASSERT_TRUE(unbatched.ok()) << unbatched.status();
+  const long all = ResidentKb(unbatched->text());
+  ASSERT_GE(all, 16000);
+  unbatched->DropPagesBefore(size_t{200} << 10);
+  EXPECT_LE(ResidentKb(unbatched->text()), all - 190);
+}
+
+// A batch is never 33 pages or fewer (each page invalidated on its own):
+// at least 34 pages of a 4 MB file, not its 64th (64 KB).
+TEST_F(FileIoTest, DroppedPagesOfASmallFileLeaveInBatchesOfMoreThan33Pages) {
+  std::string text;
+  absl::StatusOr<InputBuffer> input = ReadLargeFile("small.hlo", &text);
+  ASSERT_TRUE(input.ok()) << input.status();
+  const absl::string_view mapped = input->text();
+  const long before = ResidentKb(mapped);
+  ASSERT_GE(before, 4000);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  input->DropPagesBefore(33 * page);
+  EXPECT_GE(ResidentKb(mapped), before - 4);
+  input->DropPagesBefore(34 * page);
+  EXPECT_LE(ResidentKb(mapped), before - static_cast<long>(34 * page / 1024) + 4);
 }
 
 TEST_F(FileIoTest, PagesDroppedFromAnOffsetLeaveMemoryAndReadBackTheSame) {

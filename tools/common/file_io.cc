@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "hilo/ir/env_switch.h"
 
 namespace hilo {
 namespace {
@@ -77,6 +78,7 @@ InputBuffer::InputBuffer(InputBuffer&& other) noexcept
     : mapped_(std::exchange(other.mapped_, nullptr)),
       mapped_size_(std::exchange(other.mapped_size_, 0)),
       dropped_(std::exchange(other.dropped_, 0)),
+      drop_batch_(std::exchange(other.drop_batch_, 0)),
       contents_(std::move(other.contents_)) {}
 
 InputBuffer& InputBuffer::operator=(InputBuffer&& other) noexcept {
@@ -85,6 +87,7 @@ InputBuffer& InputBuffer::operator=(InputBuffer&& other) noexcept {
     mapped_ = std::exchange(other.mapped_, nullptr);
     mapped_size_ = std::exchange(other.mapped_size_, 0);
     dropped_ = std::exchange(other.dropped_, 0);
+    drop_batch_ = std::exchange(other.drop_batch_, 0);
     contents_ = std::move(other.contents_);
   }
   return *this;
@@ -97,13 +100,14 @@ void InputBuffer::Unmap() {
   mapped_ = nullptr;
   mapped_size_ = 0;
   dropped_ = 0;
+  drop_batch_ = 0;
 }
 
 void InputBuffer::DropPagesBefore(size_t offset) {
   if (mapped_ == nullptr) return;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t end = std::min(offset, mapped_size_) / page * page;  // the mapping is page aligned
-  if (end <= dropped_) return;
+  if (end <= dropped_ || (offset < mapped_size_ && end - dropped_ < drop_batch_)) return;
   // Never written (PROT_READ), so dropping them loses nothing.
   if (madvise(const_cast<char*>(mapped_) + dropped_, end - dropped_, MADV_DONTNEED) == 0) {
     dropped_ = end;
@@ -149,6 +153,9 @@ absl::StatusOr<InputBuffer> ReadInput(const std::string& path) {
       InputBuffer buffer;
       buffer.mapped_ = static_cast<const char*>(mapped);
       buffer.mapped_size_ = size;
+      // More than 33 pages also for a small file (file_io.h).
+      const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+      if (!EnvSwitchIsZero("HILO_DROP_BATCH")) buffer.drop_batch_ = std::max(34 * page, size / 64);
       return buffer;
     }
     // Not mappable (some special file systems): read it instead.

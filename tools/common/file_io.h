@@ -35,6 +35,17 @@ class InputBuffer {
   // read back from the file if touched again). A parse then holds the input
   // and the module it makes at once only for the last megabyte or so.
   // Nothing happens for text read into memory (standard input).
+  //
+  // Pages leave in batches of at least a 64th of the file and at least 34
+  // pages (all that is left once `offset` reaches the end): each batch is
+  // one madvise, and each madvise flushes the TLB, a trap to the hypervisor
+  // on a paravirtualized VM (the 82 MB `hilo-gen -L 20000` module: 590
+  // flushes for the parser's 140 KB steps, 65 in batches; docs/performance.md,
+  // "nineteenth session"). A batch of 33 pages or fewer costs one
+  // invalidation per page instead (Linux's tlb_single_page_flush_ceiling on
+  // x86), so callers best report in steps of more than 33 pages (the text
+  // parser does; the binary proto decoder's 128 KB steps are batched by
+  // two). HILO_DROP_BATCH=0 drops at every call.
   void DropPagesBefore(size_t offset);
   // The same for the whole pages from `offset` to the end (a binary proto's
   // fields after its last instruction, read once at the start).
@@ -47,6 +58,7 @@ class InputBuffer {
   const char* mapped_ = nullptr;  // the mapping, or nullptr
   size_t mapped_size_ = 0;
   size_t dropped_ = 0;  // DropPagesBefore: the pages before this offset
+  size_t drop_batch_ = 0;  // DropPagesBefore drops at least this much at once
   std::string contents_;          // when not mapped
 };
 

@@ -384,11 +384,16 @@ class Parser {
   absl::string_view filename_;
   // Told every kDoneStep bytes of progress (ParseHloModule in parser.h).
   const std::function<void(size_t)>* done_before_ = nullptr;
-  // 128 KB: the text read but not dropped yet is part of the peak memory,
+  // 140 KB: the text read but not dropped yet is part of the peak memory,
   // which a module of a few MB reaches at the end of its parse (with 1 MB
   // steps, up to 1 MB of it; docs/performance.md, "eleventh session"; 256 KB
   // -> 128 KB: mixtral and `hilo-gen -L 600` -120 KiB, "thirteenth session").
-  static constexpr size_t kDoneStep = size_t{128} << 10;
+  // But each step must drop more than 33 whole 4 KB pages: x86 Linux
+  // invalidates a smaller range page by page (tlb_single_page_flush_ceiling),
+  // and under a paravirtualized hypervisor each invalidation traps, 15-25 us
+  // a page; 128 KB steps (32 pages) cost 0.2-0.4 s of system time on the
+  // 82 MB `-L 20000` module ("nineteenth session: system time").
+  static constexpr size_t kDoneStep = size_t{140} << 10;
   size_t reported_done_ = 0;
   // Every kDoneStep bytes: tells done_before_, and the instruction arena
   // how much more the rest of the text will take at the rate so far
