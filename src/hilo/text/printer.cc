@@ -14,9 +14,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "hilo/ir/attribute_kind.h"
 #include "hilo/ir/env_switch.h"
 #include "hilo/ir/text_form.h"
-#include "hilo/ir/attribute_kind.h"
 #include "hilo/text/char_class.h"
 #include "hilo/text/text_flags.h"
 
