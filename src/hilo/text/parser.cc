@@ -285,6 +285,11 @@ class Parser {
         ++pos_;
       }
     }
+    // Spaces are skipped: the closer, or an error Expect words.
+    if (Cur() == close) {
+      ++pos_;
+      return true;
+    }
     return Expect(close, what);
   }
   // `(',' item)*`: an item after each comma, for as long as a comma follows
