@@ -613,12 +613,13 @@ TEST(ParserTest, CollectiveAttributesAreTyped) {
             (std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 2}}));
 }
 
-// The parser compares a replica-group or frontend-attribute value with the
-// last texts it read before scanning it: a value that only starts with a
-// recent text (here `mesh[x=2]`, then `mesh[x=2] {x}`) is its own value,
-// and a recent text followed by a broken value still fails where scanning
-// it fails.
-TEST(ParserTest, ValuesStartingWithARecentTextAreTheirOwn) {
+// The parser looks a replica-group or frontend-attribute value up among the
+// texts it read before by the bytes at its start, before scanning it: a
+// value that only starts with a known text (here `mesh[x=2]`, then
+// `mesh[x=2] {x}`) is its own value, and a known text followed by a broken
+// value still fails where scanning it fails. (Texts of at least 8 bytes,
+// the lookup's key; shorter ones are looked up once scanned.)
+TEST(ParserTest, ValuesStartingWithAKnownTextAreTheirOwn) {
   auto m = Parse(R"(HloModule m
 ENTRY e {
   p = f32[8]{0} parameter(0)
@@ -639,23 +640,23 @@ ENTRY e {
   m = Parse(R"(HloModule m
 ENTRY e {
   p = f32[8]{0} parameter(0)
-  a = f32[8]{0} negate(p), frontend_attributes={k="v"}
-  b = f32[8]{0} negate(a), frontend_attributes={k="v"} {w="x"}
-  ROOT c = f32[8]{0} negate(b), frontend_attributes={k="v"}
+  a = f32[8]{0} negate(p), frontend_attributes={k="vv"}
+  b = f32[8]{0} negate(a), frontend_attributes={k="vv"} {w="x"}
+  ROOT c = f32[8]{0} negate(b), frontend_attributes={k="vv"}
 }
 )");
   ASSERT_NE(m, nullptr);
-  EXPECT_EQ(*Find(*m, "a")->frontend_attributes().Find("k"), "v");
-  EXPECT_EQ(*Find(*m, "c")->frontend_attributes().Find("k"), "v");
+  EXPECT_EQ(*Find(*m, "a")->frontend_attributes().Find("k"), "vv");
+  EXPECT_EQ(*Find(*m, "c")->frontend_attributes().Find("k"), "vv");
   const HloInstruction* b = Find(*m, "b");
   EXPECT_TRUE(b->frontend_attributes().empty());  // not a key->value map: kept raw
   ASSERT_EQ(b->raw_attributes().size(), 1u);
-  EXPECT_EQ(b->raw_attributes()[0].value, "{k=\"v\"} {w=\"x\"}");
+  EXPECT_EQ(b->raw_attributes()[0].value, "{k=\"vv\"} {w=\"x\"}");
   EXPECT_THAT(ParseError(R"(HloModule m
 ENTRY e {
   p = f32[8]{0} parameter(0)
-  a = f32[8]{0} all-gather(p), replica_groups={{0,1}}, dimensions={0}
-  ROOT b = f32[8]{0} all-gather(a), replica_groups={{0,1}}"x, dimensions={0}
+  a = f32[8]{0} all-gather(p), replica_groups={{0,1,2}}, dimensions={0}
+  ROOT b = f32[8]{0} all-gather(a), replica_groups={{0,1,2}}"x, dimensions={0}
 }
 )"),
               HasSubstr("unterminated string"));

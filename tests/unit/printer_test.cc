@@ -583,12 +583,11 @@ TEST(PrinterTest, ShapeTextsPrintAsWithoutTheTable) {
   EXPECT_EQ(with_table, text);
 }
 
-// The printer classifies each attribute list once, by its interned address
-// (HILO_PRINT_ORDER_CACHE): more distinct lists than its table has entries
-// (64), each used again far from its first use so that entries are evicted
-// and refilled, the same names in two orders (two lists), print exactly as
-// with the table switched off, and as written.
-TEST(PrinterTest, AttributeListsPrintAsWithoutTheTable) {
+// Each interned attribute list is classified once, when interned
+// (AttributeOrder::Name): many distinct lists, the same names in two orders
+// (two lists) and a name of a typed attribute in either place, print as
+// written.
+TEST(PrinterTest, AttributeListsPrintAsWritten) {
   std::string text = "HloModule m\n\nENTRY e {\n  p = f32[2]{0} parameter(0)\n";
   constexpr int kLists = 300;
   for (int j = 0; j < 2 * kLists; ++j) {
@@ -600,9 +599,46 @@ TEST(PrinterTest, AttributeListsPrintAsWithoutTheTable) {
   text += "  ROOT r = f32[2]{0} negate(f32[2]{0} p)\n}\n";
   auto m = Parse(text);
   ASSERT_NE(m, nullptr);
-  const auto [with_table, without] = PrintOnAndOff("HILO_PRINT_ORDER_CACHE", *m);
-  EXPECT_EQ(with_table, without);
-  EXPECT_EQ(with_table, text);
+  EXPECT_EQ(PrintHloModule(*m), text);
+}
+
+// The printer reads an instruction's collective, dot, frontend and rare
+// attributes only when it has their group (HILO_PRINT_GROUP_TEST): set
+// after parsing (not in the attribute order), one of each group prints
+// exactly as with every attribute read, and at all.
+TEST(PrinterTest, AttributesOfEachGroupPrintAsWithoutTheGroupTest) {
+  auto m = Parse(R"(HloModule m
+
+ENTRY e {
+  a = f32[2,2]{1,0} parameter(0)
+  b = f32[2,2]{1,0} negate(f32[2,2]{1,0} a)
+  c = f32[2,2]{1,0} negate(f32[2,2]{1,0} b)
+  d = f32[2,2]{1,0} dot(f32[2,2]{1,0} b, f32[2,2]{1,0} c)
+  ROOT r = f32[2,2]{1,0} negate(f32[2,2]{1,0} d)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto named = [&](absl::string_view name) -> HloInstruction* {
+    for (HloInstruction* inst : m->entry_computation()->instructions()) {
+      if (inst->name() == name) return inst;
+    }
+    return nullptr;
+  };
+  HloInstruction* b = named("b");
+  HloInstruction* c = named("c");
+  HloInstruction* d = named("d");
+  HloInstruction* r = named("r");
+  ASSERT_TRUE(b != nullptr && c != nullptr && d != nullptr && r != nullptr);
+  b->set_channel_id(5);
+  c->mutable_frontend_attributes()->Append("k", "v");
+  d->mutable_dot_dimension_numbers()->lhs_contracting_dimensions = {1};
+  r->set_sharding("{replicated}");
+  const auto [with_test, without] = PrintOnAndOff("HILO_PRINT_GROUP_TEST", *m);
+  EXPECT_EQ(with_test, without);
+  EXPECT_THAT(with_test, HasSubstr("negate(f32[2,2]{1,0} a), channel_id=5\n"));
+  EXPECT_THAT(with_test, HasSubstr("negate(f32[2,2]{1,0} b), frontend_attributes={k=\"v\"}\n"));
+  EXPECT_THAT(with_test, HasSubstr("c), lhs_contracting_dims={1}\n"));
+  EXPECT_THAT(with_test, HasSubstr("negate(f32[2,2]{1,0} d), sharding={replicated}\n"));
 }
 
 // The writer copies short pieces inline, by width (1-3, 4-7, 8-15, 16-32

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_set.h"
@@ -81,28 +83,56 @@ absl::string_view InternAttributeName(absl::string_view name) {
 
 namespace {
 
-// The process-wide lists, each stored once. Never freed: their number grows
-// only with orders never seen before, so by the size of the inputs.
+// The names of `list` (nullptr: none).
+std::vector<const char*> Texts(const AttributeOrder::List* list) {
+  std::vector<const char*> texts;
+  if (list == nullptr) return texts;
+  for (const AttributeOrder::Name& name : list->names) texts.push_back(name.text);
+  return texts;
+}
+
+// The process-wide lists, each stored once, with each name's size and kind
+// (what the printer asks of every instruction's names: classifying them
+// per instruction was 58 M instructions of a 374,000-instruction round
+// trip, docs/performance.md, "nineteenth session"). Never freed: their
+// number grows only with orders never seen before, so by the size of the
+// inputs.
 const AttributeOrder::List* InternList(absl::Span<const char* const> names) {
+  using List = AttributeOrder::List;
+  // Found by the names' addresses (interned: equal names, equal addresses).
   struct ListHash {
     using is_transparent = void;
     size_t operator()(absl::Span<const char* const> l) const { return absl::HashOf(l); }
-    size_t operator()(const AttributeOrder::List& l) const {
-      return (*this)(absl::Span<const char* const>(l));
-    }
+    size_t operator()(const List& l) const { return (*this)(Texts(&l)); }
   };
   struct ListEq {
     using is_transparent = void;
-    bool operator()(absl::Span<const char* const> a, absl::Span<const char* const> b) const {
-      return a == b;
+    static bool Same(const List& a, absl::Span<const char* const> b) {
+      if (a.names.size() != b.size()) return false;
+      for (size_t i = 0; i < b.size(); ++i) {
+        if (a.names[i].text != b[i]) return false;
+      }
+      return true;
     }
+    bool operator()(const List& a, absl::Span<const char* const> b) const { return Same(a, b); }
+    bool operator()(absl::Span<const char* const> a, const List& b) const { return Same(b, a); }
+    bool operator()(const List& a, const List& b) const { return Same(a, Texts(&b)); }
   };
   static std::mutex mutex;
   // node_hash_set: elements never move, so pointers to them stay valid.
-  static auto* const pool = new absl::node_hash_set<AttributeOrder::List, ListHash, ListEq>();
+  static auto* const pool = new absl::node_hash_set<List, ListHash, ListEq>();
   std::lock_guard<std::mutex> lock(mutex);
   auto it = pool->find(names);
-  if (it == pool->end()) it = pool->emplace(names.begin(), names.end()).first;
+  if (it == pool->end()) {
+    List list;
+    for (const char* text : names) {
+      const absl::string_view name(text);
+      const text_attribute::Attr kind = text_attribute::Classify(name);
+      if (kind != text_attribute::kNotCanonical) list.canonical |= uint32_t{1} << kind;
+      list.names.push_back({text, static_cast<uint32_t>(name.size()), kind});
+    }
+    it = pool->insert(std::move(list)).first;
+  }
   return &*it;
 }
 
@@ -145,7 +175,7 @@ void AttributeOrder::AppendInterned(const char* interned) {
       return;
     }
   }
-  List names = list_ != nullptr ? *list_ : List();
+  std::vector<const char*> names = Texts(list_);
   names.push_back(interned);
   const List* to = InternList(names);
   if (steps.used == kStepSlots / 4 * 3) {
@@ -158,7 +188,7 @@ void AttributeOrder::AppendInterned(const char* interned) {
 }
 
 void AttributeOrder::Erase(size_t i) {
-  List names = *list_;
+  std::vector<const char*> names = Texts(list_);
   names.erase(names.begin() + static_cast<std::ptrdiff_t>(i));
   list_ = names.empty() ? nullptr : InternList(names);
 }

@@ -8,11 +8,14 @@
 #define HILO_IR_ATTRIBUTE_NAMES_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "hilo/ir/attribute_kind.h"
 
 namespace hilo {
 
@@ -63,6 +66,21 @@ class AttributeName {
 // contain NUL bytes (attribute names are identifiers).
 class AttributeOrder {
  public:
+  // One name of an interned list, with what readers of every instruction's
+  // list ask of it (its size, its typed meaning), found once when the list
+  // is interned instead of per instruction.
+  struct Name {
+    const char* text;  // interned (InternAttributeName's data()), NUL-terminated
+    uint32_t size;
+    text_attribute::Attr kind;  // kNotCanonical for a name of no typed attribute
+  };
+  // An interned list: its names in order, and which of
+  // text_attribute::kCanonicalOrder it holds (bit a: kCanonicalOrder[a]).
+  struct List {
+    std::vector<Name> names;
+    uint32_t canonical = 0;
+  };
+
   class const_iterator {
    public:
     using iterator_category = std::forward_iterator_tag;
@@ -72,8 +90,8 @@ class AttributeOrder {
     using reference = absl::string_view;
 
     const_iterator() = default;
-    explicit const_iterator(const char* const* at) : at_(at) {}
-    absl::string_view operator*() const { return absl::string_view(*at_); }
+    explicit const_iterator(const Name* at) : at_(at) {}
+    absl::string_view operator*() const { return absl::string_view(at_->text, at_->size); }
     const_iterator& operator++() {
       ++at_;
       return *this;
@@ -86,22 +104,27 @@ class AttributeOrder {
     bool operator==(const const_iterator& other) const = default;
 
    private:
-    const char* const* at_ = nullptr;
+    const Name* at_ = nullptr;
   };
   using value_type = absl::string_view;
   using iterator = const_iterator;
   using size_type = size_t;
 
-  // An interned list: its names (interned, NUL-terminated) in order.
-  using List = std::vector<const char*>;
-
-  size_t size() const { return list_ == nullptr ? 0 : list_->size(); }
+  size_t size() const { return list_ == nullptr ? 0 : list_->names.size(); }
   bool empty() const { return list_ == nullptr; }
-  const_iterator begin() const { return const_iterator(list_ == nullptr ? nullptr : list_->data()); }
+  const_iterator begin() const { return const_iterator(list_ == nullptr ? nullptr : list_->names.data()); }
   const_iterator end() const {
-    return const_iterator(list_ == nullptr ? nullptr : list_->data() + list_->size());
+    return const_iterator(list_ == nullptr ? nullptr : list_->names.data() + list_->names.size());
   }
-  absl::string_view operator[](size_t i) const { return absl::string_view((*list_)[i]); }
+  absl::string_view operator[](size_t i) const {
+    return absl::string_view(list_->names[i].text, list_->names[i].size);
+  }
+  // The names with their kinds (empty when the list is).
+  absl::Span<const Name> names() const {
+    return list_ == nullptr ? absl::Span<const Name>() : absl::Span<const Name>(list_->names);
+  }
+  // Which canonical names the list holds (bit a: kCanonicalOrder[a]).
+  uint32_t canonical() const { return list_ == nullptr ? 0 : list_->canonical; }
 
   // Interns `name` and appends it.
   void Append(absl::string_view name);
@@ -120,8 +143,8 @@ class AttributeOrder {
   // text needs (the proto reader and writer ask this for every instruction).
   bool ContainsInterned(const char* interned) const {
     if (list_ == nullptr) return false;
-    for (const char* name : *list_) {
-      if (name == interned) return true;
+    for (const Name& name : list_->names) {
+      if (name.text == interned) return true;
     }
     return false;
   }

@@ -326,6 +326,26 @@ class HloInstruction {
   // For removing names.
   AttributeOrder* mutable_attribute_order() { return &attribute_order_; }
 
+  // Which out-of-line groups of attributes the instruction has (the bits
+  // below); every attribute of a group it does not have is at its default.
+  // Lets a reader of every attribute (the printer) skip what most
+  // instructions lack in one test instead of one per attribute.
+  // channel_id, replica_groups, use_global_device_ids, constrain_layout,
+  // source_target_pairs:
+  static constexpr uint32_t kCollectiveGroup = 1;
+  static constexpr uint32_t kDotGroup = 2;       // dot_dimension_numbers
+  static constexpr uint32_t kFrontendGroup = 4;  // frontend_attributes
+  // control dependencies, custom_call_target, api_version, backend_config,
+  // sharding, literal_text, opaque_proto_fields:
+  static constexpr uint32_t kRareGroup = 8;
+  uint32_t attribute_groups() const {
+    if (uncommon_ == nullptr) return 0;
+    return (uncommon_->collective != nullptr ? kCollectiveGroup : 0u) |
+           (uncommon_->dot != nullptr ? kDotGroup : 0u) |
+           (uncommon_->frontend != nullptr ? kFrontendGroup : 0u) |
+           (uncommon_->rare != nullptr ? kRareGroup : 0u);
+  }
+
   // Fields of the XLA proto this instruction was read from that hilo does
   // not model, serialized (an HloInstructionProto holding only them); empty
   // when there are none. Owned by hilo/proto, written back unchanged.

@@ -27,6 +27,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
+#include "hilo/ir/attribute_kind.h"
 #include "hilo/ir/env_switch.h"
 #include "hilo/proto/proto_text_attributes.h"
 #include "hilo/proto/wire_split.h"
@@ -735,50 +736,24 @@ bool ParseMetadata(absl::string_view text, xla::OpMetadata* m) {
 bool SwitchedOnByDefault(const char* name) { return !EnvSwitchIsZero(name); }
 
 // The attribute names both ways ask "is it in the instruction's attribute
-// order?" of, interned once: an AttributeOrder holds interned names, so each
-// is found by its address (AttributeOrder::ContainsInterned) instead of by
-// its text, a strlen per name of the order and a compare; the reader asks
-// a mask made once per distinct order (ListedMask;
-// HILO_PROTO_LISTED_BY_ADDRESS=0: by text).
+// order?" of: typed attributes, so the order's canonical() mask, made once
+// when the list was interned (AttributeOrder::List), answers with one bit
+// test (HILO_PROTO_LISTED_BY_ADDRESS=0: by their text, name by name).
 enum ListedName {
-  kListedBackendConfig,
-  kListedChannelId,
-  kListedConstrainLayout,
-  kListedDimensions,
-  kListedMetadata,
-  kListedReplicaGroups,
-  kListedSourceTargetPairs,
-  kListedUseGlobalDeviceIds,
-  kListedNameCount
+  kListedBackendConfig = text_attribute::kBackendConfig,
+  kListedChannelId = text_attribute::kChannelId,
+  kListedConstrainLayout = text_attribute::kConstrainLayout,
+  kListedDimensions = text_attribute::kDimensions,
+  kListedMetadata = text_attribute::kMetadata,
+  kListedReplicaGroups = text_attribute::kReplicaGroups,
+  kListedSourceTargetPairs = text_attribute::kSourceTargetPairs,
+  kListedUseGlobalDeviceIds = text_attribute::kUseGlobalDeviceIds,
 };
-const std::array<const char*, kListedNameCount>& ListedNames() {
-  static const auto* const names = [] {
-    auto* n = new std::array<const char*, kListedNameCount>();
-    auto intern = [&](ListedName k, absl::string_view name) { (*n)[k] = InternAttributeName(name).data(); };
-    intern(kListedBackendConfig, "backend_config");
-    intern(kListedChannelId, "channel_id");
-    intern(kListedConstrainLayout, "constrain_layout");
-    intern(kListedDimensions, "dimensions");
-    intern(kListedMetadata, "metadata");
-    intern(kListedReplicaGroups, "replica_groups");
-    intern(kListedSourceTargetPairs, "source_target_pairs");
-    intern(kListedUseGlobalDeviceIds, "use_global_device_ids");
-    return n;
-  }();
-  return *names;
-}
-// Bit k set: ListedNames()[k] is in `order`.
-uint32_t ListedMask(const AttributeOrder& order) {
-  uint32_t mask = 0;
-  if (order.empty()) return mask;
-  const auto& names = ListedNames();
-  for (const char* name : *order.interned_list()) {
-    for (size_t k = 0; k < names.size(); ++k) {
-      if (name == names[k]) mask |= uint32_t{1} << k;
-    }
-  }
-  return mask;
-}
+constexpr ListedName kListedNames[] = {
+    kListedBackendConfig, kListedChannelId,    kListedConstrainLayout,   kListedDimensions,
+    kListedMetadata,      kListedReplicaGroups, kListedSourceTargetPairs, kListedUseGlobalDeviceIds};
+bool ListedIn(const AttributeOrder& order, ListedName k) { return ((order.canonical() >> k) & 1) != 0; }
+absl::string_view ListedText(ListedName k) { return text_attribute::kCanonicalOrder[k]; }
 bool PlainMetadataOn() {
   static const bool on = SwitchedOnByDefault("HILO_PROTO_PLAIN_METADATA");
   return on;
@@ -1092,12 +1067,13 @@ class Encoder {
   const bool frontend_run_ = SwitchedOnByDefault("HILO_PROTO_FRONTEND_RUN");
   const bool header_room_ = SwitchedOnByDefault("HILO_PROTO_HEADER_ROOM");
   // An attribute order's name indices once per distinct order (interned:
-  // one address each), not name by name (a strlen and a lookup per name of
-  // every instruction), with their wire bytes and the order's ListedMask.
+  // one address each), not name by name (a lookup per name of every
+  // instruction), with their wire bytes. (Indices into this encoder's name
+  // table, which names in the order this module meets them: not something
+  // the process-wide interned list could hold.)
   struct OrderIndices {
     std::vector<int32_t> indices;
     std::string field;  // as hilo_text's attribute_order field (PutOrderField)
-    uint32_t mask = 0;
   };
   absl::flat_hash_map<const AttributeOrder::List*, OrderIndices> order_indices_by_list_;
   const OrderIndices& OrderEntry(const AttributeOrder& order);
@@ -1326,7 +1302,6 @@ const Encoder::OrderIndices& Encoder::OrderEntry(const AttributeOrder& order) {
     for (absl::string_view name : order) it->second.indices.push_back(InternedNameIndex(name));
     it->second.field.resize(OrderFieldSize(it->second.indices));
     PutOrderField(it->second.indices, it->second.field.data());
-    it->second.mask = ListedMask(order);
   }
   return it->second;
 }
@@ -1442,12 +1417,11 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
     }
     return false;
   };
-  // The order's name indices, their wire bytes and its ListedMask, made once
-  // per distinct order (valid to the end: nothing else is added to the map).
+  // The order's name indices and their wire bytes, made once per distinct
+  // order (valid to the end: nothing else is added to the map).
   const OrderIndices* order_entry = order_indices_ && !order.empty() ? &OrderEntry(order) : nullptr;
   auto listed_known = [&](ListedName k) {
-    if (!listed_by_address_) return listed(ListedNames()[k]);
-    return order_entry != nullptr ? ((order_entry->mask >> k) & 1) != 0 : order.ContainsInterned(ListedNames()[k]);
+    return listed_by_address_ ? ListedIn(order, k) : listed(ListedText(k));
   };
   // An attribute set at a value the proto can not tell from absent must be
   // listed for reading to set it: then the whole printed order is recorded.
@@ -2516,13 +2490,8 @@ class Decoder {
   // (HILO_PROTO_ORDER_CACHE=0: each made name by name).
   const bool order_cache_ = SwitchedOnByDefault("HILO_PROTO_ORDER_CACHE");
   absl::flat_hash_map<std::vector<int32_t>, AttributeOrder> attribute_orders_;
-  // (By the indices' bytes, with their ListedMask; opcodes by their names,
-  // else StringToHloOpcode.)
-  struct OrderAndMask {
-    AttributeOrder order;
-    uint32_t mask = 0;
-  };
-  SlotCache<OrderAndMask> order_slots_;
+  // (By the indices' bytes; opcodes by their names, else StringToHloOpcode.)
+  SlotCache<AttributeOrder> order_slots_;
   SlotCache<HloOpcode> opcode_slots_;
   std::vector<int32_t> order_key_;
   absl::flat_hash_map<std::string, SharedShape> shapes_;
@@ -2666,9 +2635,6 @@ bool Decoder::ReadHotFields(ComputationInput& input, int i, HotFields* h) {
 absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionProto& ip, HloInstruction* inst) {
   // (Not moved out of the message: most instructions have none.)
   xla::HiloInstructionText& text = ip.has_hilo_text() ? *ip.mutable_hilo_text() : no_text_;
-  // Which of ListedNames() the order holds (made with the order, else below).
-  uint32_t listed_mask = 0;
-  bool mask_known = false;
   // The attribute order: made once per distinct list of indices (nearly
   // every instruction's is one a few others have).
   if (!h.attribute_order.empty() && !order_cache_) {
@@ -2678,11 +2644,9 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
       }
       inst->AppendAttributeName(attribute_names_[idx]);
     }
-  } else if (const OrderAndMask* slot = order_slots_.Find(BytesOf(h.attribute_order));
+  } else if (const AttributeOrder* slot = order_slots_.Find(BytesOf(h.attribute_order));
              slot != nullptr) {
-    *inst->mutable_attribute_order() = slot->order;
-    listed_mask = slot->mask;
-    mask_known = true;
+    *inst->mutable_attribute_order() = *slot;
   } else if (!h.attribute_order.empty()) {
     order_key_.assign(h.attribute_order.begin(), h.attribute_order.end());
     auto it = attribute_orders_.find(order_key_);
@@ -2697,16 +2661,13 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
       it = attribute_orders_.emplace(order_key_, made).first;
     }
     *inst->mutable_attribute_order() = it->second;
-    listed_mask = ListedMask(it->second);
-    mask_known = true;
-    order_slots_.Store(BytesOf(h.attribute_order), {it->second, listed_mask});
+    order_slots_.Store(BytesOf(h.attribute_order), it->second);
   }
   // By the indices the order was made from (valid: checked above), whose
   // names know their sizes (an AttributeOrder's names are C strings: their
   // strlen for every instruction's checks was 2% of reading the 300k module;
   // HILO_PROTO_LISTED_BY_INDEX=0: by the order's names).
   const AttributeOrder& order = inst->attribute_order();
-  if (!mask_known) listed_mask = ListedMask(order);
   auto listed = [&](absl::string_view name) {
     if (!listed_by_index_) return std::find(order.begin(), order.end(), name) != order.end();
     for (int32_t idx : h.attribute_order) {
@@ -2714,12 +2675,13 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
     }
     return false;
   };
-  // A name of ListedNames(): by the order's mask
-  // (HILO_PROTO_LISTED_BY_ADDRESS=0: the mask made here, each as any name).
+  // A ListedName: by the order's mask (HILO_PROTO_LISTED_BY_ADDRESS=0: each
+  // as any name).
+  uint32_t listed_mask = order.canonical();
   if (!listed_by_address_) {
     listed_mask = 0;
-    for (size_t k = 0; k < kListedNameCount; ++k) {
-      if (listed(ListedNames()[k])) listed_mask |= uint32_t{1} << k;
+    for (ListedName k : kListedNames) {
+      if (listed(ListedText(k))) listed_mask |= uint32_t{1} << k;
     }
   }
   auto listed_known = [listed_mask](ListedName k) { return ((listed_mask >> k) & 1) != 0; };

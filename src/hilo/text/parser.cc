@@ -25,10 +25,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "hilo/ir/attribute_kind.h"
 #include "hilo/ir/attribute_names.h"
 #include "hilo/ir/env_switch.h"
 #include "hilo/ir/name_hash.h"
-#include "hilo/text/attribute_kind.h"
 #include "hilo/text/char_class.h"
 #include "hilo/text/input_check.h"
 #include "hilo/text/literal_text.h"
@@ -217,9 +217,15 @@ class Parser {
   // calls are on the per-instruction path).
   template <typename... Parts>
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool ExpectOr(char c, const Parts&... what) {
-    // Right here, the usual case (`channel_id=`, `add(`), without the call.
+    // Right here, the usual cases (`channel_id=`, `add(`, `x = `), without
+    // the call.
     if (pos_ < text_.size() && text_[pos_] == c) {
       ++pos_;
+      return true;
+    }
+    // One space before it (`%name = ...`): what SkipSpace would skip.
+    if (pos_ + 1 < text_.size() && text_[pos_] == ' ' && text_[pos_ + 1] == c) {
+      pos_ += 2;
       return true;
     }
     return ExpectOrSlow(c, what...);
@@ -278,6 +284,11 @@ class Parser {
         if (Cur() != ',') break;
         ++pos_;
       }
+    }
+    // Spaces are skipped: the closer, or an error Expect words.
+    if (Cur() == close) {
+      ++pos_;
+      return true;
     }
     return Expect(close, what);
   }
@@ -421,41 +432,73 @@ class Parser {
     size_t operator()(absl::string_view text) const { return HashName(text); }
   };
   absl::flat_hash_map<absl::string_view, SharedShape, ShapeTextHash> shape_cache_;
-  // The keys of shape_cache_ and replica_groups_by_text_: looking one up
+  // The keys of shape_cache_: looking one up
   // reads no input.
   TextCopies cache_keys_;
   static constexpr size_t kShapeCacheLimit = 4096;
   void RecordShapeText(const HloInstruction* inst, absl::string_view shape_text);
   absl::flat_hash_map<std::string, int64_t> next_suffix_;
-  absl::flat_hash_map<absl::string_view, ReplicaGroups> replica_groups_by_text_;
-  // The last few replica groups and frontend attributes read, by their
-  // text, tried by comparing bytes before a value is scanned: a module
-  // repeats a handful of each, and comparing costs less than scanning a
-  // value for its closer and reading it (HILO_PARSE_RECENT_VALUES=0: not
-  // tried).
-  static bool RecentValuesOn() {
-    static const bool on = !EnvSwitchIsZero("HILO_PARSE_RECENT_VALUES");
-    return on;
-  }
+  // Replica groups and frontend attributes by their text: a module repeats
+  // a handful of each, and finding a text costs less than reading it (the
+  // same text gets the same, shared, groups). Keyed by the text's first 8
+  // bytes (all of a shorter text), so that a value is looked up by the
+  // bytes at its start before it is scanned for its end (FindKnownAt;
+  // HILO_PARSE_KNOWN_FIRST=0: scanned first, then looked up by its whole
+  // text); each key's texts are compared whole.
   template <typename T>
-  struct RecentValues {
-    struct Slot {
+  class KnownValues {
+   public:
+    static constexpr size_t kKeyBytes = 8;
+    static uint64_t Key(absl::string_view text) {
+      uint64_t key = 0;
+      std::memcpy(&key, text.data(), std::min(text.size(), kKeyBytes));
+      return key;
+    }
+    // The value of `text`, or nullptr.
+    const T* Find(absl::string_view text) const {
+      auto it = by_key_.find(Key(text));
+      if (it == by_key_.end()) return nullptr;
+      for (const Known& known : it->second) {
+        if (known.text == text) return &known.value;
+      }
+      return nullptr;
+    }
+    // The texts `rest` starts with (of at least kKeyBytes bytes).
+    template <typename F>
+    const T* FindPrefix(absl::string_view rest, F ends_at) const {
+      if (rest.size() < kKeyBytes) return nullptr;
+      auto it = by_key_.find(Key(rest));
+      if (it == by_key_.end()) return nullptr;
+      for (const Known& known : it->second) {
+        if (absl::StartsWith(rest, known.text)) return ends_at(known.text.size()) ? &known.value : nullptr;
+      }
+      return nullptr;
+    }
+    // Up to kMaxTexts texts are kept (a module of all-different values
+    // fills the table once, then reads the rest).
+    void Add(absl::string_view text, const T& value) {
+      if (count_ == kMaxTexts) return;
+      ++count_;
+      by_key_[Key(text)].push_back({std::string(text), value});
+    }
+
+   private:
+    struct Known {
       std::string text;  // a copy: the input's pages are dropped behind the parse
       T value;
     };
-    std::array<Slot, 4> slots;
-    size_t next = 0;
-    void Remember(absl::string_view text, const T& value) {
-      if (!RecentValuesOn()) return;
-      slots[next].text.assign(text.data(), text.size());
-      slots[next].value = value;
-      next = (next + 1) % slots.size();
-    }
+    static constexpr size_t kMaxTexts = 4096;
+    absl::flat_hash_map<uint64_t, std::vector<Known>> by_key_;
+    size_t count_ = 0;
   };
-  RecentValues<ReplicaGroups> recent_groups_;
-  RecentValues<FrontendAttributes> recent_frontend_;
+  KnownValues<ReplicaGroups> known_groups_;
+  KnownValues<FrontendAttributes> known_frontend_;
+  // The known value whose text the value at pos_ is, found before the
+  // value is scanned, with the value in `value` and pos_ after it; or
+  // nullptr, with `value` either empty (pos_ unchanged) or the value
+  // scanned. `failed`: that scan failed.
   template <typename T>
-  const T* ScanRecentValue(const RecentValues<T>& recent, absl::string_view* value, bool* failed);
+  const T* FindKnownAt(const KnownValues<T>& known, absl::string_view* value, bool* failed);
   // The instruction of `comp` written with `name`, or nullptr.
   HloInstruction* FindLocal(absl::string_view name, const HloComputation* comp) const;
   // A module-unique name derived from `hint` exactly as
@@ -2726,13 +2769,13 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       return true;
     }
   }
-  // Replica groups and frontend attributes written just before are known
-  // by their bytes.
+  // Replica groups and frontend attributes read before are known by the
+  // bytes at the value's start.
   bool failed = false;
-  const ReplicaGroups* recent_groups =
-      kind == kReplicaGroups ? ScanRecentValue(recent_groups_, &value, &failed) : nullptr;
-  const FrontendAttributes* recent_frontend =
-      kind == kFrontendAttributes ? ScanRecentValue(recent_frontend_, &value, &failed) : nullptr;
+  const ReplicaGroups* known_groups =
+      kind == kReplicaGroups ? FindKnownAt(known_groups_, &value, &failed) : nullptr;
+  const FrontendAttributes* known_frontend =
+      kind == kFrontendAttributes ? FindKnownAt(known_frontend_, &value, &failed) : nullptr;
   if (failed) return false;
   if (value.empty() && !ScanValue(&value)) return false;
   auto bad = [&](absl::string_view expected) {
@@ -2779,18 +2822,15 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     case kReplicaGroups: {
       // Collectives repeat a few group lists: the same text gets the same
       // (shared) contents, parsed once.
-      if (recent_groups != nullptr) {
-        inst->set_replica_groups(*recent_groups);
+      if (known_groups == nullptr) known_groups = known_groups_.Find(value);
+      if (known_groups != nullptr) {
+        inst->set_replica_groups(*known_groups);
         break;
       }
-      auto cached = replica_groups_by_text_.find(value);
-      if (cached == replica_groups_by_text_.end()) {
-        ReplicaGroups groups;
-        if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
-        cached = replica_groups_by_text_.emplace(cache_keys_.Copy(value), std::move(groups)).first;
-      }
-      inst->set_replica_groups(cached->second);
-      recent_groups_.Remember(value, cached->second);
+      ReplicaGroups groups;
+      if (!ParseReplicaGroups(value, value_pos, &groups)) return false;
+      known_groups_.Add(value, groups);  // (a copy shares the contents)
+      inst->set_replica_groups(std::move(groups));
       break;
     }
     case kChannelId: {
@@ -2851,8 +2891,9 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     case kFrontendAttributes: {
       // Values that are not strings (`k={n = 1 : i32}`) are not a key->value
       // map this project can hold: the attribute is then kept raw, verbatim.
-      if (recent_frontend != nullptr) {
-        inst->set_frontend_attributes(*recent_frontend);
+      if (known_frontend == nullptr) known_frontend = known_frontend_.Find(value);
+      if (known_frontend != nullptr) {
+        *inst->mutable_frontend_attributes() = *known_frontend;
         break;
       }
       FrontendAttributes fa;
@@ -2860,8 +2901,8 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       const bool parsed = ParseFrontendAttributes(value, value_pos, &fa);
       quiet_ = false;
       if (parsed) {
-        recent_frontend_.Remember(value, fa);
-        inst->set_frontend_attributes(std::move(fa));
+        known_frontend_.Add(value, fa);
+        *inst->mutable_frontend_attributes() = std::move(fa);
       } else if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
         typed = false;
       } else {
@@ -2959,29 +3000,23 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
   return true;
 }
 
-// The recent value whose text the value at pos_ is, with the value in
-// `value` and pos_ after it; or nullptr, with `value` either empty (pos_
-// unchanged: no recent text starts here) or the value scanned (another
-// text, to be read). A recent text was a whole value, which ends at top
-// level, so scanning on from its end reads what ScanValue would have: the
-// value is the recent one if it ends there. `failed`: that scan failed.
+// A known text was a whole value, which ends at top level, so scanning on
+// from its end reads what ScanValue would have: the value is the known one
+// if it ends there (`mesh[x=2]` then `mesh[x=2] {x}` are two values).
 template <typename T>
-const T* Parser::ScanRecentValue(const RecentValues<T>& recent, absl::string_view* value,
-                                 bool* failed) {
+const T* Parser::FindKnownAt(const KnownValues<T>& known, absl::string_view* value, bool* failed) {
   *value = absl::string_view();
-  if (!RecentValuesOn()) return nullptr;
-  const absl::string_view rest = text_.substr(pos_);
-  for (const auto& slot : recent.slots) {
-    if (slot.text.empty() || !absl::StartsWith(rest, slot.text)) continue;
-    const size_t start = pos_;
-    pos_ += slot.text.size();
+  static const bool on = !EnvSwitchIsZero("HILO_PARSE_KNOWN_FIRST");
+  if (!on) return nullptr;
+  const size_t start = pos_;
+  return known.FindPrefix(text_.substr(pos_), [&](size_t size) {
+    pos_ += size;
     if (!ScanValueFrom(start, value)) {
       *failed = true;
-      return nullptr;
+      return false;
     }
-    return value->size() == slot.text.size() ? &slot.value : nullptr;
-  }
-  return nullptr;
+    return value->size() == size;
+  });
 }
 
 bool Parser::AttachCall(PendingCall& call) {

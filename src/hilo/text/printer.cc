@@ -14,9 +14,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "hilo/ir/attribute_kind.h"
 #include "hilo/ir/env_switch.h"
 #include "hilo/ir/text_form.h"
-#include "hilo/text/attribute_kind.h"
 #include "hilo/text/char_class.h"
 #include "hilo/text/text_flags.h"
 
@@ -118,8 +118,6 @@ class ShapeTextCache {
   Entry entries_[512];
 };
 
-class OrderCache;
-
 // The printer's output: a fixed buffer drained into an OutputSink whenever
 // it is full. Appends are a bounds check and a copy (no std::string growth
 // checks, no temporaries); the first sink error is kept and everything after
@@ -200,9 +198,10 @@ class Writer {
     }
   }
   void set_shape_texts(ShapeTextCache* cache) { shape_texts_ = cache; }
-  // The module print's classified attribute lists, or nullptr.
-  OrderCache* order_cache() const { return order_cache_; }
-  void set_order_cache(OrderCache* cache) { order_cache_ = cache; }
+  // Whether attribute groups an instruction lacks are skipped
+  // (MaybeSetAttributes).
+  bool group_test() const { return group_test_; }
+  void set_group_test(bool on) { group_test_ = on; }
 
   void CacheGroupsText(const ReplicaGroups& groups, std::string text) {
     static constexpr size_t kEntries = 4;
@@ -268,7 +267,7 @@ class Writer {
   std::vector<std::pair<ReplicaGroups, std::string>> groups_texts_;
   size_t next_groups_text_ = 0;
   ShapeTextCache* shape_texts_ = nullptr;
-  OrderCache* order_cache_ = nullptr;
+  bool group_test_ = true;
 };
 
 class StringSink final : public OutputSink {
@@ -555,27 +554,40 @@ constexpr uint32_t Bit(Attr attr) { return uint32_t{1} << attr; }
 // The canonical attributes AppendAttribute may print for `inst` when they
 // are not in attribute_order() (a superset: AppendAttribute decides). Lets
 // AppendAttributes skip the other two dozen names without a call each.
-uint32_t MaybeSetAttributes(const HloInstruction& inst) {
+// `group_test`: skip the groups of attributes the instruction does not have
+// (HloInstruction::attribute_groups) with one test each, instead of reading
+// each of their attributes (HILO_PRINT_GROUP_TEST=0: read all).
+uint32_t MaybeSetAttributes(const HloInstruction& inst, bool group_test) {
   uint32_t set = 0;
   if (inst.opcode() == HloOpcode::kGetTupleElement && inst.tuple_index() >= 0) set |= Bit(kIndex);
   if (inst.dimensions().has_value()) set |= Bit(kDimensions);
-  if (inst.channel_id().has_value()) set |= Bit(kChannelId);
-  if (inst.replica_groups().has_value()) set |= Bit(kReplicaGroups);
-  if (inst.constrain_layout().has_value()) set |= Bit(kConstrainLayout);
-  if (inst.use_global_device_ids().has_value()) set |= Bit(kUseGlobalDeviceIds);
-  if (inst.source_target_pairs().has_value()) set |= Bit(kSourceTargetPairs);
-  const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
-  if (!dn.lhs_batch_dimensions.empty()) set |= Bit(kLhsBatchDims);
-  if (!dn.lhs_contracting_dimensions.empty()) set |= Bit(kLhsContractingDims);
-  if (!dn.rhs_batch_dimensions.empty()) set |= Bit(kRhsBatchDims);
-  if (!dn.rhs_contracting_dimensions.empty()) set |= Bit(kRhsContractingDims);
-  if (!inst.custom_call_target().empty()) set |= Bit(kCustomCallTarget);
-  if (inst.api_version() != 1) set |= Bit(kApiVersion);
-  if (!inst.sharding().empty()) set |= Bit(kSharding);
-  if (!inst.frontend_attributes().empty()) set |= Bit(kFrontendAttributes);
-  if (!inst.control_predecessors().empty()) set |= Bit(kControlPredecessors);
   if (!inst.metadata().empty()) set |= Bit(kMetadata);
-  if (inst.backend_config().has_value()) set |= Bit(kBackendConfig);
+  // The rest are in groups most instructions do not have.
+  const uint32_t groups = group_test ? inst.attribute_groups() : ~uint32_t{0};
+  if (groups & HloInstruction::kCollectiveGroup) {
+    if (inst.channel_id().has_value()) set |= Bit(kChannelId);
+    if (inst.replica_groups().has_value()) set |= Bit(kReplicaGroups);
+    if (inst.constrain_layout().has_value()) set |= Bit(kConstrainLayout);
+    if (inst.use_global_device_ids().has_value()) set |= Bit(kUseGlobalDeviceIds);
+    if (inst.source_target_pairs().has_value()) set |= Bit(kSourceTargetPairs);
+  }
+  if (groups & HloInstruction::kDotGroup) {
+    const DotDimensionNumbers& dn = inst.dot_dimension_numbers();
+    if (!dn.lhs_batch_dimensions.empty()) set |= Bit(kLhsBatchDims);
+    if (!dn.lhs_contracting_dimensions.empty()) set |= Bit(kLhsContractingDims);
+    if (!dn.rhs_batch_dimensions.empty()) set |= Bit(kRhsBatchDims);
+    if (!dn.rhs_contracting_dimensions.empty()) set |= Bit(kRhsContractingDims);
+  }
+  if ((groups & HloInstruction::kFrontendGroup) && !inst.frontend_attributes().empty()) {
+    set |= Bit(kFrontendAttributes);
+  }
+  if (groups & HloInstruction::kRareGroup) {
+    if (!inst.custom_call_target().empty()) set |= Bit(kCustomCallTarget);
+    if (inst.api_version() != 1) set |= Bit(kApiVersion);
+    if (!inst.sharding().empty()) set |= Bit(kSharding);
+    if (!inst.control_predecessors().empty()) set |= Bit(kControlPredecessors);
+    if (inst.backend_config().has_value()) set |= Bit(kBackendConfig);
+  }
   // A called computation or a raw attribute can carry any canonical name.
   for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
     if (Attr attr = Classify(called.name); attr != kNotCanonical) set |= Bit(attr);
@@ -586,78 +598,22 @@ uint32_t MaybeSetAttributes(const HloInstruction& inst) {
   return set;
 }
 
-// Calls f(name, attr) for each name of `order` with its kind; returns which
-// canonical names it holds (bit a: kCanonicalOrder[a]).
-template <typename F>
-uint32_t ClassifyEach(const AttributeOrder& order, F f) {
-  uint32_t listed = 0;
-  for (const absl::string_view name : order) {
-    const Attr attr = Classify(name);
-    if (attr != kNotCanonical) listed |= Bit(attr);
-    f(name, attr);
-  }
-  return listed;
-}
-
-// The attribute lists a module print met lately, classified (each name with
-// its size and kind), by the interned list's address. Instructions share a
-// few interned lists (one per way of writing an opcode's attributes), so
-// each is classified once instead of each name measured (strlen) and
-// classified per instruction. Direct mapped, 64 entries. Interned lists live
-// until the process exits, so an address always means the same list.
-// `HILO_PRINT_ORDER_CACHE=0` turns it off.
-class OrderCache {
- public:
-  struct Classified {
-    std::vector<std::pair<absl::string_view, Attr>> names;
-    uint32_t listed = 0;  // as ClassifyEach returns
-  };
-  // `order` is not empty.
-  const Classified& Get(const AttributeOrder& order) {
-    const AttributeOrder::List* list = order.interned_list();
-    Entry& entry =
-        entries_[reinterpret_cast<uintptr_t>(list) * 0x9E3779B97F4A7C15ull >> (64 - kBits)];
-    if (entry.list != list) {
-      entry.list = list;
-      entry.classified.names.clear();
-      entry.classified.listed = ClassifyEach(order, [&](absl::string_view name, Attr attr) {
-        entry.classified.names.emplace_back(name, attr);
-      });
-    }
-    return entry.classified;
-  }
-
- private:
-  static constexpr int kBits = 6;
-  struct Entry {
-    const AttributeOrder::List* list = nullptr;  // nullptr: an empty slot
-    Classified classified;
-  };
-  Entry entries_[1 << kBits];
-};
-
 // Calls visit(name, attr, written, raw) for each attribute an instruction
 // may print, in print order: those written in the text in their order, then
 // the others that are set, in XLA's order. `raw` is set for a raw attribute
 // of a name no other attribute has (printed as is); otherwise AppendAttribute
-// decides whether (and how) the attribute is printed. `cache`: the module
-// print's, or nullptr.
+// decides whether (and how) the attribute is printed. The written names'
+// kinds come with the instruction's interned list (AttributeOrder::Name),
+// classified once when the list was interned.
+// `group_test`: as MaybeSetAttributes's.
 template <typename Visit>
-void ForEachAttribute(const HloInstruction& inst, OrderCache* cache, Visit visit) {
-  const auto& order = inst.attribute_order();
-  auto visit_written = [&](absl::string_view name, Attr attr) {
-    visit(name, attr, /*written=*/true, nullptr);
-  };
-  uint32_t listed = 0;  // bit a: kCanonicalOrder[a] is in `order`
-  if (cache != nullptr && !order.empty()) {
-    const OrderCache::Classified& classified = cache->Get(order);
-    listed = classified.listed;
-    for (const auto& [name, attr] : classified.names) visit_written(name, attr);
-  } else {
-    listed = ClassifyEach(order, visit_written);
+void ForEachAttribute(const HloInstruction& inst, bool group_test, Visit visit) {
+  const AttributeOrder& order = inst.attribute_order();
+  for (const AttributeOrder::Name& name : order.names()) {
+    visit(absl::string_view(name.text, name.size), name.kind, /*written=*/true, nullptr);
   }
   // Lowest bit first: the canonical order.
-  for (uint32_t rest = MaybeSetAttributes(inst) & ~listed; rest != 0; rest &= rest - 1) {
+  for (uint32_t rest = MaybeSetAttributes(inst, group_test) & ~order.canonical(); rest != 0; rest &= rest - 1) {
     const auto attr = static_cast<Attr>(__builtin_ctz(rest));
     visit(kCanonicalOrder[attr], attr, /*written=*/false, nullptr);
   }
@@ -674,7 +630,7 @@ void ForEachAttribute(const HloInstruction& inst, OrderCache* cache, Visit visit
 }
 
 void AppendAttributes(const HloInstruction& inst, uint32_t style, Writer& w) {
-  ForEachAttribute(inst, w.order_cache(), [&](absl::string_view name, Attr attr, bool written,
+  ForEachAttribute(inst, w.group_test(), [&](absl::string_view name, Attr attr, bool written,
                              const RawAttribute* raw) {
     if (raw == nullptr) {
       AppendAttribute(inst, name, attr, written, style, w);
@@ -949,11 +905,7 @@ absl::Status PrintHloModule(const HloModule& module, OutputSink& sink) {
     shape_texts = std::make_unique<ShapeTextCache>();
     w.set_shape_texts(shape_texts.get());
   }
-  std::unique_ptr<OrderCache> order_cache;
-  if (!EnvSwitchIsZero("HILO_PRINT_ORDER_CACHE")) {
-    order_cache = std::make_unique<OrderCache>();
-    w.set_order_cache(order_cache.get());
-  }
+  w.set_group_test(!EnvSwitchIsZero("HILO_PRINT_GROUP_TEST"));
   AppendModule(module, w);
   return w.Finish();
 }
@@ -978,7 +930,7 @@ std::vector<std::pair<std::string, std::string>> PrintHloAttributes(
     const HloInstruction& instruction) {
   std::vector<std::pair<std::string, std::string>> attributes;
   const uint32_t style = InstructionStyle(instruction);
-  ForEachAttribute(instruction, /*cache=*/nullptr, [&](absl::string_view name, Attr attr, bool written,
+  ForEachAttribute(instruction, /*group_test=*/true, [&](absl::string_view name, Attr attr, bool written,
                                     const RawAttribute* raw) {
     if (raw != nullptr) {
       attributes.emplace_back(std::string(name), raw->value);
@@ -997,7 +949,7 @@ std::vector<absl::string_view> PrintedAttributeNames(const HloInstruction& instr
   std::vector<absl::string_view> names;
   const uint32_t style = InstructionStyle(instruction);
   PrintToString([&](Writer& w) {
-    ForEachAttribute(instruction, /*cache=*/nullptr, [&](absl::string_view name, Attr attr, bool written,
+    ForEachAttribute(instruction, /*group_test=*/true, [&](absl::string_view name, Attr attr, bool written,
                                       const RawAttribute* raw) {
       if (raw != nullptr || AppendAttribute(instruction, name, attr, written, style, w)) {
         names.push_back(name);

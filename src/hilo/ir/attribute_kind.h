@@ -2,8 +2,8 @@
 // typed fields and the attributes that name computations. The parser reads
 // and the printer writes each by its kind, so a name is classified once, by
 // the same table, on both sides.
-#ifndef HILO_TEXT_ATTRIBUTE_KIND_H_
-#define HILO_TEXT_ATTRIBUTE_KIND_H_
+#ifndef HILO_IR_ATTRIBUTE_KIND_H_
+#define HILO_IR_ATTRIBUTE_KIND_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -105,4 +105,4 @@ inline Attr Classify(absl::string_view name) {
 }  // namespace text_attribute
 }  // namespace hilo
 
-#endif  // HILO_TEXT_ATTRIBUTE_KIND_H_
+#endif  // HILO_IR_ATTRIBUTE_KIND_H_
