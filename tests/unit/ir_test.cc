@@ -3,7 +3,9 @@
 // and frontend attributes.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -830,6 +832,91 @@ TEST(PostOrderTest, CycleVisitsEveryInstructionOnce) {
   self->AppendOperand(self);
   auto order = b.comp->MakeInstructionPostOrder();
   Positions(order, *b.comp);
+}
+
+// The walk's order written independently (recursive: the graphs here are
+// small): roots (no users, no control successors) in list order; from each
+// instruction its control predecessors last to first, then its operands
+// first to last, each if not yet visited; then the instruction.
+std::vector<const HloInstruction*> ReferencePostOrder(const HloComputation& comp) {
+  std::vector<const HloInstruction*> order;
+  absl::flat_hash_set<const HloInstruction*> seen;
+  std::function<void(const HloInstruction*)> visit = [&](const HloInstruction* inst) {
+    if (inst->parent() != &comp || !seen.insert(inst).second) return;
+    const auto& preds = inst->control_predecessors();
+    for (auto it = preds.rbegin(); it != preds.rend(); ++it) visit(*it);
+    for (const HloInstruction* operand : inst->operands()) visit(operand);
+    order.push_back(inst);
+  };
+  for (const HloInstruction* inst : comp.instructions()) {
+    if (inst->users().empty() && inst->control_successors().empty()) visit(inst);
+  }
+  return order;
+}
+
+// IsDependencyChain is true only when the walk's order lists the chosen
+// instructions (here the negates) in list order, and it is true for chains:
+// random computations (shared and repeated operands, several roots, control
+// edges, operands later in the list, cycles), some with their negates in a
+// chain through other instructions.
+TEST(PostOrderTest, DependencyChainMeansTheWalkListsItInListOrder) {
+  int chains = 0, not_chains = 0, chains_out_of_post_order_elsewhere = 0;
+  for (uint32_t seed = 0; seed < 600; ++seed) {
+    std::mt19937 rng(seed);
+    Builder b;
+    std::vector<HloInstruction*> all = {b.Param(0, F32({}), "p")};
+    HloInstruction* last_negate = nullptr;
+    const bool chained = seed % 3 == 0;
+    const size_t n = 2 + rng() % 30;
+    for (size_t k = 1; k < n; ++k) {
+      auto pick = [&] {
+        // Mostly recent instructions, as a chain of layers would.
+        const size_t back = rng() % 3 == 0 ? rng() % k : rng() % std::min<size_t>(k, 3);
+        return all[k - 1 - back];
+      };
+      HloInstruction* inst;
+      if (rng() % 3 == 0) {
+        inst = b.Op(HloOpcode::kNegate, F32({}), {chained && last_negate ? all.back() : pick()});
+        last_negate = inst;
+      } else {
+        std::vector<HloInstruction*> operands;
+        for (size_t a = rng() % 4; a > 0; --a) operands.push_back(pick());
+        // In a chained computation, each instruction after a negate depends
+        // on the previous instruction, so the negates form a chain.
+        if (chained && last_negate != nullptr) operands.push_back(all.back());
+        inst = b.Op(HloOpcode::kAdd, F32({}), operands);
+      }
+      if (rng() % 8 == 0) all[rng() % k]->AddControlDependencyTo(inst);
+      all.push_back(inst);
+    }
+    if (seed % 5 == 4) all[1]->AppendOperand(all[n - 1 - rng() % 2]);  // climbs, maybe a cycle
+    std::vector<HloInstruction*> negates;
+    for (HloInstruction* inst : b.comp->instructions()) {
+      if (inst->opcode() == HloOpcode::kNegate) negates.push_back(inst);
+    }
+    std::vector<HloInstruction*> walked;
+    for (HloInstruction* inst : b.comp->MakeInstructionPostOrder()) {
+      if (inst->opcode() == HloOpcode::kNegate) walked.push_back(inst);
+    }
+    const bool chain = b.comp->IsDependencyChain(negates);
+    if (chain) {
+      EXPECT_EQ(walked, negates) << "seed " << seed;
+      ++chains;
+      const std::vector<const HloInstruction*> reference = ReferencePostOrder(*b.comp);
+      std::vector<const HloInstruction*> listed;
+      for (const HloInstruction* inst : b.comp->instructions()) listed.push_back(inst);
+      chains_out_of_post_order_elsewhere += negates.size() > 2 && listed != reference ? 1 : 0;
+    } else {
+      ++not_chains;
+    }
+    if (chained && !b.comp->FindCycle().has_value()) {
+      EXPECT_TRUE(chain) << "seed " << seed;
+    }
+  }
+  EXPECT_GE(chains, 150);
+  EXPECT_GE(not_chains, 150);
+  // The case it is for: the whole list is not the walk's order.
+  EXPECT_GE(chains_out_of_post_order_elsewhere, 30);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 #include "hilo/ir/hlo_computation.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 #include "absl/base/optimization.h"
@@ -221,6 +222,52 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
   }
 }
 
+bool HloComputation::IsDependencyChain(absl::Span<HloInstruction* const> chain) const {
+  if (chain.size() < 2) return true;
+  for (size_t k = 1; k < chain.size(); ++k) {
+    if (chain[k - 1]->parent_ != this || chain[k]->parent_ != this ||
+        chain[k - 1]->index_in_parent_ >= chain[k]->index_in_parent_) {
+      return false;
+    }
+  }
+  if (FindCycle().has_value()) return false;
+  // The search from chain[k] for chain[k - 1] only enters instructions
+  // listed after chain[k - 1]; an operand listed after its user (which
+  // could be in a later search's range) is marked too, which can only make
+  // a later search miss (then the caller walks), never find a path that is
+  // not there. So one mark each, never reset.
+  std::vector<uint8_t> seen(instructions_.size());
+  std::vector<const HloInstruction*> stack;
+  for (size_t k = 1; k < chain.size(); ++k) {
+    const HloInstruction* target = chain[k - 1];
+    const int32_t floor = target->index_in_parent_;
+    // Whether the search may enter `dep` (marking it), or found the target.
+    bool found = false;
+    auto enter = [&](const HloInstruction* dep) {
+      found |= dep == target;
+      const int32_t pos = dep->index_in_parent_;
+      if (pos <= floor || dep->parent_ != this || seen[pos] != 0) return false;
+      seen[pos] = 1;
+      return true;
+    };
+    stack.assign(1, chain[k]);
+    while (!found && !stack.empty()) {
+      const HloInstruction* inst = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* operand : inst->operands_.span()) {
+        if (enter(operand)) stack.push_back(operand);
+      }
+      if (const HloInstruction::Rare* rare = inst->rare_or_null(); rare != nullptr) {
+        for (const HloInstruction* pred : rare->control_predecessors) {
+          if (enter(pred)) stack.push_back(pred);
+        }
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
 std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
   if (CycleSearchAlwaysWalks()) return FindCycleByWalk();
   // The up-edges (user, dependency): to an instruction of this computation
@@ -436,12 +483,9 @@ absl::Status HloComputation::ReplaceInstruction(HloInstruction* old_instruction,
   }
   old_instruction->ReplaceAllUsesWithDifferentShape(new_instruction);
   absl::Status status = RemoveInstructionAndUnusedOperands(old_instruction);
-  // Once removed, the old instruction is dead: its metadata moves rather
-  // than being copied (a heap block per replacement).
-  if (status.ok() && new_instruction->metadata_.empty()) {
-    new_instruction->metadata_ = std::move(old_instruction->metadata_);
-  }
-  new_instruction->CopyMetadataIfAbsent(*old_instruction);
+  // Removed, the old instruction is dead (an error if not: it was not this
+  // computation's): what the new one lacks moves over.
+  new_instruction->TakeMetadataIfAbsent(*old_instruction);
   return status;
 }
 

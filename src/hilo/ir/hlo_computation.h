@@ -87,6 +87,15 @@ class HloComputation {
   // Visits instructions in exactly MakeInstructionPostOrder()'s order until
   // `visit` returns true (stop), without building the whole order first.
   void WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)> visit) const;
+  // Whether each of `chain` (instructions of this computation, in list
+  // order) depends on the one before it, through operands and control
+  // predecessors, in an acyclic computation: then every post order, the
+  // walk's included, lists them in this order, and a caller that only
+  // needs their order can read them in list order instead of walking.
+  // False when that is not shown so (the caller walks). Each search is
+  // bounded to the instructions listed between the two, so the searches
+  // together read each instruction at most once.
+  bool IsDependencyChain(absl::Span<HloInstruction* const> chain) const;
 
   // An edge that closes a cycle through operands and control predecessors:
   // `to` is an operand (or, if `control`, a control predecessor) of `from`

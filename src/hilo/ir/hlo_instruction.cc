@@ -467,10 +467,10 @@ bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
   return false;
 }
 
-void HloInstruction::CopyMetadataIfAbsent(const HloInstruction& other) {
-  if (metadata_.empty()) metadata_ = other.metadata_;
-  if (frontend_attributes().empty() && !other.frontend_attributes().empty()) {
-    set_frontend_attributes(other.frontend_attributes());
+void HloInstruction::TakeMetadataIfAbsent(HloInstruction& removed) {
+  if (metadata_.empty()) metadata_ = std::move(removed.metadata_);
+  if (frontend_attributes().empty() && !removed.frontend_attributes().empty()) {
+    set_frontend_attributes(removed.frontend_attributes());
   }
 }
 

@@ -362,9 +362,10 @@ class HloInstruction {
   uint32_t text_flags() const { return text_flags_; }
   void set_text_flags(uint32_t flags) { text_flags_ = flags & ((1u << kTextFlagBits) - 1); }
 
-  // Copies metadata and frontend attributes from `other` where this
-  // instruction has none (what XLA does when replacing an instruction).
-  void CopyMetadataIfAbsent(const HloInstruction& other);
+  // Takes metadata and frontend attributes from `removed` where this
+  // instruction has none (what XLA does when replacing an instruction). They
+  // move, not copy (a heap block each): `removed` is dead, and loses them.
+  void TakeMetadataIfAbsent(HloInstruction& removed);
 
   // True for the ops that carry replica groups and are
   // HloCollectiveInstruction subclasses in XLA (all-gather, all-gather-start,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
@@ -20,18 +21,41 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
   offered.fill(opcodes.empty());
   for (HloOpcode opcode : opcodes) offered[static_cast<uint8_t>(opcode)] = true;
   // As XLA's OpExpanderPass::Run: fusion computations are left alone.
+  // HILO_EXPANDER_LIST_ORDER=0: always walk the post order (the switch of
+  // the saving below, measured in docs/performance.md).
+  const bool list_order = !opcodes.empty() && !EnvSwitchIsZero("HILO_EXPANDER_LIST_ORDER");
+  std::vector<HloInstruction*> listed;
   for (HloComputation* computation : module->MakeNonfusionComputations()) {
     std::vector<HloInstruction*> matching;
     // Instructions added from here on have larger unique ids (the module
     // numbers them in order of addition).
     int64_t old_ids_end = 0;
-    computation->WalkPostOrderUntil([&](HloInstruction* inst) {
-      old_ids_end = std::max(old_ids_end, inst->unique_id() + 1);
-      if (offered[static_cast<uint8_t>(inst->opcode())] && InstructionMatchesPattern(inst)) {
-        matching.push_back(inst);
+    // The offered instructions in list order. When each depends on the one
+    // listed before it, the post order has them in list order too (its
+    // other instructions are never offered), so they are matched as listed
+    // and the walk is not needed: the same calls in the same order. A
+    // module of layers has its dots in such a chain.
+    listed.clear();
+    if (list_order) {
+      for (const std::unique_ptr<HloInstruction>& slot : computation->instruction_slots()) {
+        if (slot == nullptr) continue;
+        old_ids_end = std::max(old_ids_end, slot->unique_id() + 1);
+        if (offered[static_cast<uint8_t>(slot->opcode())]) listed.push_back(slot.get());
       }
-      return false;
-    });
+    }
+    if (list_order && computation->IsDependencyChain(listed)) {
+      for (HloInstruction* inst : listed) {
+        if (InstructionMatchesPattern(inst)) matching.push_back(inst);
+      }
+    } else {
+      computation->WalkPostOrderUntil([&](HloInstruction* inst) {
+        old_ids_end = std::max(old_ids_end, inst->unique_id() + 1);
+        if (offered[static_cast<uint8_t>(inst->opcode())] && InstructionMatchesPattern(inst)) {
+          matching.push_back(inst);
+        }
+        return false;
+      });
+    }
     old_ids_end_ = old_ids_end;
     bool computation_changed = false;
     for (HloInstruction* inst : matching) {
