@@ -138,16 +138,6 @@ class AttributeOrder {
   // Equal lists are the same interned list.
   bool operator==(const AttributeOrder& other) const { return list_ == other.list_; }
 
-  // Whether the list holds `interned` (a data() InternAttributeName
-  // returned), found by its address: no strlen per name, as comparing by
-  // text needs (the proto reader and writer ask this for every instruction).
-  bool ContainsInterned(const char* interned) const {
-    if (list_ == nullptr) return false;
-    for (const Name& name : list_->names) {
-      if (name.text == interned) return true;
-    }
-    return false;
-  }
   // The interned list itself (nullptr when empty): equal lists give the same
   // address, so what is made from a list can be kept once per address.
   const List* interned_list() const { return list_; }
