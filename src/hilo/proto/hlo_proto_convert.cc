@@ -2451,7 +2451,6 @@ class Decoder {
   bool hilo_written_ = false;
   uint32_t instruction_flags_ = kXlaStyle;
   std::vector<absl::string_view> attribute_names_;
-  const bool listed_by_index_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_INDEX");
   const bool listed_by_address_ = SwitchedOnByDefault("HILO_PROTO_LISTED_BY_ADDRESS");
   absl::flat_hash_map<int64_t, HloComputation*> comps_by_id_;
   // Every instruction, by name (unique in the module); handed to the module
@@ -2663,18 +2662,11 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
     *inst->mutable_attribute_order() = it->second;
     order_slots_.Store(BytesOf(h.attribute_order), it->second);
   }
-  // By the indices the order was made from (valid: checked above), whose
-  // names know their sizes (an AttributeOrder's names are C strings: their
-  // strlen for every instruction's checks was 2% of reading the 300k module;
-  // HILO_PROTO_LISTED_BY_INDEX=0: by the order's names).
+  // The order's names know their sizes, so this is as cheap as searching
+  // the indices the order was made from (HILO_PROTO_LISTED_BY_INDEX did that
+  // until the twentieth session: docs/performance.md).
   const AttributeOrder& order = inst->attribute_order();
-  auto listed = [&](absl::string_view name) {
-    if (!listed_by_index_) return std::find(order.begin(), order.end(), name) != order.end();
-    for (int32_t idx : h.attribute_order) {
-      if (attribute_names_[static_cast<size_t>(idx)] == name) return true;
-    }
-    return false;
-  };
+  auto listed = [&](absl::string_view name) { return std::find(order.begin(), order.end(), name) != order.end(); };
   // A ListedName: by the order's mask (HILO_PROTO_LISTED_BY_ADDRESS=0: each
   // as any name).
   uint32_t listed_mask = order.canonical();
