@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <sstream>
 #include <memory>
@@ -597,22 +598,30 @@ TEST(HloDCETest, LongDeadChainIsLinearAndStackSafe) {
   EXPECT_LT(dce.ChangeSummary().size(), 120u);
 }
 
-// Every corpus module that parses and verifies still verifies after dce,
-// prints to text that parses and verifies again (no dangling reference to a
-// removed computation or instruction), and a second dce finds nothing.
-TEST(HloDCETest, EveryValidCorpusModuleStaysValid) {
-  HILO_SKIP_WITHOUT_SHARED_DIR();
+// Calls `visit(text, file name)` for each module of the shared corpus's
+// valid set.
+void ForEachValidCorpusFile(
+    const std::function<void(const std::string&, const std::string&)>& visit) {
   const std::filesystem::path root = test::SharedDir() + "/corpus/valid";
   ASSERT_TRUE(std::filesystem::is_directory(root)) << root;
-  int64_t checked = 0, changed_modules = 0;
   for (const auto& file : std::filesystem::recursive_directory_iterator(root)) {
     if (!file.is_regular_file() || file.path().extension() != ".hlo") continue;
     std::ifstream in(file.path(), std::ios::binary);
     std::stringstream buffer;
     buffer << in.rdbuf();
-    const std::string name = file.path().filename().string();
-    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(buffer.str(), name);
-    if (!module.ok() || !VerifyHloModule(**module).ok()) continue;  // not dce's business
+    visit(buffer.str(), file.path().filename().string());
+  }
+}
+
+// Every corpus module that parses and verifies still verifies after dce,
+// prints to text that parses and verifies again (no dangling reference to a
+// removed computation or instruction), and a second dce finds nothing.
+TEST(HloDCETest, EveryValidCorpusModuleStaysValid) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
+  int64_t checked = 0, changed_modules = 0;
+  ForEachValidCorpusFile([&](const std::string& text, const std::string& name) {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, name);
+    if (!module.ok() || !VerifyHloModule(**module).ok()) return;  // not dce's business
     HloDCE dce;
     absl::StatusOr<bool> changed = dce.Run(module->get());
     ASSERT_TRUE(changed.ok()) << name << ": " << changed.status();
@@ -626,11 +635,91 @@ TEST(HloDCETest, EveryValidCorpusModuleStaysValid) {
     ASSERT_TRUE(again.ok()) << name;
     EXPECT_FALSE(*again) << name << ": a second dce still removed something";
     ++checked;
-  }
+  });
   // The corpus has 2,255 valid modules; nearly all verify, and dce has work
   // in a good share of them (XLA's tests keep unused instructions around).
   EXPECT_GT(checked, 2000);
   EXPECT_GT(changed_modules, 100);
+}
+
+// The reachability read from the callers noted during the sweep for dead
+// instructions (the default) gives what a second sweep of every reachable
+// computation gives (HILO_DCE_ONE_SWEEP=0): the same module text, the same
+// counts and summary, on every valid corpus module, and on a module where a
+// removed caller was the only way to its computations, nested.
+TEST(HloDCETest, OneSweepGivesTheSecondSweepsResult) {
+  struct Result {
+    std::string text;
+    int64_t instructions;
+    int64_t computations;
+    std::string summary;
+  };
+  auto run = [](const std::string& text, const std::string& name, bool one_sweep) {
+    if (one_sweep) {
+      unsetenv("HILO_DCE_ONE_SWEEP");
+    } else {
+      setenv("HILO_DCE_ONE_SWEEP", "0", 1);
+    }
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, name);
+    std::optional<Result> result;
+    if (module.ok() && VerifyHloModule(**module).ok()) {  // as above: dce's input is valid
+      HloDCE dce;
+      absl::StatusOr<bool> changed = dce.Run(module->get());
+      if (changed.ok()) {
+        result = Result{PrintHloModule(**module), dce.removed_instructions(),
+                        dce.removed_computations(), dce.ChangeSummary()};
+      }
+    }
+    unsetenv("HILO_DCE_ONE_SWEEP");
+    return result;
+  };
+  auto same = [&](const std::string& text, const std::string& name) {
+    const std::optional<Result> one = run(text, name, true);
+    const std::optional<Result> two = run(text, name, false);
+    EXPECT_EQ(one.has_value(), two.has_value()) << name;
+    if (!one.has_value() || !two.has_value()) return false;
+    EXPECT_EQ(one->text, two->text) << name;
+    EXPECT_EQ(one->instructions, two->instructions) << name;
+    EXPECT_EQ(one->computations, two->computations) << name;
+    EXPECT_EQ(one->summary, two->summary) << name;
+    return one->computations > 0;
+  };
+  // `outer` is reached only through the dead all-reduce, and reaches
+  // `inner` through a call of its own: both go with it; `kept` stays.
+  EXPECT_TRUE(same(R"(HloModule m
+
+inner {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+outer {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT c = f32[] call(x, y), to_apply=inner
+}
+
+kept {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y)
+}
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  dead = f32[4] all-reduce(p), to_apply=outer
+  ROOT live = f32[4] all-reduce(p), to_apply=kept
+}
+)", "nested"));
+  HILO_SKIP_WITHOUT_SHARED_DIR();
+  int64_t checked = 0, with_removed_computations = 0;
+  ForEachValidCorpusFile([&](const std::string& text, const std::string& name) {
+    with_removed_computations += same(text, name);
+    ++checked;
+  });
+  EXPECT_GT(checked, 2000);
+  EXPECT_GT(with_removed_computations, 0);
 }
 
 // --- OpExpanderPass ---------------------------------------------------------

@@ -150,6 +150,33 @@ Geometry ReadGeometry(const HloInstruction* ag) {
   return g;
 }
 
+// ReadGeometry, or the geometry it read last when `ag` shares that
+// all-gather's explicit, non-empty group list (the parser gives every list
+// written with the same text one shared, immutable contents, and a module's
+// all-gathers repeat one or two lists). For such a list ReadGeometry reads
+// the groups and nothing else, so the answer is the same; an empty or
+// non-explicit list also reads the module and is read every time. The kept
+// copy holds the shared contents alive, so their address can not be reused
+// by another list while it is the key. Per thread: the passes may run on
+// several modules at once.
+Geometry ReadGeometryOf(const HloInstruction* ag, bool memo_on) {
+  const std::optional<ReplicaGroups>& written = ag->replica_groups();
+  if (!memo_on || !written.has_value() || written->form() != ReplicaGroups::Form::kExplicit ||
+      written->explicit_groups().empty()) {
+    return ReadGeometry(ag);
+  }
+  struct Memo {
+    ReplicaGroups groups;  // empty: nothing kept yet (never a key: see above)
+    Geometry geometry;
+  };
+  thread_local Memo memo;
+  if (!written->SharesContentsWith(memo.groups)) {
+    memo.geometry = ReadGeometry(ag);
+    memo.groups = *written;
+  }
+  return memo.geometry;
+}
+
 bool ContractingDimInRange(const HloInstruction* operand, int64_t dim) {
   return dim >= 0 && dim < operand->shape().rank();
 }
@@ -414,7 +441,7 @@ void AnalyzeInto(HloInstruction* dot, const LoopedEinsumSettings& settings, bool
                           " does not divide, so W can not be reshaped to [elements/k, k]");
     });
   }
-  Geometry geometry = ReadGeometry(ag);
+  Geometry geometry = ReadGeometryOf(ag, settings.memo_geometry);
   if (!geometry.error.empty()) return fail([&] { return geometry.error; });
   plan.tp_degree = geometry.tp_degree;
   plan.num_groups = geometry.num_groups;

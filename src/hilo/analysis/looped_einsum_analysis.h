@@ -44,6 +44,11 @@ struct LoopedEinsumSettings {
   bool strict = false;  // refuse folds that are not exact
   // WeightInLHS/RHS also follow bitcast and copy (beyond the original).
   bool weight_chain_copy_bitcast = false;
+  // Speed only (the same plans either way): reuse the geometry read from
+  // the last explicit replica-group list when the next all-gather shares
+  // that list's contents. HILO_LOOPED_EINSUM_GEOMETRY_MEMO=0 turns it off
+  // (the switch of this saving, measured in docs/performance.md).
+  bool memo_geometry = true;
 };
 
 struct LoopedEinsumPlan {

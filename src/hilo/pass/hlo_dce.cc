@@ -1,11 +1,14 @@
 #include "hilo/pass/hlo_dce.h"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
@@ -24,12 +27,32 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
   removed_instructions_ = 0;
   removed_computations_ = 0;
   first_removed_.clear();
+  // The reachability below needs, of each computation, the live
+  // instructions that call computations. The sweep for dead instructions
+  // notes them as it goes (they are few: a layer's all-reduce and its
+  // `to_apply`), so the reachability reads those instead of sweeping every
+  // reachable computation's list a second time (the list of a large module
+  // is read from memory once instead of twice). HILO_DCE_ONE_SWEEP=0: the
+  // second sweep (the switch of this saving, measured in
+  // docs/performance.md).
+  const bool one_sweep = !EnvSwitchIsZero("HILO_DCE_ONE_SWEEP");
+  std::vector<const HloInstruction*> callers;
+  // Of each computation with callers: where its run of `callers` ends (it
+  // starts where the previous computation's ended).
+  absl::flat_hash_map<const HloComputation*, std::pair<size_t, size_t>> caller_runs;
 
   for (HloComputation* computation : module->computations()) {
     // The list read in place (nothing is removed until the sweep is done).
     std::vector<HloInstruction*> worklist;
+    const size_t callers_begin = callers.size();
     for (const std::unique_ptr<HloInstruction>& inst : computation->instruction_slots()) {
-      if (inst != nullptr && IsDead(inst.get())) worklist.push_back(inst.get());
+      if (inst == nullptr) continue;
+      if (one_sweep && !inst->called_computation_attributes().empty()) callers.push_back(inst.get());
+      // Most instructions have a user: that test first, inline.
+      if (inst->users().empty() && IsDead(inst.get())) worklist.push_back(inst.get());
+    }
+    if (callers.size() > callers_begin) {
+      caller_runs.emplace(computation, std::make_pair(callers_begin, callers.size()));
     }
     while (!worklist.empty()) {
       HloInstruction* inst = worklist.back();
@@ -54,18 +77,29 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
   if (entry != nullptr) {
     absl::flat_hash_set<const HloComputation*> reachable = {entry};
     std::vector<const HloComputation*> stack = {entry};
+    auto reach_from = [&](const HloInstruction& inst) {
+      for (const CalledComputationAttribute& attr : inst.called_computation_attributes()) {
+        for (const HloComputation* called : attr.computations) {
+          if (called != nullptr && reachable.insert(called).second) stack.push_back(called);
+        }
+      }
+    };
     while (!stack.empty()) {
       const HloComputation* computation = stack.back();
       stack.pop_back();
+      if (one_sweep) {
+        const auto run = caller_runs.find(computation);
+        if (run == caller_runs.end()) continue;
+        for (size_t i = run->second.first; i < run->second.second; ++i) {
+          // Removed by the sweep above: not live.
+          if (callers[i]->parent() == computation) reach_from(*callers[i]);
+        }
+        continue;
+      }
       // In place: no copy of the list, no vector of called computations per
       // instruction.
       for (const std::unique_ptr<HloInstruction>& inst : computation->instruction_slots()) {
-        if (inst == nullptr) continue;
-        for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
-          for (const HloComputation* called : attr.computations) {
-            if (called != nullptr && reachable.insert(called).second) stack.push_back(called);
-          }
-        }
+        if (inst != nullptr) reach_from(*inst);
       }
     }
     // Unreachable computations may call each other; removing them all at
