@@ -14,13 +14,16 @@
 // written to stdout, -o or --report unless every part of the input went
 // through. See docs/hilo-opt.md.
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -174,7 +177,12 @@ std::string ShiftErrorLine(absl::string_view message, absl::string_view display,
 // Verifies one module on a second thread. The thread is started before the
 // module exists (while the input is parsed) and waits for it: starting a
 // thread once the module is parsed cost 1.3-2.9 ms on a 2-core VM, a
-// twentieth of a 4 MB module's round trip.
+// twentieth of a 4 MB module's round trip. Meanwhile, when it checks ahead,
+// it runs the shape checks of the instructions the parser reports final
+// (ParseHloModule's `finished`) as they come, so that less of the
+// verification is left once the module is parsed (HloShapePrecheck;
+// HILO_VERIFY_AHEAD=0 turns it off: docs/performance.md, "twentieth
+// session: verifying while parsing").
 class BackgroundVerifier {
  public:
   BackgroundVerifier() = default;
@@ -182,20 +190,46 @@ class BackgroundVerifier {
   BackgroundVerifier& operator=(const BackgroundVerifier&) = delete;
   // A thread that never got a module ends without verifying anything.
   ~BackgroundVerifier() {
-    if (result_.valid() && !has_module_) module_.set_value(nullptr);
+    if (!result_.valid()) return;
+    if (check_ahead_) EndOfParse();
+    if (!has_module_) module_.set_value(nullptr);
   }
 
   // False if no thread could be started (then verify on this thread).
-  bool Start() {
+  // `check_ahead`: the parse will report instructions to Finished().
+  bool Start(bool check_ahead) {
+    check_ahead_ = check_ahead;
     try {
-      result_ = std::async(std::launch::async, [module = module_.get_future()]() mutable {
+      result_ = std::async(std::launch::async, [this, module = module_.get_future()]() mutable {
+        if (check_ahead_) CheckAhead();
         const HloModule* to_verify = module.get();
-        return to_verify == nullptr ? absl::OkStatus() : VerifyHloModule(*to_verify);
+        if (to_verify == nullptr) return absl::OkStatus();
+        return check_ahead_ ? VerifyHloModule(*to_verify, precheck_) : VerifyHloModule(*to_verify);
       });
     } catch (const std::system_error&) {
+      check_ahead_ = false;
       return false;
     }
     return true;
+  }
+  // ParseHloModule's `finished`, on the parsing thread: instructions go to
+  // the thread in batches (one lock and wake-up each), and the end of the
+  // parse (nullptr) waits until the thread checked all of them, since the
+  // parse frees the module after an error and the caller may change it.
+  void Finished(const HloInstruction* inst) {
+    if (inst == nullptr) {
+      EndOfParse();
+      return;
+    }
+    if (!HloShapePrecheck::MayCheckAhead(*inst)) return;
+    if (batch_.empty()) batch_.reserve(kBatch);
+    batch_.push_back(inst);
+    if (batch_.size() < kBatch) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::exchange(batch_, {}));
+    }
+    to_checker_.notify_one();
   }
   // Hands the module over (once, after Start()); it must stay alive until
   // Wait() returned or this object is destroyed.
@@ -208,9 +242,46 @@ class BackgroundVerifier {
   absl::Status Wait() { return result_.get(); }
 
  private:
+  static constexpr size_t kBatch = 1024;
+
+  void EndOfParse() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (parse_over_) return;
+    if (!batch_.empty()) queue_.push_back(std::exchange(batch_, {}));
+    parse_over_ = true;
+    to_checker_.notify_one();
+    to_parser_.wait(lock, [this] { return drained_; });
+  }
+
+  // On the thread, until the parse is over and every batch checked.
+  void CheckAhead() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      to_checker_.wait(lock, [this] { return !queue_.empty() || parse_over_; });
+      if (queue_.empty()) break;
+      std::vector<const HloInstruction*> batch = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      for (const HloInstruction* inst : batch) precheck_.Check(*inst);
+      lock.lock();
+    }
+    drained_ = true;
+    to_parser_.notify_one();
+  }
+
+  bool check_ahead_ = false;
+  std::vector<const HloInstruction*> batch_;  // the parsing thread's, not yet sent
+  std::mutex mutex_;                          // guards the three below
+  std::deque<std::vector<const HloInstruction*>> queue_;
+  bool parse_over_ = false;
+  bool drained_ = false;
+  std::condition_variable to_checker_;
+  std::condition_variable to_parser_;
+  HloShapePrecheck precheck_;  // the thread's
   std::promise<const HloModule*> module_;
-  std::future<absl::Status> result_;
   bool has_module_ = false;
+  // Last: destroyed first, which waits for the thread (that uses the above).
+  std::future<absl::Status> result_;
 };
 
 class Driver {
@@ -243,7 +314,14 @@ class Driver {
     // HILO_VERIFY_THREAD=0 verifies first, on this thread (to measure the
     // thread's gain: docs/performance.md).
     if (EnvSwitchIsZero("HILO_VERIFY_THREAD")) verify_while_printing_ = false;
-    if (verify_while_printing_) verify_while_printing_ = verifier_.Start();
+    // The thread also checks ahead while a text module is parsed, unless
+    // --replica-count or --num-partitions change what collectives' checks
+    // read after the parse.
+    check_ahead_ = verify_while_printing_ && input_format_ == ModuleFormat::kText &&
+                   !options_.replica_count.has_value() && !options_.num_partitions.has_value() &&
+                   !EnvSwitchIsZero("HILO_VERIFY_AHEAD");
+    if (verify_while_printing_) verify_while_printing_ = verifier_.Start(check_ahead_);
+    if (!verify_while_printing_) check_ahead_ = false;
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
     // written otherwise), straight to the output: no copy of the text.
@@ -334,7 +412,11 @@ class Driver {
       done_from = [this, part_offset](size_t offset) { input_.DropPagesFrom(part_offset + offset); };
     }
     if (input_format_ == ModuleFormat::kText) {
-      module = ParseTextModule(part.text, display_, done_before);
+      std::function<void(const HloInstruction*)> finished;
+      if (check_ahead_) {
+        finished = [this](const HloInstruction* inst) { verifier_.Finished(inst); };
+      }
+      module = ParseTextModule(part.text, display_, done_before, finished);
     } else {
       absl::StatusOr<LoadedModule> loaded =
           LoadModule(part.text, display_, input_format_ == ModuleFormat::kProto ? done_before : nullptr,
@@ -688,6 +770,7 @@ class Driver {
   InputBuffer input_;
   bool split_ = false;
   bool verify_while_printing_ = false;
+  bool check_ahead_ = false;  // the parse reports instructions to verifier_
   // The verification running beside the printing, when verify_while_printing_.
   BackgroundVerifier verifier_;
   const InputPart* part_ = nullptr;

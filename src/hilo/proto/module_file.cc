@@ -331,8 +331,10 @@ ModuleFormat DetectModuleFormat(absl::string_view bytes, absl::string_view filen
 
 absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
     absl::string_view bytes, absl::string_view filename,
-    const std::function<void(size_t)>& done_before) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(bytes, filename, done_before);
+    const std::function<void(size_t)>& done_before,
+    const std::function<void(const HloInstruction*)>& finished) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseHloModule(bytes, filename, done_before, finished);
   if (!module.ok() && LooksBinary(bytes)) {
     return absl::Status(module.status().code(),
                         absl::StrCat(module.status().message(),
