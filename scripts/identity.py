@@ -15,7 +15,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 binary, out = sys.argv[1], sys.argv[2]
-shared = sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(__file__), '..', '..', 'shared')
+# Resolved, so that the paths in error messages are the same from any checkout.
+shared = os.path.realpath(sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
 files = sorted(glob.glob(os.path.join(shared, 'corpus/valid/**/*.hlo'), recursive=True))[::7]
 files.append('/tmp/L170.hlo')
 pipeline = '--passes=neuron-collective-pipeline,dce'
