@@ -18,9 +18,11 @@
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/ir/instruction_arena.h"
+#include "hilo/ir/compact_string.h"
 #include "hilo/ir/instruction_name.h"
 #include "hilo/ir/pointer_list.h"
 #include "hilo/text/parser.h"
+#include "hilo/text/printer.h"
 
 namespace hilo {
 namespace {
@@ -379,6 +381,206 @@ TEST(CommonGroupTest, ACallsCalledListAloneIsSmall) {
   for (auto& call : calls) call->SetCalledComputations("to_apply", {add});
   const size_t per_call = (mallinfo2().uordblks - before) / kCalls;
   EXPECT_LE(per_call, 64u);
+}
+
+// A CompactString's text in an arena: read as any, replaced (the arena
+// block is not freed, a heap one is), moved, and empty again.
+TEST(CompactStringTest, TextInTheArena) {
+  InstructionArena arena;
+  CompactString text;
+  text.AssignInArena("op_name=\"model/layers.0/attn\"", arena);
+  EXPECT_EQ(text.view(), "op_name=\"model/layers.0/attn\"");
+  EXPECT_TRUE(InArena(arena, text.view().data()));
+  CompactString moved = std::move(text);
+  EXPECT_TRUE(text.empty());
+  EXPECT_EQ(moved.view(), "op_name=\"model/layers.0/attn\"");
+  CompactString copy = moved;  // a copy is the copy's own, on the heap
+  EXPECT_FALSE(InArena(arena, copy.view().data()));
+  moved.Assign("on the heap now");
+  EXPECT_EQ(moved.view(), "on the heap now");
+  moved.AssignInArena("back in the arena", arena);
+  EXPECT_EQ(moved.view(), "back in the arena");
+  moved.AssignInArena("", arena);
+  EXPECT_TRUE(moved.empty());
+  copy = std::move(moved);
+  EXPECT_TRUE(copy.empty());
+}
+
+// The parser's (and proto reader's) attribute groups: in the module's arena
+// (HloInstruction::MakeGroupsInArena), every attribute kept.
+constexpr absl::string_view kGroupsModule =
+    "HloModule m\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n"
+    "}\n"
+    "ENTRY e {\n"
+    "  x = f32[4,8]{1,0} parameter(0)\n"
+    "  ag = f32[8,8]{1,0} all-gather(x), channel_id=1, replica_groups={{0,1}}, dimensions={0}, "
+    "frontend_attributes={collective_type=\"AllGather\"}\n"
+    "  t = f32[8,8]{1,0} transpose(ag), dimensions={1,0}, "
+    "metadata={op_type=\"transpose\" op_name=\"model/layers.0/a_long_op_name\"}\n"
+    "  d = f32[8,8]{1,0} dot(t, ag), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  c = f32[] constant(0)\n"
+    "  r = f32[] reduce(d, c), dimensions={0,1}, to_apply=add\n"
+    "  k = f32[] call(r, r), to_apply=add\n"
+    "  cmp = pred[] compare(k, r), direction=LT\n"
+    "  ROOT cc = f32[8,8]{1,0} custom-call(d), custom_call_target=\"foo\", "
+    "backend_config=\"a config\"\n"
+    "}\n";
+
+TEST(ArenaGroupsTest, TheParsersGroupsLiveInTheArena) {
+  auto parsed = ParseHloModule(kGroupsModule);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  HloModule& module = **parsed;
+  const InstructionArena& arena = module.instruction_arena();
+  HloComputation* entry = module.entry_computation();
+  auto find = [&](absl::string_view name) {
+    for (HloInstruction* inst : entry->instructions()) {
+      if (inst->name() == name) return inst;
+    }
+    ADD_FAILURE() << name;
+    return static_cast<HloInstruction*>(nullptr);
+  };
+  const bool on = HloInstruction::ArenaGroupsEnabled();
+  const HloInstruction* ag = find("ag");
+  EXPECT_EQ(InArena(arena, &ag->replica_groups()), on);
+  EXPECT_EQ(InArena(arena, &ag->frontend_attributes()), on);
+  EXPECT_EQ(InArena(arena, &ag->dimensions()), on);
+  const HloInstruction* t = find("t");
+  EXPECT_EQ(InArena(arena, &t->dimensions()), on);
+  EXPECT_EQ(InArena(arena, t->metadata().data()), on);
+  EXPECT_EQ(InArena(arena, &find("d")->dot_dimension_numbers()), on);
+  EXPECT_EQ(InArena(arena, &find("r")->called_computation_attributes()), on);
+  EXPECT_EQ(InArena(arena, &find("k")->called_computation_attributes()), on);
+  EXPECT_EQ(InArena(arena, &find("cmp")->raw_attributes()), on);
+  EXPECT_EQ(InArena(arena, &find("cc")->custom_call_target()), on);
+  EXPECT_EQ(InArena(arena, &find("c")->literal_text()), on);
+  // Nothing lost.
+  EXPECT_EQ(PrintHloModule(module), PrintHloModule(**ParseHloModule(PrintHloModule(module))));
+  EXPECT_NE(PrintHloModule(module).find("op_name=\"model/layers.0/a_long_op_name\""),
+            std::string::npos);
+}
+
+// Attributes of arena groups set, changed, copied and removed; instructions
+// removed and the module destroyed (under AddressSanitizer a group freed
+// to the heap from the arena, or a heap group leaked, fails the test).
+TEST(ArenaGroupsTest, ArenaGroupsChangeAndDieLikeHeapOnes) {
+  auto parsed = ParseHloModule(kGroupsModule);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  std::unique_ptr<HloModule> module = *std::move(parsed);
+  HloComputation* entry = module->entry_computation();
+  HloComputation* add = module->GetComputationWithName("add");
+  HloInstruction* ag = nullptr;
+  HloInstruction* t = nullptr;
+  HloInstruction* k = nullptr;
+  HloInstruction* cmp = nullptr;
+  HloInstruction* d = nullptr;
+  for (HloInstruction* inst : entry->instructions()) {
+    if (inst->name() == "ag") ag = inst;
+    if (inst->name() == "t") t = inst;
+    if (inst->name() == "k") k = inst;
+    if (inst->name() == "cmp") cmp = inst;
+    if (inst->name() == "d") d = inst;
+  }
+  ASSERT_TRUE(ag != nullptr && t != nullptr && k != nullptr && cmp != nullptr && d != nullptr);
+  // Changed.
+  ag->set_dimensions({1});
+  EXPECT_EQ(ag->dimensions(), std::vector<int64_t>{1});
+  ag->mutable_frontend_attributes()->Set("stream_id", "3");
+  ag->mutable_frontend_attributes()->Set("zz_a_key_longer_than_sso", "a value longer than sso");
+  EXPECT_EQ(ag->frontend_attributes().size(), 3u);
+  ag->set_channel_id(7);
+  EXPECT_EQ(ag->channel_id(), 7);
+  d->mutable_dot_dimension_numbers()->lhs_batch_dimensions = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  // An arena text moves to another instruction of the module.
+  const std::string written(t->metadata());
+  k->TakeMetadataIfAbsent(*t);
+  EXPECT_EQ(k->metadata(), written);
+  EXPECT_TRUE(t->metadata().empty());
+  t->set_metadata("a new metadata text on the heap");
+  EXPECT_EQ(t->metadata(), "a new metadata text on the heap");
+  // The list alone moves into a (heap) group when the call gets a raw
+  // attribute: the arena list is destroyed, not freed.
+  k->SetRawAttribute("is_stable", "true");
+  EXPECT_EQ(k->to_apply(), add);
+  k->SetCalledComputations("to_apply", {add, add}, true);
+  EXPECT_EQ(k->called_computations("to_apply").size(), 2u);
+  // Removed.
+  EXPECT_TRUE(cmp->RemoveRawAttribute("direction"));
+  EXPECT_TRUE(ag->mutable_frontend_attributes()->Remove("collective_type"));
+  // Copied to an instruction on the heap.
+  auto copy = HloInstruction::Create(HloOpcode::kAllGather, ag->shape());
+  copy->set_frontend_attributes(ag->frontend_attributes());
+  copy->set_replica_groups(ag->replica_groups());
+  copy->set_dimensions(*ag->dimensions());
+  copy->TakeMetadataIfAbsent(*t);
+  EXPECT_EQ(copy->frontend_attributes(), ag->frontend_attributes());
+  EXPECT_EQ(copy->dimensions(), ag->dimensions());
+  EXPECT_EQ(copy->metadata(), "a new metadata text on the heap");
+  copy.reset();
+  // An arena instruction removed (its groups' destructors run), then the
+  // module destroyed.
+  ASSERT_TRUE(entry->RemoveInstruction(cmp).ok());
+  module.reset();
+}
+
+// A heap instruction given arena groups (MakeGroupsInArena), each group
+// made once: a second call and later setters use the same group.
+TEST(ArenaGroupsTest, MakeGroupsInArenaMakesEachGroupOnce) {
+  if (!HloInstruction::ArenaGroupsEnabled()) GTEST_SKIP() << "HILO_ARENA_GROUPS=0";
+  InstructionArena arena;
+  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+  auto inst = HloInstruction::Create(HloOpcode::kAllReduce, scalar);
+  inst->MakeGroupsInArena(arena, HloInstruction::kCollectiveGroup | HloInstruction::kRareGroup |
+                                     HloInstruction::kCalledList);
+  EXPECT_EQ(inst->attribute_groups(), HloInstruction::kCollectiveGroup | HloInstruction::kRareGroup);
+  const void* collective = &inst->channel_id();
+  const size_t used = arena.used_bytes();
+  inst->MakeGroupsInArena(arena, HloInstruction::kCollectiveGroup);
+  EXPECT_EQ(arena.used_bytes(), used);
+  inst->set_channel_id(5);
+  EXPECT_EQ(&inst->channel_id(), collective);
+  EXPECT_TRUE(InArena(arena, collective));
+  // The called list alone, then the whole group in the arena.
+  HloModule module("m");
+  HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));
+  inst->SetCalledComputations("to_apply", {add});
+  EXPECT_TRUE(InArena(arena, &inst->called_computation_attributes()));
+  inst->MakeGroupsInArena(arena, HloInstruction::kCommonGroup);
+  EXPECT_TRUE(InArena(arena, &inst->dimensions()));
+  EXPECT_EQ(inst->to_apply(), add);
+  inst->set_dimensions({0});
+  // The rare group's vectors and strings in an arena group.
+  auto other = HloInstruction::Create(HloOpcode::kNegate, scalar);
+  inst->AddControlDependencyTo(other.get());
+  inst->set_custom_call_target("a target longer than fifteen characters");
+  EXPECT_EQ(inst->control_successors().size(), 1u);
+  inst->DropAllControlDependencies();
+  other.reset();
+  inst.reset();  // before the arena
+}
+
+// HILO_ARENA_GROUPS=0: every group on the heap.
+TEST(ArenaGroupsDeathTest, TheSwitchKeepsGroupsOnTheHeap) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("HILO_ARENA_GROUPS", "0", 1);
+        auto parsed = ParseHloModule(kGroupsModule);
+        if (!parsed.ok()) std::exit(2);
+        bool on_heap = !HloInstruction::ArenaGroupsEnabled();
+        for (const HloInstruction* inst : (*parsed)->entry_computation()->instructions()) {
+          on_heap = on_heap &&
+                    !InArena((*parsed)->instruction_arena(), &inst->dimensions()) &&
+                    !InArena((*parsed)->instruction_arena(), &inst->called_computation_attributes()) &&
+                    (inst->metadata().empty() ||
+                     !InArena((*parsed)->instruction_arena(), inst->metadata().data()));
+        }
+        std::exit(on_heap ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

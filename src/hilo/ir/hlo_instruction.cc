@@ -347,32 +347,74 @@ void HloInstruction::DropAllControlDependencies() {
 // ---------------------------------------------------------------------------
 // Called computations
 
-HloInstruction::CommonGroup::~CommonGroup() {
-  if ((bits_ & kListAlone) != 0) {
-    delete reinterpret_cast<CalledAttributeList*>(bits_ - kListAlone);
+namespace {
+// `T` in `arena`'s memory, or on the heap without one.
+template <typename T>
+T* NewIn(InstructionArena* arena) {
+  if (arena == nullptr) return new T;
+  return new (arena->Allocate(sizeof(T), alignof(T))) T;
+}
+// Ends what NewIn made: its destructor, and its heap block unless it is
+// in an arena.
+template <typename T>
+void DeleteIn(T* object, bool in_arena) {
+  if (in_arena) {
+    object->~T();
   } else {
-    delete own_group();
+    delete object;
   }
 }
+}  // namespace
 
-CalledAttributeList& HloInstruction::CommonGroup::NewCalled() {
+void HloInstruction::CommonGroup::Destroy() {
+  if (bits_ == Absent()) return;
+  const bool in_arena = (bits_ & kInArena) != 0;
+  if ((bits_ & kListAlone) != 0) {
+    DeleteIn(reinterpret_cast<CalledAttributeList*>(bits_ & ~kTags), in_arena);
+  } else {
+    DeleteIn(reinterpret_cast<CommonAttributes*>(bits_ & ~kTags), in_arena);
+  }
+  bits_ = Absent();
+}
+
+CalledAttributeList& HloInstruction::CommonGroup::NewCalled(InstructionArena* arena) {
   // Read once per process.
   static const bool list_alone = !EnvSwitchIsZero("HILO_CALLED_LIST_ALONE");
-  if (!list_alone) return NewGroup().called;
-  auto* list = new CalledAttributeList;
-  bits_ = reinterpret_cast<uintptr_t>(list) | kListAlone;
+  if (!list_alone) return NewGroup(arena).called;
+  auto* list = NewIn<CalledAttributeList>(arena);
+  bits_ = reinterpret_cast<uintptr_t>(list) | kListAlone | (arena != nullptr ? kInArena : 0);
   return *list;
 }
 
-HloInstruction::CommonAttributes& HloInstruction::CommonGroup::NewGroup() {
-  auto* group = new CommonAttributes;
+HloInstruction::CommonAttributes& HloInstruction::CommonGroup::NewGroup(InstructionArena* arena) {
+  auto* group = NewIn<CommonAttributes>(arena);
   if ((bits_ & kListAlone) != 0) {
-    auto* list = reinterpret_cast<CalledAttributeList*>(bits_ - kListAlone);
-    group->called = std::move(*list);
-    delete list;
+    group->called = std::move(*reinterpret_cast<CalledAttributeList*>(bits_ & ~kTags));
+    Destroy();
   }
-  bits_ = reinterpret_cast<uintptr_t>(group);
+  bits_ = reinterpret_cast<uintptr_t>(group) | (arena != nullptr ? kInArena : 0);
   return *group;
+}
+
+bool HloInstruction::ArenaGroupsEnabled() {
+  static const bool enabled = !EnvSwitchIsZero("HILO_ARENA_GROUPS");
+  return enabled;
+}
+
+void HloInstruction::MakeGroupsInArena(InstructionArena& arena, uint32_t groups) {
+  if (!ArenaGroupsEnabled()) return;
+  if ((groups & (kCollectiveGroup | kDotGroup | kFrontendGroup | kRareGroup)) != 0) {
+    Uncommon& uncommon = Materialize(uncommon_, &arena);
+    if ((groups & kCollectiveGroup) != 0) Materialize(uncommon.collective, &arena);
+    if ((groups & kDotGroup) != 0) Materialize(uncommon.dot, &arena);
+    if ((groups & kFrontendGroup) != 0) Materialize(uncommon.frontend, &arena);
+    if ((groups & kRareGroup) != 0) Materialize(uncommon.rare, &arena);
+  }
+  if ((groups & kCommonGroup) != 0) {
+    if (common_.own_group() == nullptr) common_.NewGroupIn(arena);
+  } else if ((groups & kCalledList) != 0 && !common_.present()) {
+    common_.NewCalledIn(arena);
+  }
 }
 
 std::vector<HloComputation*> HloInstruction::called_computations() const {
@@ -396,7 +438,7 @@ HloComputation* HloInstruction::called_computation(absl::string_view name) const
 }
 
 void HloInstruction::SetCalledComputations(absl::string_view name,
-                                           std::vector<HloComputation*> computations,
+                                           absl::Span<HloComputation* const> computations,
                                            bool braced) {
   CalledAttributeList& called = common_.MutableCalled();
   for (auto& attr : called) {

@@ -217,8 +217,9 @@ class HloInstruction {
   HloComputation* while_condition() const { return called_computation("condition"); }
   HloComputation* while_body() const { return called_computation("body"); }
   // Sets (or adds) attribute `name` to the given computations.
-  void SetCalledComputations(absl::string_view name, std::vector<HloComputation*> computations,
-                             bool braced = false);
+  // (A span: the parser's list costs it no heap block.)
+  void SetCalledComputations(absl::string_view name,
+                             absl::Span<HloComputation* const> computations, bool braced = false);
 
   // --- Typed attributes ----------------------------------------------------
   // parameter(N)
@@ -301,6 +302,15 @@ class HloInstruction {
   // `metadata={...}`: the text between the braces, verbatim; empty if absent.
   absl::string_view metadata() const { return metadata_.view(); }
   void set_metadata(absl::string_view m) { metadata_.Assign(m); }
+  // The loaders' set_metadata: the text in the module's arena (when
+  // ArenaGroupsEnabled(); compact_string.h).
+  void SetMetadataInArena(absl::string_view m, InstructionArena& arena) {
+    if (ArenaGroupsEnabled()) {
+      metadata_.AssignInArena(m, arena);
+    } else {
+      metadata_.Assign(m);
+    }
+  }
   // `sharding=...`: the value text verbatim; empty if absent.
   const std::string& sharding() const { return rare().sharding; }
   void set_sharding(std::string s) { mutable_rare().sharding = std::move(s); }
@@ -345,6 +355,24 @@ class HloInstruction {
            (uncommon_->frontend != nullptr ? kFrontendGroup : 0u) |
            (uncommon_->rare != nullptr ? kRareGroup : 0u);
   }
+  // For MakeGroupsInArena only: the common group (dimensions, called
+  // computations, raw attributes), and the called computations alone (the
+  // list a call's `to_apply` gets; the whole group when the list alone is
+  // switched off, HILO_CALLED_LIST_ALONE=0).
+  static constexpr uint32_t kCommonGroup = 16;
+  static constexpr uint32_t kCalledList = 32;
+  // Makes the groups `groups` (bits above) the instruction does not have
+  // yet, in `arena`'s memory instead of a heap block each: the loaders
+  // (parser, proto reader) call it before setting an attribute of a group,
+  // for an instruction of the module that owns `arena`. Only their
+  // memory: setting, changing and removing attributes, and deleting the
+  // instruction, work as for a group on the heap (the group's destructor
+  // runs; the arena keeps the memory until the module dies). Switch:
+  // HILO_ARENA_GROUPS=0 leaves every group on the heap (docs/performance.md,
+  // "twentieth session").
+  void MakeGroupsInArena(InstructionArena& arena, uint32_t groups);
+  // Whether the loaders put groups in the arena (HILO_ARENA_GROUPS). Read once.
+  static bool ArenaGroupsEnabled();
 
   // Fields of the XLA proto this instruction was read from that hilo does
   // not model, serialized (an HloInstructionProto holding only them); empty
@@ -430,22 +458,23 @@ class HloInstruction {
     CommonGroup() = default;
     CommonGroup(const CommonGroup&) = delete;
     CommonGroup& operator=(const CommonGroup&) = delete;
-    ~CommonGroup();
+    ~CommonGroup() { Destroy(); }
     // Empty when the instruction has no common attribute.
     ABSL_ATTRIBUTE_ALWAYS_INLINE const CalledAttributeList& called() const {
       return (bits_ & kListAlone) != 0
-                 ? *reinterpret_cast<const CalledAttributeList*>(bits_ - kListAlone)
-                 : reinterpret_cast<const CommonAttributes*>(bits_)->called;
+                 ? *reinterpret_cast<const CalledAttributeList*>(bits_ & ~kTags)
+                 : reinterpret_cast<const CommonAttributes*>(bits_ & ~kTags)->called;
     }
     // Every attribute at its default unless the whole group is there.
     ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& group() const {
       return (bits_ & kListAlone) != 0 ? Default<CommonAttributes>()
-                                       : *reinterpret_cast<const CommonAttributes*>(bits_);
+                                       : *reinterpret_cast<const CommonAttributes*>(bits_ & ~kTags);
     }
     // nullptr unless the instruction has the whole group.
     CommonAttributes* own_group() const {
-      return (bits_ & kListAlone) != 0 || bits_ == Absent() ? nullptr
-                                                            : reinterpret_cast<CommonAttributes*>(bits_);
+      return (bits_ & kListAlone) != 0 || bits_ == Absent()
+                 ? nullptr
+                 : reinterpret_cast<CommonAttributes*>(bits_ & ~kTags);
     }
     CalledAttributeList& MutableCalled() {
       return bits_ != Absent() ? const_cast<CalledAttributeList&>(called()) : NewCalled();
@@ -454,19 +483,73 @@ class HloInstruction {
       CommonAttributes* existing = own_group();
       return existing != nullptr ? *existing : NewGroup();
     }
+    // Whether the instruction has the list alone or the group.
+    bool present() const { return bits_ != Absent(); }
+    // As MutableCalled / MutableGroup on an instruction without the list or
+    // the group (for the group, or with the list alone), in `arena`.
+    void NewCalledIn(InstructionArena& arena) { NewCalled(&arena); }
+    void NewGroupIn(InstructionArena& arena) { NewGroup(&arena); }
 
    private:
-    CalledAttributeList& NewCalled();
+    CalledAttributeList& NewCalled(InstructionArena* arena = nullptr);
     // The group, with the list alone moved into it if there was one.
-    CommonAttributes& NewGroup();
+    CommonAttributes& NewGroup(InstructionArena* arena = nullptr);
+    // Runs the destructor of the list alone or the group, and frees it
+    // unless it is in an arena.
+    void Destroy();
     // An absent group points to the default one (never written through):
     // reading an attribute then tests one bit, not the bit and null.
     static uintptr_t Absent() { return reinterpret_cast<uintptr_t>(&Default<CommonAttributes>()); }
 
     static constexpr uintptr_t kListAlone = 1;
+    // The list alone or the group is in the module's arena (MakeGroupsInArena).
+    static constexpr uintptr_t kInArena = 2;
+    static constexpr uintptr_t kTags = kListAlone | kInArena;
     uintptr_t bits_ = Absent();
   };
   class UserIndex;
+  // An owning pointer to an attribute group, on the heap or in the module's
+  // arena (MakeGroupsInArena; bit 0 set): the group's destructor runs
+  // either way, only a heap group's memory is freed. As small as
+  // std::unique_ptr (8 bytes).
+  template <typename T>
+  class GroupPtr {
+   public:
+    GroupPtr() = default;
+    GroupPtr(const GroupPtr&) = delete;
+    GroupPtr& operator=(const GroupPtr&) = delete;
+    ~GroupPtr() { reset(); }
+    T* get() const { return reinterpret_cast<T*>(bits_ & ~kInArena); }
+    T& operator*() const { return *get(); }
+    T* operator->() const { return get(); }
+    bool operator==(std::nullptr_t) const { return bits_ == 0; }
+    // A new group (there was none), on the heap or, given one, in `arena`.
+    T& Make(InstructionArena* arena) {
+      static_assert(alignof(T) >= 2 && alignof(T) <= InstructionArena::kMaxAlignment);
+      if (arena == nullptr) {
+        T* group = new T();
+        bits_ = reinterpret_cast<uintptr_t>(group);
+        return *group;
+      }
+      T* group = new (arena->Allocate(sizeof(T), alignof(T))) T();
+      bits_ = reinterpret_cast<uintptr_t>(group) | kInArena;
+      return *group;
+    }
+    void reset() {
+      T* group = get();
+      if (group == nullptr) return;
+      if ((bits_ & kInArena) != 0) {
+        group->~T();
+      } else {
+        delete group;
+      }
+      bits_ = 0;
+    }
+
+   private:
+    static constexpr uintptr_t kInArena = 1;
+    uintptr_t bits_ = 0;
+  };
   struct UserIndexDeleter {
     void operator()(UserIndex* index) const;
   };
@@ -488,10 +571,10 @@ class HloInstruction {
   // The groups few instructions have, behind one pointer: a collective's,
   // a dot's, frontend attributes, and the rest.
   struct Uncommon {
-    std::unique_ptr<CollectiveAttributes> collective;
-    std::unique_ptr<DotDimensionNumbers> dot;
-    std::unique_ptr<FrontendAttributes> frontend;
-    std::unique_ptr<Rare> rare;
+    GroupPtr<CollectiveAttributes> collective;
+    GroupPtr<DotDimensionNumbers> dot;
+    GroupPtr<FrontendAttributes> frontend;
+    GroupPtr<Rare> rare;
   };
   // The value of an absent group: every attribute at its default. A static
   // member (initialized before main, never destroyed), not a function's
@@ -526,20 +609,19 @@ class HloInstruction {
     }
   }
   template <typename T>
-  ABSL_ATTRIBUTE_ALWAYS_INLINE static const T& OrDefault(const std::unique_ptr<T>& group) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static const T& OrDefault(const GroupPtr<T>& group) {
     return group != nullptr ? *group : Default<T>();
   }
   template <typename T>
-  static T& Materialize(std::unique_ptr<T>& group) {
-    if (group == nullptr) group = std::make_unique<T>();
-    return *group;
+  static T& Materialize(GroupPtr<T>& group, InstructionArena* arena = nullptr) {
+    return group != nullptr ? *group : group.Make(arena);
   }
   template <typename T>
-  ABSL_ATTRIBUTE_ALWAYS_INLINE const T& Group(std::unique_ptr<T> Uncommon::*group) const {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const T& Group(GroupPtr<T> Uncommon::*group) const {
     return uncommon_ != nullptr ? OrDefault((*uncommon_).*group) : Default<T>();
   }
   template <typename T>
-  T& MutableGroup(std::unique_ptr<T> Uncommon::*group) {
+  T& MutableGroup(GroupPtr<T> Uncommon::*group) {
     return Materialize(Materialize(uncommon_).*group);
   }
   ABSL_ATTRIBUTE_ALWAYS_INLINE const CollectiveAttributes& collective() const {
@@ -577,7 +659,7 @@ class HloInstruction {
   CompactString metadata_;
   AttributeOrder attribute_order_;
   CommonGroup common_;
-  std::unique_ptr<Uncommon> uncommon_;
+  GroupPtr<Uncommon> uncommon_;
 };
 
 // An instruction of a parsed module is most of the module's memory (docs/
