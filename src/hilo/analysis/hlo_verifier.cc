@@ -301,8 +301,12 @@ class NameHashSet {
 // generated model repeats the same all-gathers, dots and reshapes on the
 // same shapes, which the parser gives one shared Shape object each. Valid
 // for one verifier run: nothing changes the module meanwhile, and an entry
-// holds its replica groups alive, so no address is reused. 64 slots,
-// direct-mapped: a module of all-different instructions only misses.
+// holds its replica groups alive, so no address is reused. 64 slots in 16
+// sets of 4, the newest first: a module of all-different instructions only
+// misses. Not direct-mapped: a generated layer has 12 keys, and which of
+// them share one of 64 slots depends on where the shapes happen to lie (a
+// collision 64% of the time), so one build checked thousands of shapes more
+// than another of the same source (twentieth session, docs/performance.md).
 // HILO_VERIFY_SHAPE_MEMO=0: every instruction checked.
 class ShapeMemo {
  public:
@@ -312,16 +316,25 @@ class ShapeMemo {
     static const bool on = !EnvSwitchIsZero("HILO_VERIFY_SHAPE_MEMO");
     remember_ = on && KeyOf(inst, &key_);
     if (!remember_) return false;
-    slot_ = &slots_[Hash(key_) % slots_.size()];
-    return slot_->used && slot_->key == key_ &&
-           (!key_.has_groups || slot_->groups.SharesContentsWith(*inst.replica_groups()));
+    set_ = &slots_[Hash(key_) % kSets * kWays];
+    for (size_t way = 0; way < kWays; ++way) {
+      const Slot& slot = set_[way];
+      if (!slot.used) return false;
+      if (slot.key == key_ &&
+          (!key_.has_groups || slot.groups.SharesContentsWith(*inst.replica_groups()))) {
+        return true;
+      }
+    }
+    return false;
   }
-  // Records that the check of the instruction last given to Seen() passed.
+  // Records that the check of the instruction last given to Seen() passed
+  // (it was not seen): first in its set, the set's oldest dropped.
   void Remember(const HloInstruction& inst) {
     if (!remember_) return;
-    slot_->used = true;
-    slot_->key = key_;
-    slot_->groups = key_.has_groups ? *inst.replica_groups() : ReplicaGroups();
+    std::rotate(set_, set_ + kWays - 1, set_ + kWays);
+    set_->used = true;
+    set_->key = key_;
+    set_->groups = key_.has_groups ? *inst.replica_groups() : ReplicaGroups();
   }
 
  private:
@@ -413,10 +426,11 @@ class ShapeMemo {
     return static_cast<size_t>(h >> 40);
   }
 
-  std::array<Slot, 64> slots_;
+  static constexpr size_t kSets = 16, kWays = 4;
+  std::array<Slot, kSets * kWays> slots_;
   Key key_;  // of the instruction last given to Seen()
   bool remember_ = false;
-  Slot* slot_ = nullptr;
+  Slot* set_ = nullptr;  // the first of the set key_ falls in
 };
 
 class Verifier {
