@@ -21,6 +21,8 @@
 #include "hilo/ir/compact_string.h"
 #include "hilo/ir/instruction_name.h"
 #include "hilo/ir/pointer_list.h"
+#include "hilo/proto/hlo_proto_convert.h"
+#include "hilo/proto/wire_split.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
 
@@ -407,7 +409,7 @@ TEST(CompactStringTest, TextInTheArena) {
 }
 
 // The parser's (and proto reader's) attribute groups: in the module's arena
-// (HloInstruction::MakeGroupsInArena), every attribute kept.
+// (HloInstruction::GroupArena), every attribute kept.
 constexpr absl::string_view kGroupsModule =
     "HloModule m\n"
     "add {\n"
@@ -526,40 +528,110 @@ TEST(ArenaGroupsTest, ArenaGroupsChangeAndDieLikeHeapOnes) {
   module.reset();
 }
 
-// A heap instruction given arena groups (MakeGroupsInArena), each group
-// made once: a second call and later setters use the same group.
-TEST(ArenaGroupsTest, MakeGroupsInArenaMakesEachGroupOnce) {
+// While a module is loaded (BeginBulkLoad to EndBulkLoad), an ordinary
+// setter on one of its arena instructions makes the group in the module's
+// arena, with no call of its own (HloInstruction::GroupArena), each group
+// once; after the load (a pass) new groups go to the heap and arena groups
+// change in place. Under AddressSanitizer an arena group freed to the heap,
+// or a heap group leaked, fails the test.
+TEST(ArenaGroupsTest, SettersOfALoadedInstructionUseTheArena) {
   if (!HloInstruction::ArenaGroupsEnabled()) GTEST_SKIP() << "HILO_ARENA_GROUPS=0";
-  InstructionArena arena;
-  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
-  auto inst = HloInstruction::Create(HloOpcode::kAllReduce, scalar);
-  inst->MakeGroupsInArena(arena, HloInstruction::kCollectiveGroup | HloInstruction::kRareGroup |
-                                     HloInstruction::kCalledList);
-  EXPECT_EQ(inst->attribute_groups(), HloInstruction::kCollectiveGroup | HloInstruction::kRareGroup);
-  const void* collective = &inst->channel_id();
-  const size_t used = arena.used_bytes();
-  inst->MakeGroupsInArena(arena, HloInstruction::kCollectiveGroup);
-  EXPECT_EQ(arena.used_bytes(), used);
-  inst->set_channel_id(5);
-  EXPECT_EQ(&inst->channel_id(), collective);
-  EXPECT_TRUE(InArena(arena, collective));
-  // The called list alone, then the whole group in the arena.
   HloModule module("m");
+  InstructionArena& arena = module.instruction_arena();
   HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));
-  inst->SetCalledComputations("to_apply", {add});
-  EXPECT_TRUE(InArena(arena, &inst->called_computation_attributes()));
-  inst->MakeGroupsInArena(arena, HloInstruction::kCommonGroup);
-  EXPECT_TRUE(InArena(arena, &inst->dimensions()));
-  EXPECT_EQ(inst->to_apply(), add);
-  inst->set_dimensions({0});
-  // The rare group's vectors and strings in an arena group.
-  auto other = HloInstruction::Create(HloOpcode::kNegate, scalar);
-  inst->AddControlDependencyTo(other.get());
-  inst->set_custom_call_target("a target longer than fifteen characters");
-  EXPECT_EQ(inst->control_successors().size(), 1u);
-  inst->DropAllControlDependencies();
-  other.reset();
-  inst.reset();  // before the arena
+  const SharedShape scalar(Shape::MakeArray(PrimitiveType::F32, {}));
+  module.BeginBulkLoad();
+  EXPECT_EQ(InstructionArena::Loading(), &arena);
+  std::unique_ptr<HloInstruction> ar =
+      HloInstruction::CreateInArena(arena, HloOpcode::kAllReduce, scalar, "ar");
+  ar->set_channel_id(5);
+  ar->SetCalledComputations("to_apply", {add});
+  ar->set_custom_call_target("a target longer than fifteen characters");
+  ar->mutable_frontend_attributes()->Set("collective_type", "AllReduce");
+  ar->set_metadata("op_name=\"model/layers.0/a_long_op_name\"");
+  EXPECT_TRUE(InArena(arena, &ar->channel_id()));
+  EXPECT_TRUE(InArena(arena, &ar->called_computation_attributes()));
+  EXPECT_TRUE(InArena(arena, &ar->custom_call_target()));
+  EXPECT_TRUE(InArena(arena, &ar->frontend_attributes()));
+  EXPECT_TRUE(InArena(arena, ar->metadata().data()));
+  // Each group made once: a second setter of a group uses it.
+  const void* collective = &ar->channel_id();
+  const size_t used = arena.used_bytes();
+  ar->set_use_global_device_ids(true);
+  ar->set_api_version(2);
+  EXPECT_EQ(arena.used_bytes(), used);
+  EXPECT_EQ(&ar->channel_id(), collective);
+  // The called list alone moves into the whole group, in the arena too.
+  ar->set_dimensions({0});
+  EXPECT_TRUE(InArena(arena, &ar->dimensions()));
+  EXPECT_EQ(ar->to_apply(), add);
+  // A heap instruction's groups stay on the heap while loading.
+  std::unique_ptr<HloInstruction> heap = HloInstruction::Create(HloOpcode::kAllReduce, scalar);
+  heap->set_channel_id(1);
+  heap->set_metadata("op_name=\"a heap text\"");
+  EXPECT_FALSE(InArena(arena, &heap->channel_id()));
+  EXPECT_FALSE(InArena(arena, heap->metadata().data()));
+  module.EndBulkLoad();
+  EXPECT_EQ(InstructionArena::Loading(), nullptr);
+
+  // After the load: a new group on the heap, an arena group changed in place.
+  ar->mutable_dot_dimension_numbers()->lhs_batch_dimensions = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_FALSE(InArena(arena, &ar->dot_dimension_numbers()));
+  ar->set_channel_id(7);
+  EXPECT_EQ(ar->channel_id(), 7);
+  EXPECT_EQ(&ar->channel_id(), collective);
+  ar->mutable_frontend_attributes()->Set("zz_a_key_longer_than_sso", "a value longer than sso");
+  EXPECT_EQ(ar->frontend_attributes().size(), 2u);
+  ar->set_metadata("a new metadata text on the heap");
+  EXPECT_FALSE(InArena(arena, ar->metadata().data()));
+  ar->AddControlDependencyTo(heap.get());  // vectors of the arena's rare group
+  EXPECT_EQ(ar->control_successors().size(), 1u);
+  ar->DropAllControlDependencies();
+  heap.reset();
+  ar.reset();  // before the arena
+}
+
+// A loader that fails half-way leaves no loading arena behind (the
+// module's destructor clears it): the next instruction's groups would go to
+// a dead arena (AddressSanitizer: use after free).
+TEST(ArenaGroupsTest, AFailedLoadLeavesNoLoadingArena) {
+  auto bad = ParseHloModule("HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n"
+                            "  y = f32[] negate(x), channel_id=3\n  ROOT z = f32[] bogus(y)\n}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(InstructionArena::Loading(), nullptr);
+  auto good = ParseHloModule(kGroupsModule);
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(InstructionArena::Loading(), nullptr);
+  // A pass's change of a parsed instruction after the load: on the heap.
+  HloInstruction* root = (*good)->entry_computation()->root_instruction();
+  root->set_channel_id(9);
+  EXPECT_FALSE(InArena((*good)->instruction_arena(), &root->channel_id()));
+}
+
+// The proto reader's groups: in the arena through the same setters.
+TEST(ArenaGroupsTest, TheProtoReadersGroupsLiveInTheArena) {
+  auto parsed = ParseHloModule(kGroupsModule);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<std::string> bytes = HloModuleToBytes(**parsed);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  auto read = HloModuleFromBytes(*bytes, DefaultProtoRecursionBudget());
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(InstructionArena::Loading(), nullptr);
+  const bool on = HloInstruction::ArenaGroupsEnabled();
+  const InstructionArena& arena = (*read)->instruction_arena();
+  for (const HloInstruction* inst : (*read)->entry_computation()->instructions()) {
+    if (inst->name() == "ag") {
+      EXPECT_EQ(InArena(arena, &inst->frontend_attributes()), on);
+      EXPECT_EQ(InArena(arena, &inst->dimensions()), on);
+    }
+    if (inst->name() == "d") {
+      EXPECT_EQ(InArena(arena, &inst->dot_dimension_numbers()), on);
+    }
+    if (inst->name() == "t") {
+      EXPECT_EQ(InArena(arena, inst->metadata().data()), on);
+    }
+  }
+  EXPECT_EQ(PrintHloModule(**read), PrintHloModule(**parsed));
 }
 
 // HILO_ARENA_GROUPS=0: every group on the heap.

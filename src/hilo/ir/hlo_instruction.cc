@@ -401,19 +401,16 @@ bool HloInstruction::ArenaGroupsEnabled() {
   return enabled;
 }
 
-void HloInstruction::MakeGroupsInArena(InstructionArena& arena, uint32_t groups) {
-  if (!ArenaGroupsEnabled()) return;
-  if ((groups & (kCollectiveGroup | kDotGroup | kFrontendGroup | kRareGroup)) != 0) {
-    Uncommon& uncommon = Materialize(uncommon_, &arena);
-    if ((groups & kCollectiveGroup) != 0) Materialize(uncommon.collective, &arena);
-    if ((groups & kDotGroup) != 0) Materialize(uncommon.dot, &arena);
-    if ((groups & kFrontendGroup) != 0) Materialize(uncommon.frontend, &arena);
-    if ((groups & kRareGroup) != 0) Materialize(uncommon.rare, &arena);
-  }
-  if ((groups & kCommonGroup) != 0) {
-    if (common_.own_group() == nullptr) common_.NewGroupIn(arena);
-  } else if ((groups & kCalledList) != 0 && !common_.present()) {
-    common_.NewCalledIn(arena);
+InstructionArena* HloInstruction::GroupArena() const {
+  return in_arena_ ? InstructionArena::Loading() : nullptr;
+}
+
+void HloInstruction::set_metadata(absl::string_view m) {
+  InstructionArena* arena = GroupArena();
+  if (arena != nullptr) {
+    metadata_.AssignInArena(m, *arena);
+  } else {
+    metadata_.Assign(m);
   }
 }
 
@@ -440,7 +437,7 @@ HloComputation* HloInstruction::called_computation(absl::string_view name) const
 void HloInstruction::SetCalledComputations(absl::string_view name,
                                            absl::Span<HloComputation* const> computations,
                                            bool braced) {
-  CalledAttributeList& called = common_.MutableCalled();
+  CalledAttributeList& called = common_.MutableCalled(*this);
   for (auto& attr : called) {
     if (attr.name == name) {
       attr.computations.assign(computations.begin(), computations.end());
@@ -486,7 +483,7 @@ const std::string* HloInstruction::raw_attribute(absl::string_view name) const {
 }
 
 void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) {
-  std::vector<RawAttribute>& raw = common_.MutableGroup().raw;
+  std::vector<RawAttribute>& raw = common_.MutableGroup(*this).raw;
   for (auto& attr : raw) {
     if (attr.name == name) {
       attr.value = std::move(value);

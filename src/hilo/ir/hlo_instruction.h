@@ -206,7 +206,9 @@ class HloInstruction {
   const CalledAttributeList& called_computation_attributes() const {
     return common_.called();
   }
-  CalledAttributeList* mutable_called_computation_attributes() { return &common_.MutableCalled(); }
+  CalledAttributeList* mutable_called_computation_attributes() {
+    return &common_.MutableCalled(*this);
+  }
   // Every called computation, in attribute order.
   std::vector<HloComputation*> called_computations() const;
   // The computations of attribute `name`, or an empty span.
@@ -236,7 +238,7 @@ class HloInstruction {
   // `dimensions={...}` (broadcast, transpose, reduce, all-gather, ...).
   const std::optional<std::vector<int64_t>>& dimensions() const { return common().dimensions; }
   void set_dimensions(std::vector<int64_t> dims) {
-    common_.MutableGroup().dimensions = std::move(dims);
+    common_.MutableGroup(*this).dimensions = std::move(dims);
   }
   // all-gather / reduce-scatter / all-to-all: dimensions()[0], or -1.
   int64_t collective_dimension() const;
@@ -301,16 +303,9 @@ class HloInstruction {
   }
   // `metadata={...}`: the text between the braces, verbatim; empty if absent.
   absl::string_view metadata() const { return metadata_.view(); }
-  void set_metadata(absl::string_view m) { metadata_.Assign(m); }
-  // The loaders' set_metadata: the text in the module's arena (when
-  // ArenaGroupsEnabled(); compact_string.h).
-  void SetMetadataInArena(absl::string_view m, InstructionArena& arena) {
-    if (ArenaGroupsEnabled()) {
-      metadata_.AssignInArena(m, arena);
-    } else {
-      metadata_.Assign(m);
-    }
-  }
+  // While the module is loaded, the text goes to its arena (as a group
+  // does, GroupArena()).
+  void set_metadata(absl::string_view m);
   // `sharding=...`: the value text verbatim; empty if absent.
   const std::string& sharding() const { return rare().sharding; }
   void set_sharding(std::string s) { mutable_rare().sharding = std::move(s); }
@@ -321,7 +316,7 @@ class HloInstruction {
 
   // Attributes that are not typed, in the order written.
   const std::vector<RawAttribute>& raw_attributes() const { return common().raw; }
-  std::vector<RawAttribute>* mutable_raw_attributes() { return &common_.MutableGroup().raw; }
+  std::vector<RawAttribute>* mutable_raw_attributes() { return &common_.MutableGroup(*this).raw; }
   // The verbatim value of raw attribute `name`, or nullptr.
   const std::string* raw_attribute(absl::string_view name) const;
   void SetRawAttribute(absl::string_view name, std::string value);
@@ -355,23 +350,8 @@ class HloInstruction {
            (uncommon_->frontend != nullptr ? kFrontendGroup : 0u) |
            (uncommon_->rare != nullptr ? kRareGroup : 0u);
   }
-  // For MakeGroupsInArena only: the common group (dimensions, called
-  // computations, raw attributes), and the called computations alone (the
-  // list a call's `to_apply` gets; the whole group when the list alone is
-  // switched off, HILO_CALLED_LIST_ALONE=0).
-  static constexpr uint32_t kCommonGroup = 16;
-  static constexpr uint32_t kCalledList = 32;
-  // Makes the groups `groups` (bits above) the instruction does not have
-  // yet, in `arena`'s memory instead of a heap block each: the loaders
-  // (parser, proto reader) call it before setting an attribute of a group,
-  // for an instruction of the module that owns `arena`. Only their
-  // memory: setting, changing and removing attributes, and deleting the
-  // instruction, work as for a group on the heap (the group's destructor
-  // runs; the arena keeps the memory until the module dies). Switch:
-  // HILO_ARENA_GROUPS=0 leaves every group on the heap (docs/performance.md,
-  // "twentieth session").
-  void MakeGroupsInArena(InstructionArena& arena, uint32_t groups);
-  // Whether the loaders put groups in the arena (HILO_ARENA_GROUPS). Read once.
+  // Whether a loaded instruction's groups go to its module's arena
+  // (GroupArena(); HILO_ARENA_GROUPS=0 keeps them on the heap). Read once.
   static bool ArenaGroupsEnabled();
 
   // Fields of the XLA proto this instruction was read from that hilo does
@@ -476,24 +456,22 @@ class HloInstruction {
                  ? nullptr
                  : reinterpret_cast<CommonAttributes*>(bits_ & ~kTags);
     }
-    CalledAttributeList& MutableCalled() {
-      return bits_ != Absent() ? const_cast<CalledAttributeList&>(called()) : NewCalled();
+    // `owner`: the instruction holding this, which says where a new list
+    // or group goes (GroupArena()).
+    CalledAttributeList& MutableCalled(const HloInstruction& owner) {
+      return bits_ != Absent() ? const_cast<CalledAttributeList&>(called())
+                               : NewCalled(owner.GroupArena());
     }
-    CommonAttributes& MutableGroup() {
+    CommonAttributes& MutableGroup(const HloInstruction& owner) {
       CommonAttributes* existing = own_group();
-      return existing != nullptr ? *existing : NewGroup();
+      return existing != nullptr ? *existing : NewGroup(owner.GroupArena());
     }
-    // Whether the instruction has the list alone or the group.
-    bool present() const { return bits_ != Absent(); }
-    // As MutableCalled / MutableGroup on an instruction without the list or
-    // the group (for the group, or with the list alone), in `arena`.
-    void NewCalledIn(InstructionArena& arena) { NewCalled(&arena); }
-    void NewGroupIn(InstructionArena& arena) { NewGroup(&arena); }
 
    private:
-    CalledAttributeList& NewCalled(InstructionArena* arena = nullptr);
+    // On the heap, or in `arena` when not null.
+    CalledAttributeList& NewCalled(InstructionArena* arena);
     // The group, with the list alone moved into it if there was one.
-    CommonAttributes& NewGroup(InstructionArena* arena = nullptr);
+    CommonAttributes& NewGroup(InstructionArena* arena);
     // Runs the destructor of the list alone or the group, and frees it
     // unless it is in an arena.
     void Destroy();
@@ -502,14 +480,14 @@ class HloInstruction {
     static uintptr_t Absent() { return reinterpret_cast<uintptr_t>(&Default<CommonAttributes>()); }
 
     static constexpr uintptr_t kListAlone = 1;
-    // The list alone or the group is in the module's arena (MakeGroupsInArena).
+    // The list alone or the group is in the module's arena (GroupArena()).
     static constexpr uintptr_t kInArena = 2;
     static constexpr uintptr_t kTags = kListAlone | kInArena;
     uintptr_t bits_ = Absent();
   };
   class UserIndex;
   // An owning pointer to an attribute group, on the heap or in the module's
-  // arena (MakeGroupsInArena; bit 0 set): the group's destructor runs
+  // arena (GroupArena(); bit 0 set): the group's destructor runs
   // either way, only a heap group's memory is freed. As small as
   // std::unique_ptr (8 bytes).
   template <typename T>
@@ -612,9 +590,21 @@ class HloInstruction {
   ABSL_ATTRIBUTE_ALWAYS_INLINE static const T& OrDefault(const GroupPtr<T>& group) {
     return group != nullptr ? *group : Default<T>();
   }
+  // Where a group (or metadata text) made now goes: the module's arena
+  // while a loader fills the module (the arena HloModule::BeginBulkLoad
+  // set for this thread, InstructionArena::Loading()) and this instruction
+  // is one of the module's arena instructions (CreateInArena); else the
+  // heap (nullptr). So every setter of a loader puts its group in the
+  // arena, with no call of its own, and a pass's later groups go to the
+  // heap. Only memory differs: setting, changing and removing attributes,
+  // and deleting the instruction, work the same (an arena group's
+  // destructor runs; the arena keeps its memory until the module dies).
+  // HILO_ARENA_GROUPS=0 sets no loading arena (docs/performance.md,
+  // "twentieth session" and "twenty-first session: groups in the arena").
+  InstructionArena* GroupArena() const;
   template <typename T>
-  static T& Materialize(GroupPtr<T>& group, InstructionArena* arena = nullptr) {
-    return group != nullptr ? *group : group.Make(arena);
+  T& Materialize(GroupPtr<T>& group) {
+    return group != nullptr ? *group : group.Make(GroupArena());
   }
   template <typename T>
   ABSL_ATTRIBUTE_ALWAYS_INLINE const T& Group(GroupPtr<T> Uncommon::*group) const {

@@ -11,7 +11,10 @@
 
 namespace hilo {
 
-HloModule::~HloModule() = default;
+HloModule::~HloModule() {
+  // A loader that failed half-way (the parser's errors) ends no bulk load.
+  if (InstructionArena::Loading() == &instruction_arena_) InstructionArena::SetLoading(nullptr);
+}
 
 const std::string* HloModule::header_attribute(absl::string_view name) const {
   for (const auto& attr : header_attributes_) {
@@ -88,9 +91,16 @@ int64_t HloModule::instruction_count() const {
 
 void HloModule::BeginBulkLoad() {
   bulk_loading_ = true;
+  if (HloInstruction::ArenaGroupsEnabled()) InstructionArena::SetLoading(&instruction_arena_);
   name_index_built_ = false;
   used_names_.clear();
   for (auto& [hint, suffix] : next_suffix_) suffix.hint_used = false;
+}
+
+void HloModule::EndBulkLoad() {
+  bulk_loading_ = false;
+  if (InstructionArena::Loading() == &instruction_arena_) InstructionArena::SetLoading(nullptr);
+  instruction_arena_.ReleaseUnused();
 }
 
 void HloModule::EndBulkLoad(InstructionNameSet names) {

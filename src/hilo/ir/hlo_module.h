@@ -111,11 +111,11 @@ class HloModule {
   // then built only when something first asks for a name (a pass creating
   // an instruction), so parsing and printing a module never builds it.
   void BeginBulkLoad();
-  // Also gives back the arena's unused pages (InstructionArena::ReleaseUnused).
-  void EndBulkLoad() {
-    bulk_loading_ = false;
-    instruction_arena_.ReleaseUnused();
-  }
+  // Meanwhile the attribute groups of the module's arena instructions go to
+  // its arena (InstructionArena::Loading, HloInstruction::GroupArena): the
+  // caller loads on one thread. End also gives back the arena's unused
+  // pages (InstructionArena::ReleaseUnused).
+  void EndBulkLoad();
   // As above, with the loader's set of every instruction it added (the
   // parser's): it becomes the name index, so the first new instruction
   // costs no hashing of all names (74 M instructions on the 374k-instruction

@@ -14,6 +14,10 @@
 namespace hilo {
 namespace {
 
+// InstructionArena::Loading(). A pointer with a constant initializer: a
+// plain thread-pointer-relative load (no TLS wrapper call).
+constinit thread_local InstructionArena* loading_arena = nullptr;
+
 constexpr const char* kThpEnabledPath = "/sys/kernel/mm/transparent_hugepage/enabled";
 
 // The first bytes of a small file ("" when it can not be read).
@@ -147,5 +151,8 @@ void InstructionArena::ReleaseUnused() {
   next_ = end_ = used_from_ = keep_end;
 #endif
 }
+
+InstructionArena* InstructionArena::Loading() { return loading_arena; }
+void InstructionArena::SetLoading(InstructionArena* arena) { loading_arena = arena; }
 
 }  // namespace hilo

@@ -126,6 +126,16 @@ class InstructionArena {
   // HILO_ARENA_TAIL is not 0. Read once.
   static bool SmallPageTailEnabled();
 
+  // The arena of the module this thread is loading, or nullptr: set by
+  // HloModule::BeginBulkLoad (unless HILO_ARENA_GROUPS=0) and cleared by
+  // EndBulkLoad or the module's destruction. An arena instruction's
+  // attribute groups made meanwhile go to it (HloInstruction::GroupArena).
+  // Per thread: a loader fills one module on one thread and changes no
+  // other module's instructions meanwhile; another thread (a verifier
+  // reading ahead) never allocates from it.
+  static InstructionArena* Loading();
+  static void SetLoading(InstructionArena* arena);
+
  private:
   void* AllocateSlow(size_t size, size_t alignment);
 

@@ -2709,13 +2709,10 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
       (!h.dimensions.empty() || listed_known(kListedDimensions) ||
        (!hilo_written_ && (opcode == HloOpcode::kBroadcast || opcode == HloOpcode::kTranspose ||
                            opcode == HloOpcode::kReduce || opcode == HloOpcode::kReverse)))) {
-    // Groups in the module's arena, as the parser's (MakeGroupsInArena).
-    inst->MakeGroupsInArena(module_->instruction_arena(), HloInstruction::kCommonGroup);
     inst->set_dimensions(std::vector<int64_t>(h.dimensions.begin(), h.dimensions.end()));
     ip.clear_dimensions();
   }
   if (h.has_dot) {
-    inst->MakeGroupsInArena(module_->instruction_arena(), HloInstruction::kDotGroup);
     DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
     dn->lhs_contracting_dimensions.assign(h.dot[0].begin(), h.dot[0].end());
     dn->rhs_contracting_dimensions.assign(h.dot[1].begin(), h.dot[1].end());
@@ -2809,7 +2806,6 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   ip.clear_backend_config();
   if (h.frontend_attributes != nullptr) {
     if (!h.frontend_attributes->empty()) {
-      inst->MakeGroupsInArena(module_->instruction_arena(), HloInstruction::kFrontendGroup);
       inst->set_frontend_attributes(*h.frontend_attributes);
     }
   } else if (ip.has_frontend_attributes()) {
@@ -2830,11 +2826,11 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
     ip.clear_frontend_attributes();
   }
   if (text.has_metadata()) {
-    inst->SetMetadataInArena(text.metadata(), module_->instruction_arena());
+    inst->set_metadata(text.metadata());
   } else if (h.metadata_text != nullptr) {
-    inst->SetMetadataInArena(*h.metadata_text, module_->instruction_arena());
+    inst->set_metadata(*h.metadata_text);
   } else if (h.metadata != nullptr) {
-    inst->SetMetadataInArena(RenderMetadata(*h.metadata), module_->instruction_arena());
+    inst->set_metadata(RenderMetadata(*h.metadata));
   }
   if (text.has_sharding()) {
     inst->set_sharding(text.sharding());

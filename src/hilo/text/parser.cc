@@ -378,12 +378,6 @@ class Parser {
   bool ResolveCalls();
   // Attaches the computations `call` names; false if one is not defined.
   bool AttachCall(PendingCall& call);
-  // Makes the attribute groups `groups` of `inst` (HloInstruction::k...Group)
-  // in the module's arena before the parser sets an attribute of one: no
-  // heap block per group (HloInstruction::MakeGroupsInArena).
-  void GroupsInArena(HloInstruction* inst, uint32_t groups) {
-    inst->MakeGroupsInArena(module_->instruction_arena(), groups);
-  }
   // The calls `inst` added to pending_calls_ from `begin` on, when every
   // computation they name is defined already: attached now (in order, after any
   // inline ones, as ResolveCalls would attach them) and dropped from
@@ -2544,7 +2538,6 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
                                             ": ", valid.message()));
       }
     }
-    GroupsInArena(inst, HloInstruction::kRareGroup);
     inst->set_literal_text(std::string(literal));
   } else {
     const size_t list_start = pos_;
@@ -2696,7 +2689,6 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
   }
   if (!RegisterName(name, name_pos, inst, comp)) return false;
   if (!legacy_direction.empty()) {
-    GroupsInArena(inst, HloInstruction::kCommonGroup);
     inst->mutable_raw_attributes()->push_back({"direction", std::string(legacy_direction)});
     inst->AppendAttributeName("direction");
   }
@@ -2746,7 +2738,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       if (!ScanValue(&rest)) return false;
     }
     value = text_.substr(value_pos, pos_ - value_pos);
-    GroupsInArena(inst, HloInstruction::kCommonGroup);
     inst->mutable_raw_attributes()->push_back({std::string(attr), std::string(value)});
     inst->AppendAttributeName(attr);
     return true;
@@ -2785,7 +2776,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       --inline_depth_;
       cur_ = std::move(enclosing);
       if (!ok_body) return false;
-      GroupsInArena(inst, HloInstruction::kCalledList);
       inst->SetCalledComputations(attr, {comp}, false);
       inst->AppendAttributeName(attr);
       return true;
@@ -2825,7 +2815,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     case kDimensions: {
       std::vector<int64_t> dims;
       if (!ParseIntList(value, value_pos, &dims)) return false;
-      GroupsInArena(inst, HloInstruction::kCommonGroup);
       inst->set_dimensions(std::move(dims));
       break;
     }
@@ -2835,7 +2824,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     case kRhsContractingDims: {
       std::vector<int64_t> dims;
       if (!ParseIntList(value, value_pos, &dims)) return false;
-      GroupsInArena(inst, HloInstruction::kDotGroup);
       DotDimensionNumbers* dn = inst->mutable_dot_dimension_numbers();
       (kind == kLhsBatchDims         ? dn->lhs_batch_dimensions
        : kind == kRhsBatchDims       ? dn->rhs_batch_dimensions
@@ -2847,7 +2835,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       // Collectives repeat a few group lists: the same text gets the same
       // (shared) contents, parsed once.
       if (known_groups == nullptr) known_groups = known_groups_.Find(value);
-      GroupsInArena(inst, HloInstruction::kCollectiveGroup);
       if (known_groups != nullptr) {
         inst->set_replica_groups(*known_groups);
         break;
@@ -2862,7 +2849,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       int64_t n;
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (ec != std::errc() || ptr != value.data() + value.size()) return bad("an integer");
-      GroupsInArena(inst, HloInstruction::kCollectiveGroup);
       inst->set_channel_id(n);
       break;
     }
@@ -2870,7 +2856,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     case kConstrainLayout: {
       bool b = false;
       if (!ParseBool(value, value_pos, &b)) return false;
-      GroupsInArena(inst, HloInstruction::kCollectiveGroup);
       if (kind == kUseGlobalDeviceIds) {
         inst->set_use_global_device_ids(b);
       } else {
@@ -2887,14 +2872,12 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
         if (l.size() != 2) return bad("pairs {{source,target},...}");
         pairs.emplace_back(l[0], l[1]);
       }
-      GroupsInArena(inst, HloInstruction::kCollectiveGroup);
       inst->set_source_target_pairs(std::move(pairs));
       break;
     }
     case kCustomCallTarget: {
       std::string target;
       if (!ParseString(value, value_pos, &target)) return false;
-      GroupsInArena(inst, HloInstruction::kRareGroup);
       inst->set_custom_call_target(std::move(target));
       break;
     }
@@ -2903,7 +2886,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       if (!v.has_value()) {
         return Fail(value_pos, absl::StrCat("unknown api_version '", value, "'"));
       }
-      GroupsInArena(inst, HloInstruction::kRareGroup);
       inst->set_api_version(*v);
       break;
     }
@@ -2911,10 +2893,8 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       if (value.front() == '"') {
         std::string config;
         if (!ParseString(value, value_pos, &config)) return false;
-        GroupsInArena(inst, HloInstruction::kRareGroup);
         inst->set_backend_config(std::move(config), false);
       } else if (value.front() == '{') {
-        GroupsInArena(inst, HloInstruction::kRareGroup);
         inst->set_backend_config(std::string(value), true);
       } else {
         typed = false;
@@ -2925,7 +2905,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       // map this project can hold: the attribute is then kept raw, verbatim.
       if (known_frontend == nullptr) known_frontend = known_frontend_.Find(value);
       if (known_frontend != nullptr) {
-        GroupsInArena(inst, HloInstruction::kFrontendGroup);
         *inst->mutable_frontend_attributes() = *known_frontend;
         break;
       }
@@ -2935,7 +2914,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       quiet_ = false;
       if (parsed) {
         known_frontend_.Add(value, fa);
-        GroupsInArena(inst, HloInstruction::kFrontendGroup);
         *inst->mutable_frontend_attributes() = std::move(fa);
       } else if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
         typed = false;
@@ -2946,10 +2924,9 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
     }
     case kMetadata:
       if (value.size() < 2 || value.front() != '{' || value.back() != '}') return bad("{...}");
-      inst->SetMetadataInArena(value.substr(1, value.size() - 2), module_->instruction_arena());
+      inst->set_metadata(value.substr(1, value.size() - 2));
       break;
     case kSharding:
-      GroupsInArena(inst, HloInstruction::kRareGroup);
       inst->set_sharding(std::string(value));
       break;
     case kControlPredecessors: {
@@ -3027,7 +3004,6 @@ bool Parser::ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* wri
       break;
   }
   if (!typed) {
-    GroupsInArena(inst, HloInstruction::kCommonGroup);
     inst->mutable_raw_attributes()->push_back({std::string(attr), std::string(value)});
   }
   if (kind != kNotCanonical) {
@@ -3069,7 +3045,6 @@ bool Parser::AttachCall(PendingCall& call) {
     }
     comps.push_back(c);
   }
-  GroupsInArena(call.inst, HloInstruction::kCalledList);
   call.inst->SetCalledComputations(call.attribute, comps, call.braced);
   return true;
 }
