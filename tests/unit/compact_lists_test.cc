@@ -608,6 +608,34 @@ TEST(ArenaGroupsTest, AFailedLoadLeavesNoLoadingArena) {
   EXPECT_FALSE(InArena((*good)->instruction_arena(), &root->channel_id()));
 }
 
+// A module loaded while another is (a loader's callback parsing one): its
+// groups go to its own arena; once it is loaded no arena is in force, so
+// the outer module's later groups go to the heap, never to the inner
+// module's arena (which may die first).
+TEST(ArenaGroupsTest, ALoadInsideALoadUsesNoOtherModulesArena) {
+  if (!HloInstruction::ArenaGroupsEnabled()) GTEST_SKIP() << "HILO_ARENA_GROUPS=0";
+  const SharedShape scalar(Shape::MakeArray(PrimitiveType::F32, {}));
+  auto outer = std::make_unique<HloModule>("outer");
+  outer->BeginBulkLoad();
+  std::unique_ptr<HloInstruction> inst =
+      HloInstruction::CreateInArena(outer->instruction_arena(), HloOpcode::kAllReduce, scalar, "ar");
+  auto parsed = ParseHloModule(kGroupsModule);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  for (const HloInstruction* parsed_inst : (*parsed)->entry_computation()->instructions()) {
+    if (parsed_inst->name() == "ag") {
+      EXPECT_TRUE(InArena((*parsed)->instruction_arena(), &parsed_inst->replica_groups()));
+    }
+  }
+  EXPECT_EQ(InstructionArena::Loading(), nullptr);
+  parsed->reset();
+  inst->set_channel_id(2);
+  EXPECT_FALSE(InArena(outer->instruction_arena(), &inst->channel_id()));
+  EXPECT_EQ(inst->channel_id(), 2);
+  outer->EndBulkLoad();
+  inst.reset();
+  outer.reset();
+}
+
 // The proto reader's groups: in the arena through the same setters.
 TEST(ArenaGroupsTest, TheProtoReadersGroupsLiveInTheArena) {
   auto parsed = ParseHloModule(kGroupsModule);
