@@ -322,15 +322,18 @@ class Driver {
     // HILO_VERIFY_THREAD=0 verifies first, on this thread (to measure the
     // thread's gain: docs/performance.md).
     if (EnvSwitchIsZero("HILO_VERIFY_THREAD")) verify_while_printing_ = false;
-    // The thread also checks ahead while a text module is parsed, unless
-    // --replica-count or --num-partitions change what collectives' checks
-    // read after the parse. Not with passes: there the verdict is needed
-    // before the passes, and checking ahead would take 64 M instructions
-    // off that wait for 68 M more in all (-L 17000; docs/performance.md,
-    // "twenty-first session: a leaner check ahead").
+    // With HILO_VERIFY_AHEAD=1 the thread also checks ahead while a text
+    // module is parsed, unless --replica-count or --num-partitions change
+    // what collectives' checks read after the parse. Off by default since
+    // the shape memo got cheaper: the verification left after the parse is
+    // then below the printing either way, and checking ahead cost -L 20000
+    // 6-8% of its wall time and 62 M instructions (docs/performance.md,
+    // "twenty-first session: a leaner check ahead"). Not with passes: there
+    // it would take 64 M instructions off the wait for the verdict for 68 M
+    // more in all.
     check_ahead_ = verify_while_printing_ && input_format_ == ModuleFormat::kText &&
                    !options_.replica_count.has_value() && !options_.num_partitions.has_value() &&
-                   !EnvSwitchIsZero("HILO_VERIFY_AHEAD");
+                   EnvSwitchIsOne("HILO_VERIFY_AHEAD");
     if (verify_while_printing_) verify_while_printing_ = verifier_.Start(check_ahead_);
     if (!verify_while_printing_) check_ahead_ = false;
     int exit_code = kExitOk;
