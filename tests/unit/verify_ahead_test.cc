@@ -11,6 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hilo/analysis/hlo_verifier.h"
@@ -31,21 +33,25 @@ using ::testing::HasSubstr;
 struct Parsed {
   absl::StatusOr<std::unique_ptr<HloModule>> module;
   std::vector<std::string> reported;  // names, in order
-  int ends = 0;                       // finished(nullptr) calls
+  std::vector<size_t> batches;        // sizes of the batches told
+  int ends = 0;                       // calls with parse_over
   HloShapePrecheck precheck;
 };
 
 std::unique_ptr<Parsed> ParseAhead(const std::string& text) {
   auto parsed = std::make_unique<Parsed>();
   Parsed* p = parsed.get();
-  p->module = ParseHloModule(text, "t.hlo", {}, [p](const HloInstruction* inst) {
-    if (inst == nullptr) {
-      ++p->ends;
-      return;
-    }
-    p->reported.push_back(std::string(inst->name()));
-    if (HloShapePrecheck::MayCheckAhead(*inst)) p->precheck.Check(*inst);
-  });
+  p->module = ParseHloModule(
+      text, "t.hlo", {},
+      [p](absl::Span<const HloInstruction* const> batch, bool parse_over) {
+        EXPECT_EQ(p->ends, 0) << "told after the end";
+        p->batches.push_back(batch.size());
+        for (const HloInstruction* inst : batch) {
+          p->reported.push_back(std::string(inst->name()));
+          if (HloShapePrecheck::MayCheckAhead(*inst)) p->precheck.Check(*inst);
+        }
+        if (parse_over) ++p->ends;
+      });
   return parsed;
 }
 
@@ -98,6 +104,26 @@ TEST(VerifyAheadTest, ParserReportsFinalInstructionsThenTheEnd) {
   EXPECT_EQ(p->precheck.passed_count(), 10);
   ExpectSameVerdict(*p);
   EXPECT_TRUE(VerifyHloModule(**p->module, p->precheck).ok());
+}
+
+TEST(VerifyAheadTest, ToldInBatchesThenTheRestWithTheEnd) {
+  // kFinishedBatch * 2 + 5 final instructions: two full batches, then the
+  // last five with parse_over, in parse order.
+  const size_t n = kFinishedBatch * 2 + 5;
+  std::string text = "HloModule m\nENTRY e {\n  i0 = f32[4] parameter(0)\n";
+  for (size_t i = 1; i < n; ++i) {
+    absl::StrAppend(&text, "  ", i + 1 == n ? "ROOT " : "", "i", i, " = f32[4] negate(i", i - 1,
+                    ")\n");
+  }
+  text += "}\n";
+  std::unique_ptr<Parsed> p = ParseAhead(text);
+  ASSERT_TRUE(p->module.ok()) << p->module.status();
+  EXPECT_THAT(p->batches, ElementsAre(kFinishedBatch, kFinishedBatch, 5));
+  EXPECT_EQ(p->ends, 1);
+  ASSERT_EQ(p->reported.size(), n);
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(p->reported[i], absl::StrCat("i", i));
+  EXPECT_EQ(p->precheck.passed_count(), static_cast<int64_t>(n));
+  ExpectSameVerdict(*p);
 }
 
 TEST(VerifyAheadTest, NotReportedWhatTheParseStillChanges) {

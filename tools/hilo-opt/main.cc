@@ -43,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "common/file_io.h"
 #include "common/malloc_tunables.h"
 #include "common/tool_cli.h"
@@ -212,24 +213,29 @@ class BackgroundVerifier {
     }
     return true;
   }
-  // ParseHloModule's `finished`, on the parsing thread: instructions go to
-  // the thread in batches (one lock and wake-up each), and the end of the
-  // parse (nullptr) waits until the thread checked all of them, since the
-  // parse frees the module after an error and the caller may change it.
-  void Finished(const HloInstruction* inst) {
-    if (inst == nullptr) {
-      EndOfParse();
-      return;
+  // ParseHloModule's `finished`, on the parsing thread: the batch's
+  // instructions that may be checked ahead go to the thread (one lock and
+  // wake-up a batch), and the end of the parse waits until the thread
+  // checked all of them, since the parse frees the module after an error
+  // and the caller may change it. MayCheckAhead is asked here, on the
+  // parsing thread, when the batch is handed over: from then on the parser
+  // adds only users and control edges.
+  void Finished(absl::Span<const HloInstruction* const> batch, bool parse_over) {
+    // Not a zero-filled vector: its memset of 8 KB a batch was 3 M of the
+    // parsing thread's instructions on the generated module (callgrind).
+    Batch checkable{std::make_unique_for_overwrite<const HloInstruction*[]>(batch.size()), 0};
+    for (const HloInstruction* inst : batch) {
+      checkable.insts[checkable.size] = inst;
+      checkable.size += HloShapePrecheck::MayCheckAhead(*inst) ? 1 : 0;
     }
-    if (!HloShapePrecheck::MayCheckAhead(*inst)) return;
-    if (batch_.empty()) batch_.reserve(kBatch);
-    batch_.push_back(inst);
-    if (batch_.size() < kBatch) return;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(std::exchange(batch_, {}));
+    if (checkable.size != 0) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        queue_.push_back(std::move(checkable));
+      }
+      to_checker_.notify_one();
     }
-    to_checker_.notify_one();
+    if (parse_over) EndOfParse();
   }
   // Hands the module over (once, after Start()); it must stay alive until
   // Wait() returned or this object is destroyed.
@@ -242,12 +248,15 @@ class BackgroundVerifier {
   absl::Status Wait() { return result_.get(); }
 
  private:
-  static constexpr size_t kBatch = 1024;
+  // Instructions to check ahead.
+  struct Batch {
+    std::unique_ptr<const HloInstruction*[]> insts;
+    size_t size = 0;
+  };
 
   void EndOfParse() {
     std::unique_lock<std::mutex> lock(mutex_);
     if (parse_over_) return;
-    if (!batch_.empty()) queue_.push_back(std::exchange(batch_, {}));
     parse_over_ = true;
     to_checker_.notify_one();
     to_parser_.wait(lock, [this] { return drained_; });
@@ -259,10 +268,10 @@ class BackgroundVerifier {
     while (true) {
       to_checker_.wait(lock, [this] { return !queue_.empty() || parse_over_; });
       if (queue_.empty()) break;
-      std::vector<const HloInstruction*> batch = std::move(queue_.front());
+      Batch batch = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      for (const HloInstruction* inst : batch) precheck_.Check(*inst);
+      for (size_t i = 0; i < batch.size; ++i) precheck_.Check(*batch.insts[i]);
       lock.lock();
     }
     drained_ = true;
@@ -270,9 +279,8 @@ class BackgroundVerifier {
   }
 
   bool check_ahead_ = false;
-  std::vector<const HloInstruction*> batch_;  // the parsing thread's, not yet sent
   std::mutex mutex_;                          // guards the three below
-  std::deque<std::vector<const HloInstruction*>> queue_;
+  std::deque<Batch> queue_;
   bool parse_over_ = false;
   bool drained_ = false;
   std::condition_variable to_checker_;
@@ -314,12 +322,18 @@ class Driver {
     // HILO_VERIFY_THREAD=0 verifies first, on this thread (to measure the
     // thread's gain: docs/performance.md).
     if (EnvSwitchIsZero("HILO_VERIFY_THREAD")) verify_while_printing_ = false;
-    // The thread also checks ahead while a text module is parsed, unless
-    // --replica-count or --num-partitions change what collectives' checks
-    // read after the parse.
+    // With HILO_VERIFY_AHEAD=1 the thread also checks ahead while a text
+    // module is parsed, unless --replica-count or --num-partitions change
+    // what collectives' checks read after the parse. Off by default since
+    // the shape memo got cheaper: the verification left after the parse is
+    // then below the printing either way, and checking ahead cost -L 20000
+    // 6-8% of its wall time and 62 M instructions (docs/performance.md,
+    // "twenty-first session: a leaner check ahead"). Not with passes: there
+    // it would take 64 M instructions off the wait for the verdict for 68 M
+    // more in all.
     check_ahead_ = verify_while_printing_ && input_format_ == ModuleFormat::kText &&
                    !options_.replica_count.has_value() && !options_.num_partitions.has_value() &&
-                   !EnvSwitchIsZero("HILO_VERIFY_AHEAD");
+                   EnvSwitchIsOne("HILO_VERIFY_AHEAD");
     if (verify_while_printing_) verify_while_printing_ = verifier_.Start(check_ahead_);
     if (!verify_while_printing_) check_ahead_ = false;
     int exit_code = kExitOk;
@@ -412,9 +426,11 @@ class Driver {
       done_from = [this, part_offset](size_t offset) { input_.DropPagesFrom(part_offset + offset); };
     }
     if (input_format_ == ModuleFormat::kText) {
-      std::function<void(const HloInstruction*)> finished;
+      FinishedInstructions finished;
       if (check_ahead_) {
-        finished = [this](const HloInstruction* inst) { verifier_.Finished(inst); };
+        finished = [this](absl::Span<const HloInstruction* const> batch, bool parse_over) {
+          verifier_.Finished(batch, parse_over);
+        };
       }
       module = ParseTextModule(part.text, display_, done_before, finished);
     } else {

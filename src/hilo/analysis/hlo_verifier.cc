@@ -321,7 +321,7 @@ class ShapeMemo {
       const Slot& slot = set_[way];
       if (!slot.used) return false;
       if (slot.key == key_ &&
-          (!key_.has_groups || slot.groups.SharesContentsWith(*inst.replica_groups()))) {
+          (!key_.has_groups() || slot.groups.SharesContentsWith(*inst.replica_groups()))) {
         return true;
       }
     }
@@ -334,26 +334,35 @@ class ShapeMemo {
     std::rotate(set_, set_ + kWays - 1, set_ + kWays);
     set_->used = true;
     set_->key = key_;
-    set_->groups = key_.has_groups ? *inst.replica_groups() : ReplicaGroups();
+    set_->groups = key_.has_groups() ? *inst.replica_groups() : ReplicaGroups();
   }
 
  private:
+  // Packed in words, compared word by word: a key of bytes and flags
+  // compared field by field (with a memcmp call for the attribute bytes)
+  // made a lookup cost 223 instructions on the generated module (twenty-
+  // first session, docs/performance.md).
   struct Key {
-    HloOpcode opcode = HloOpcode::kParameter;
-    uint8_t operand_count = 0;
-    bool has_channel = false;
-    bool global_ids = false;
-    bool has_groups = false;
-    uint8_t attr_size = 0;
-    std::array<uint8_t, 14> attrs{};  // small attribute integers, lists by their length first
+    static constexpr size_t kAttrCapacity = 16;
+    static constexpr uint64_t kHasChannel = 1 << 16, kGlobalIds = 1 << 17, kHasGroups = 1 << 18;
+    // The opcode (bits 0-7), the operand count (8-15), the flags above.
+    uint64_t head = 0;
+    std::array<uint64_t, kAttrCapacity / 8> attrs{};  // small attribute integers, a byte each
     int64_t index = 0;
-    const Shape* result = nullptr;
-    std::array<const Shape*, 2> operands{};
+    std::array<const Shape*, 3> shapes{};  // the result's, the operands'
+    size_t attr_size = 0;                  // bytes of attrs used (not compared: the lists say)
+    bool has_groups() const { return (head & kHasGroups) != 0; }
     bool operator==(const Key& o) const {
-      return opcode == o.opcode && operand_count == o.operand_count &&
-             has_channel == o.has_channel && global_ids == o.global_ids &&
-             has_groups == o.has_groups && attr_size == o.attr_size && attrs == o.attrs &&
-             index == o.index && result == o.result && operands == o.operands;
+      return head == o.head && attrs[0] == o.attrs[0] && attrs[1] == o.attrs[1] &&
+             index == o.index && shapes[0] == o.shapes[0] && shapes[1] == o.shapes[1] &&
+             shapes[2] == o.shapes[2];
+    }
+    // Appends one small integer; false if it does not fit.
+    bool Add(int64_t v) {
+      if (attr_size >= kAttrCapacity || v < 0 || v > 255) return false;
+      attrs[attr_size / 8] |= static_cast<uint64_t>(v) << (8 * (attr_size % 8));
+      ++attr_size;
+      return true;
     }
   };
   struct Slot {
@@ -362,37 +371,47 @@ class ShapeMemo {
     ReplicaGroups groups;  // a collective's: compared by identity, held alive
   };
 
-  // Appends a list of small integers (and its length); false if it does not fit.
+  // Appends a list of small integers, its length first; false if it does not fit.
   static bool AddList(const std::vector<int64_t>& list, Key* key) {
-    if (key->attr_size + 1 + list.size() > key->attrs.size()) return false;
-    key->attrs[key->attr_size++] = static_cast<uint8_t>(list.size());
+    if (key->attr_size + 1 + list.size() > Key::kAttrCapacity) return false;
+    key->Add(static_cast<int64_t>(list.size()));
     for (int64_t v : list) {
-      if (v < 0 || v > 255) return false;
-      key->attrs[key->attr_size++] = static_cast<uint8_t>(v);
+      if (!key->Add(v)) return false;
     }
     return true;
   }
   // Whether there are dimensions (`{}` differs from none), then the list.
   static bool AddDimensions(const HloInstruction& inst, Key* key) {
-    if (key->attr_size >= key->attrs.size()) return false;
-    key->attrs[key->attr_size++] = inst.dimensions().has_value() ? 1 : 0;
-    return !inst.dimensions().has_value() || AddList(*inst.dimensions(), key);
+    const std::optional<std::vector<int64_t>>& dims = inst.dimensions();
+    return key->Add(dims.has_value() ? 1 : 0) && (!dims.has_value() || AddList(*dims, key));
   }
 
   // The key of `inst`'s check, or false when its check is not remembered
   // (an opcode whose check reads more than this key holds, or attributes
-  // that do not fit).
+  // that do not fit). The opcode is asked first: most instructions of a
+  // module are not remembered, and they pay only this.
   static bool KeyOf(const HloInstruction& inst, Key* key) {
-    *key = Key();
-    if (inst.operand_count() > 2) return false;
-    key->opcode = inst.opcode();
-    key->operand_count = static_cast<uint8_t>(inst.operand_count());
-    key->result = &inst.shape();
-    for (int64_t i = 0; i < inst.operand_count(); ++i) key->operands[i] = &inst.operand(i)->shape();
-    switch (inst.opcode()) {
+    const HloOpcode opcode = inst.opcode();
+    switch (opcode) {
       case HloOpcode::kReshape:
       case HloOpcode::kConvert:
-        return true;
+      case HloOpcode::kGetTupleElement:
+      case HloOpcode::kTranspose:
+      case HloOpcode::kBroadcast:
+      case HloOpcode::kDot:
+      case HloOpcode::kAllGather:
+      case HloOpcode::kReduceScatter:
+        break;
+      default:
+        return false;
+    }
+    const absl::Span<HloInstruction* const> operands = AsSpan(inst.operands());
+    if (operands.size() > 2) return false;
+    *key = Key();
+    key->head = static_cast<uint64_t>(opcode) | static_cast<uint64_t>(operands.size()) << 8;
+    key->shapes[0] = &inst.shape();
+    for (size_t i = 0; i < operands.size(); ++i) key->shapes[i + 1] = &operands[i]->shape();
+    switch (opcode) {
       case HloOpcode::kGetTupleElement:
         key->index = inst.tuple_index();
         return true;
@@ -410,17 +429,17 @@ class ShapeMemo {
         // GroupSize reads whether there is a channel id (not its value),
         // use_global_device_ids and the groups; the module's replica and
         // partition counts do not change.
-        key->has_channel = inst.channel_id().has_value();
-        key->global_ids = inst.use_global_device_ids().value_or(false);
-        key->has_groups = inst.replica_groups().has_value();
+        if (inst.channel_id().has_value()) key->head |= Key::kHasChannel;
+        if (inst.use_global_device_ids().value_or(false)) key->head |= Key::kGlobalIds;
+        if (inst.replica_groups().has_value()) key->head |= Key::kHasGroups;
         return AddDimensions(inst, key);
-      default:
-        return false;
+      default:  // reshape, convert
+        return true;
     }
   }
   static size_t Hash(const Key& key) {
-    uint64_t h = static_cast<uint64_t>(key.opcode) * 0x9E3779B97F4A7C15ULL;
-    for (const Shape* s : {key.result, key.operands[0], key.operands[1]}) {
+    uint64_t h = (key.head & 0xff) * 0x9E3779B97F4A7C15ULL;
+    for (const Shape* s : key.shapes) {
       h = (h ^ (reinterpret_cast<uintptr_t>(s) >> 4)) * 0xC2B2AE3D27D4EB4FULL;
     }
     return static_cast<size_t>(h >> 40);
@@ -1888,33 +1907,6 @@ class HloShapePrecheck::Checker {
 
 HloShapePrecheck::HloShapePrecheck(const HloVerifierOptions& options) : options_(options) {}
 HloShapePrecheck::~HloShapePrecheck() = default;
-
-bool HloShapePrecheck::MayCheckAhead(const HloInstruction& inst) {
-  switch (inst.opcode()) {
-    // The checks of these read called computations (built later, maybe)
-    // or the operand's attribute block.
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-    case HloOpcode::kCall:
-    case HloOpcode::kSendDone:
-    case HloOpcode::kRecvDone:
-      return false;
-    // These read their own attribute block (replica groups, channel, dot
-    // dimensions): only once it exists can a user added meanwhile (which
-    // may allocate it for its rare group) not race with the check.
-    case HloOpcode::kDot:
-    case HloOpcode::kAllGather:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kSend:
-    case HloOpcode::kRecv:
-      return inst.has_uncommon_block();
-    // The others read the opcode, shape, operands' shapes, dimensions and
-    // tuple index: final once built.
-    default:
-      return true;
-  }
-}
 
 void HloShapePrecheck::Check(const HloInstruction& inst) {
   if (inst.parent() == nullptr || inst.parent()->parent() == nullptr || inst.unique_id() < 0) return;

@@ -16,7 +16,9 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
+#include "hilo/ir/hlo_opcode.h"
 
 namespace hilo {
 
@@ -55,7 +57,33 @@ class HloShapePrecheck {
   // the builder may still allocate (HloInstruction::has_uncommon_block),
   // or other instructions' attributes, or called computations, is not
   // run ahead.
-  static bool MayCheckAhead(const HloInstruction& inst);
+  // Inline: asked on the parsing thread for every instruction it reports.
+  static bool MayCheckAhead(const HloInstruction& inst) {
+    switch (inst.opcode()) {
+      // The checks of these read called computations (built later, maybe)
+      // or the operand's attribute block.
+      case HloOpcode::kWhile:
+      case HloOpcode::kConditional:
+      case HloOpcode::kCall:
+      case HloOpcode::kSendDone:
+      case HloOpcode::kRecvDone:
+        return false;
+      // These read their own attribute block (replica groups, channel, dot
+      // dimensions): only once it exists can a user added meanwhile (which
+      // may allocate it for its rare group) not race with the check.
+      case HloOpcode::kDot:
+      case HloOpcode::kAllGather:
+      case HloOpcode::kReduceScatter:
+      case HloOpcode::kAllReduce:
+      case HloOpcode::kSend:
+      case HloOpcode::kRecv:
+        return inst.has_uncommon_block();
+      // The others read the opcode, shape, operands' shapes, dimensions and
+      // tuple index: final once built.
+      default:
+        return true;
+    }
+  }
   // Runs the shape check of `inst` (with the arity and operand checks it
   // relies on), all instructions of one module.
   void Check(const HloInstruction& inst);

@@ -332,7 +332,7 @@ ModuleFormat DetectModuleFormat(absl::string_view bytes, absl::string_view filen
 absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
     absl::string_view bytes, absl::string_view filename,
     const std::function<void(size_t)>& done_before,
-    const std::function<void(const HloInstruction*)>& finished) {
+    const FinishedInstructions& finished) {
   absl::StatusOr<std::unique_ptr<HloModule>> module =
       ParseHloModule(bytes, filename, done_before, finished);
   if (!module.ok() && LooksBinary(bytes)) {

@@ -17,6 +17,7 @@
 #include "hilo/ir/hlo_module.h"
 #include "hilo/proto/hlo.pb.h"
 #include "hilo/proto/wire_writer.h"
+#include "hilo/text/parser.h"
 
 namespace hilo {
 
@@ -54,7 +55,7 @@ struct LoadedModule {
 absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
     absl::string_view bytes, absl::string_view filename,
     const std::function<void(size_t)>& done_before = {},
-    const std::function<void(const HloInstruction*)>& finished = {});
+    const FinishedInstructions& finished = {});
 
 // Reads a module from `bytes` (the content of `filename`, which is used for
 // messages and as a hint: a `.pb` name is read as binary, `.pbtxt` as text
