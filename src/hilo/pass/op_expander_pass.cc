@@ -27,7 +27,7 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
   const bool list_order = !opcodes.empty() && !EnvSwitchIsZero("HILO_EXPANDER_LIST_ORDER");
   std::vector<HloInstruction*> listed;
   // HILO_EXPANDER_SKIP_REROUTED_USERS=0: list every user of a replaced
-  // instruction (the switch of the saving above, docs/performance.md).
+  // instruction (the switch of the saving below, docs/performance.md).
   const bool skip_rerouted_users = !EnvSwitchIsZero("HILO_EXPANDER_SKIP_REROUTED_USERS");
   for (HloComputation* computation : module->MakeNonfusionComputations()) {
     std::vector<HloInstruction*> matching;
