@@ -106,6 +106,60 @@ TEST(IncrementalVerificationTest, AValidExpansionPassesAndListsWhatItTouched) {
   EXPECT_TRUE(VerifyHloModule(*m.module).ok());
 }
 
+TEST(IncrementalVerificationTest, AReroutedUserWithTheSameShapeObjectIsNotListed) {
+  // The replacement shares the exp's shape object: the root, only rerouted
+  // to it, is left out (ReroutedUserNeedsNoCheck); with
+  // HILO_EXPANDER_SKIP_REROUTED_USERS=0 it is listed as before. Either way
+  // the module verifies, touched set and whole.
+  for (const bool skip : {true, false}) {
+    if (skip) {
+      unsetenv("HILO_EXPANDER_SKIP_REROUTED_USERS");
+    } else {
+      setenv("HILO_EXPANDER_SKIP_REROUTED_USERS", "0", 1);
+    }
+    Module m;
+    ExpExpander expander([](HloInstruction* exp) {
+      return Add(exp->parent(), HloInstruction::CreateCustomCall(
+                                    exp->shared_shape(), {exp->mutable_operand(0)}, "K"));
+    });
+    absl::StatusOr<bool> changed = expander.Run(m.module.get());
+    unsetenv("HILO_EXPANDER_SKIP_REROUTED_USERS");
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    const std::vector<const HloInstruction*>& touched = *expander.touched_instructions();
+    const HloInstruction* custom_call = m.root->operand(0);
+    ASSERT_EQ(&custom_call->shape(), &m.b->shape());
+    if (skip) {
+      EXPECT_THAT(touched, ::testing::UnorderedElementsAre(custom_call, custom_call));
+    } else {
+      EXPECT_THAT(touched, ::testing::UnorderedElementsAre(custom_call, m.root, custom_call));
+    }
+    EXPECT_TRUE(VerifyHloInstructions(*m.module, touched).ok());
+    EXPECT_TRUE(VerifyHloModule(*m.module).ok());
+  }
+  // The shape checks that read more of an operand than its shape.
+  EXPECT_FALSE(ReroutedUserNeedsNoCheck(HloOpcode::kSendDone));
+  EXPECT_FALSE(ReroutedUserNeedsNoCheck(HloOpcode::kRecvDone));
+  EXPECT_TRUE(ReroutedUserNeedsNoCheck(HloOpcode::kAdd));
+  EXPECT_TRUE(ReroutedUserNeedsNoCheck(HloOpcode::kTranspose));
+}
+
+TEST(IncrementalVerificationTest, ASameShapeReplacementInAnotherComputationIsStillCaught) {
+  // Rerouted to an instruction of another computation that shares the exp's
+  // shape object: the root is not listed, and the replacement's own check of
+  // its users finds the edge that crosses computations.
+  Module m;
+  HloInstruction* elsewhere = nullptr;
+  absl::StatusOr<bool> changed = RunPipeline(m, [&](HloInstruction* exp) {
+    elsewhere = Add(m.other, HloInstruction::Create(HloOpcode::kNegate, exp->shared_shape(),
+                                                    {m.q}, "elsewhere"));
+    return elsewhere;
+  });
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(std::string(changed.status().message()),
+              HasSubstr("module is invalid after pass 'exp-expander'"));
+  EXPECT_THAT(std::string(changed.status().message()), HasSubstr("%elsewhere"));
+}
+
 TEST(IncrementalVerificationTest, ABadNewInstructionIsCaughtAndThePassNamed) {
   // A replacement of the right shape whose own shape check fails (an add of
   // f32[4] and f32[2]).

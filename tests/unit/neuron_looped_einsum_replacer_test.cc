@@ -961,55 +961,74 @@ TEST_F(ReplacerTest, EqualWeightReshapesShareOneShape) {
   }
 }
 
+// Dots whose all-gathers share one replica-group list, have an equal list
+// of their own, or a different list (not contiguous: its own reasons; or
+// another tp_degree and num_groups: another backend_config), in turns, in
+// two modules, fused with environment switch `off` set to 0 (nullptr: none):
+// each candidate's explanation, backend_config, reason and inexact reasons,
+// then the modules printed.
+std::vector<std::string> DecideMixedGroups(const char* off) {
+  if (off != nullptr) setenv(off, "0", 1);
+  std::vector<std::string> seen;
+  const ReplicaGroups shared = Groups({{0, 1, 2, 3}});
+  const ReplicaGroups strided = Groups({{0, 2, 4, 6}, {1, 3, 5, 7}});
+  for (int module = 0; module < 2; ++module) {
+    Builder b;
+    HloInstruction* act = b.Param(0, BF16({16, 32}), "x");
+    const ReplicaGroups lists[] = {shared,          shared,   strided,
+                                   strided,         shared,   Groups({{0, 1, 2, 3}}),
+                                   Groups({{0, 1}, {2, 3}}), shared};
+    std::vector<HloInstruction*> dots;
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < std::size(lists); ++i) {
+      const ReplicaGroups& list = lists[(i + static_cast<size_t>(module)) % std::size(lists)];
+      const int64_t ids = static_cast<int64_t>(list.explicit_groups()[0].size());
+      HloInstruction* w =
+          b.Param(static_cast<int64_t>(i) + 1, BF16({16 / ids, 8, 16}), absl::StrCat("w", i));
+      HloInstruction* ag = b.AllGather({w}, BF16({16, 8, 16}), 0, list);
+      dots.push_back(b.Dot(ag, act, BF16({16, 8, 32}), 2, 0));
+      shapes.push_back(dots.back()->shape());
+    }
+    b.Root(b.Op(HloOpcode::kTuple, Shape::MakeTuple(shapes), dots));
+    PassOptions options;
+    options.record_details = true;
+    NeuronLoopedEinsumReplacer pass(options);
+    EXPECT_TRUE(pass.Run(b.module.get()).ok());
+    for (const auto& c : pass.candidates()) {
+      seen.push_back(absl::StrCat(c.explanation, " | ", c.backend_config, " | ", c.reason, " | ",
+                                  absl::StrJoin(c.inexact_reasons, "; ")));
+    }
+    seen.push_back(PrintHloModule(*b.module));
+  }
+  if (off != nullptr) unsetenv(off);
+  return seen;
+}
+
 // The geometry read from an all-gather's explicit replica groups is reused
 // for the next all-gather that shares the same group list's contents
-// (LoopedEinsumSettings::memo_geometry). Dots whose all-gathers share one
-// list, have an equal list of their own, or a different list (not
-// contiguous: its own reasons), in turns, in two modules: every candidate
-// is decided and explained as without the memo
-// (HILO_LOOPED_EINSUM_GEOMETRY_MEMO=0).
+// (LoopedEinsumSettings::memo_geometry): every candidate is decided and
+// explained as without the memo (HILO_LOOPED_EINSUM_GEOMETRY_MEMO=0).
 TEST_F(ReplacerTest, TheGeometryMemoGivesWhatReadingEachAllGatherGives) {
-  auto run = [](bool memo) {
-    if (!memo) setenv("HILO_LOOPED_EINSUM_GEOMETRY_MEMO", "0", 1);
-    std::vector<std::string> seen;
-    const ReplicaGroups shared = Groups({{0, 1, 2, 3}});
-    const ReplicaGroups strided = Groups({{0, 2, 4, 6}, {1, 3, 5, 7}});
-    for (int module = 0; module < 2; ++module) {
-      Builder b;
-      HloInstruction* act = b.Param(0, BF16({16, 32}), "x");
-      const ReplicaGroups lists[] = {shared,          shared,   strided,
-                                     strided,         shared,   Groups({{0, 1, 2, 3}}),
-                                     Groups({{0, 1}, {2, 3}}), shared};
-      std::vector<HloInstruction*> dots;
-      std::vector<Shape> shapes;
-      for (size_t i = 0; i < std::size(lists); ++i) {
-        const ReplicaGroups& list = lists[(i + static_cast<size_t>(module)) % std::size(lists)];
-        const int64_t ids = static_cast<int64_t>(list.explicit_groups()[0].size());
-        HloInstruction* w =
-            b.Param(static_cast<int64_t>(i) + 1, BF16({16 / ids, 8, 16}), absl::StrCat("w", i));
-        HloInstruction* ag = b.AllGather({w}, BF16({16, 8, 16}), 0, list);
-        dots.push_back(b.Dot(ag, act, BF16({16, 8, 32}), 2, 0));
-        shapes.push_back(dots.back()->shape());
-      }
-      b.Root(b.Op(HloOpcode::kTuple, Shape::MakeTuple(shapes), dots));
-      PassOptions options;
-      options.record_details = true;
-      NeuronLoopedEinsumReplacer pass(options);
-      EXPECT_TRUE(pass.Run(b.module.get()).ok());
-      for (const auto& c : pass.candidates()) {
-        seen.push_back(absl::StrCat(c.explanation, " | ", c.backend_config, " | ", c.reason, " | ",
-                                    absl::StrJoin(c.inexact_reasons, "; ")));
-      }
-    }
-    unsetenv("HILO_LOOPED_EINSUM_GEOMETRY_MEMO");
-    return seen;
-  };
-  const std::vector<std::string> with_memo = run(true);
-  EXPECT_EQ(with_memo, run(false));
-  ASSERT_EQ(with_memo.size(), 16u);
+  const std::vector<std::string> with_memo = DecideMixedGroups(nullptr);
+  EXPECT_EQ(with_memo, DecideMixedGroups("HILO_LOOPED_EINSUM_GEOMETRY_MEMO"));
+  ASSERT_EQ(with_memo.size(), 18u);
   // Both kinds of decision are among them.
   EXPECT_THAT(absl::StrJoin(with_memo, "\n"), HasSubstr("not the contiguous"));
   EXPECT_THAT(absl::StrJoin(with_memo, "\n"), HasSubstr("tp_degree=2,num_groups=2"));
+}
+
+// The backend_config text is copied from the last fold's when its values
+// are the same (LoopedEinsumSettings::memo_config): with configurations
+// A A B B A A C A (tp_degree 4 or 2, num_groups 1 or 2), every custom-call
+// gets the text written for it without the memo
+// (HILO_LOOPED_EINSUM_CONFIG_MEMO=0).
+TEST_F(ReplacerTest, TheConfigMemoGivesWhatWritingEachConfigGives) {
+  const std::vector<std::string> with_memo = DecideMixedGroups(nullptr);
+  EXPECT_EQ(with_memo, DecideMixedGroups("HILO_LOOPED_EINSUM_CONFIG_MEMO"));
+  const std::string all = absl::StrJoin(with_memo, "\n");
+  EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=4,num_groups=1"));
+  EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=4,num_groups=2"));
+  EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=2"));
 }
 
 // The plan kept from matching (NeuronLoopedEinsumReplacer::plans_) is used

@@ -1926,6 +1926,10 @@ absl::Status VerifyHloModule(const HloModule& module, const HloShapePrecheck& pr
   return verifier.Run();
 }
 
+bool ReroutedUserNeedsNoCheck(HloOpcode user_opcode) {
+  return user_opcode != HloOpcode::kSendDone && user_opcode != HloOpcode::kRecvDone;
+}
+
 absl::Status VerifyHloInstructions(const HloModule& module,
                                   absl::Span<const HloInstruction* const> touched) {
   return Verifier(module, HloVerifierOptions()).RunTouched(touched);

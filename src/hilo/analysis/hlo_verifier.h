@@ -119,6 +119,31 @@ absl::Status VerifyHloModule(const HloModule& module, const HloShapePrecheck& pr
 absl::Status VerifyHloInstructions(const HloModule& module,
                                   absl::Span<const HloInstruction* const> touched);
 
+// Whether a user whose only change is that an operand was swapped for an
+// instruction with the very same shape object (HloInstruction::shape()
+// returning one object, e.g. a replacement made with the old one's
+// shared_shape()) can be left out of `touched`, given that the replacement
+// is in it. For such a user every check above gives the answer it gave on
+// the valid module before the change:
+//   - its parent, name, arity, users and control edges did not change;
+//   - the swapped operand edge is checked from the replacement's side:
+//     CheckUsers finds the user among the replacement's users (the swap,
+//     ReplaceOperandWithAll, adds it there in the same step), in the
+//     replacement's computation and using it; so the operand is in the
+//     user's computation and lists the user;
+//   - its shape check reads, of its operands, only their shapes (the same
+//     objects as before), except send-done's and recv-done's, which read the
+//     operand's opcode and channel id (VerifyDone): those users are listed;
+//   - a cycle through the new edge is found by the cycle search of the
+//     replacement's computation (the same computation);
+//   - an instruction that calls computations makes VerifyHloInstructions
+//     verify the whole module for its call graph; the user's calls did not
+//     change, so leaving it out only skips that repeat.
+// A new shape check that reads more of an operand than its shape must be
+// added to the exceptions here (tested by
+// IncrementalVerificationTest.AReroutedUserWithTheSameShapeObjectIsNotListed).
+bool ReroutedUserNeedsNoCheck(HloOpcode user_opcode);
+
 // Where the problem a failed verification reports is: its computation and,
 // when it is one instruction's, that instruction (names without '%'; empty
 // for a problem of the computation as a whole). Carried by the status

@@ -177,6 +177,34 @@ Geometry ReadGeometryOf(const HloInstruction* ag, bool memo_on) {
   return memo.geometry;
 }
 
+// MakeCollectiveMatmulBackendConfig, or a copy of the text it gave last
+// when the four values are those it was given then (the text depends on
+// them alone). Per thread, as ReadGeometryOf's memo.
+std::string BackendConfigOf(int64_t rhs_contracting_dim, int64_t tp_degree, int64_t num_groups,
+                            bool use_sb_to_sb, bool memo_on) {
+  if (!memo_on) {
+    return MakeCollectiveMatmulBackendConfig(rhs_contracting_dim, tp_degree, num_groups,
+                                             use_sb_to_sb);
+  }
+  struct Memo {
+    int64_t values[3] = {0, 0, 0};
+    bool use_sb_to_sb = false;
+    std::string text;  // empty: nothing kept yet
+  };
+  thread_local Memo memo;
+  if (memo.text.empty() || memo.values[0] != rhs_contracting_dim ||
+      memo.values[1] != tp_degree || memo.values[2] != num_groups ||
+      memo.use_sb_to_sb != use_sb_to_sb) {
+    memo.text = MakeCollectiveMatmulBackendConfig(rhs_contracting_dim, tp_degree, num_groups,
+                                                  use_sb_to_sb);
+    memo.values[0] = rhs_contracting_dim;
+    memo.values[1] = tp_degree;
+    memo.values[2] = num_groups;
+    memo.use_sb_to_sb = use_sb_to_sb;
+  }
+  return memo.text;
+}
+
 bool ContractingDimInRange(const HloInstruction* operand, int64_t dim) {
   return dim >= 0 && dim < operand->shape().rank();
 }
@@ -456,8 +484,9 @@ void AnalyzeInto(HloInstruction* dot, const LoopedEinsumSettings& settings, bool
   plan.use_sb_to_sb = FitsSbToSb(w.element_type(), *w_elements, settings.sb_to_sb_threshold_mb);
   plan.weight_mb = 2.0 * static_cast<double>(ByteWidth(w.element_type())) *
                    static_cast<double>(*w_elements) / 1048576.0;
-  plan.backend_config = MakeCollectiveMatmulBackendConfig(plan.rhs_contracting_dim, plan.tp_degree,
-                                                          plan.num_groups, plan.use_sb_to_sb);
+  plan.backend_config =
+      BackendConfigOf(plan.rhs_contracting_dim, plan.tp_degree, plan.num_groups,
+                      plan.use_sb_to_sb, settings.memo_config);
 
   // --- Exactness under the kernel contract -----------------------------------
   // Kernel: operand 0 [M, K] gathered by rows over a contiguous group,

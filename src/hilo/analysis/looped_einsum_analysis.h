@@ -49,6 +49,11 @@ struct LoopedEinsumSettings {
   // that list's contents. HILO_LOOPED_EINSUM_GEOMETRY_MEMO=0 turns it off
   // (the switch of this saving, measured in docs/performance.md).
   bool memo_geometry = true;
+  // Whether the backend_config text is copied from the last fold's when its
+  // four values are the same (a module's folds have one or two
+  // configurations). HILO_LOOPED_EINSUM_CONFIG_MEMO=0 writes each (the
+  // switch of this saving, measured in docs/performance.md).
+  bool memo_config = true;
 };
 
 struct LoopedEinsumPlan {

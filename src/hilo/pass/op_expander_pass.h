@@ -32,7 +32,9 @@ class OpExpanderPass : public HloPassInterface {
   absl::StatusOr<bool> Run(HloModule* module) override;
   // Every instruction an expansion added (found by unique id: new ones are
   // numbered above every old one), the users of each replaced instruction
-  // and an existing instruction that took its place.
+  // (but those whose only change is a replacement with the same shape
+  // object: ReroutedUserNeedsNoCheck in hlo_verifier.h) and an existing
+  // instruction that took its place.
   const std::vector<const HloInstruction*>* touched_instructions() const override {
     return &touched_;
   }

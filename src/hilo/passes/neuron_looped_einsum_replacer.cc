@@ -48,6 +48,7 @@ LoopedEinsumSettings ResolveLoopedEinsumSettings(const PassOptions& options,
   settings.strict = options.collective_matmul_strict;
   settings.weight_chain_copy_bitcast = options.weight_chain_copy_bitcast;
   settings.memo_geometry = !EnvSwitchIsZero("HILO_LOOPED_EINSUM_GEOMETRY_MEMO");
+  settings.memo_config = !EnvSwitchIsZero("HILO_LOOPED_EINSUM_CONFIG_MEMO");
   std::string source = "default";
   if (options.sb_to_sb_threshold_mb.has_value()) {
     settings.sb_to_sb_threshold_mb = *options.sb_to_sb_threshold_mb;
