@@ -165,6 +165,38 @@ TEST(VerifierStructureTest, DetachedUserIsReported) {
   ExpectOk(m);
 }
 
+TEST(VerifierStructureTest, ManyUsersOfTwoValuesAreEachCheckedOnTheirOwn) {
+  // Two parameters read by the same 40 instructions (more users than the
+  // direct search takes): the users of each are checked for repeats on
+  // their own, so what the check of %p0's users marked must be gone when
+  // %p1's are checked, or every user of %p1 would be "listed twice".
+  TestModule m;
+  HloInstruction* a = m.Param(0, Sh("f32[]"));
+  HloInstruction* b = m.Param(1, Sh("f32[]"));
+  std::vector<HloInstruction*> sums;
+  for (int i = 0; i < 40; ++i) sums.push_back(m.Op(HloOpcode::kAdd, Sh("f32[]"), {a, b}));
+  HloInstruction* t = m.Op(HloOpcode::kTuple, Tup({}), {});
+  for (HloInstruction* sum : sums) t->AppendOperand(sum);
+  t->mutable_shape()->mutable_tuple_shapes()->assign(sums.size(), Sh("f32[]"));
+  m.Root(t);
+  ExpectOk(m);
+  // A detached user (no unique id) among many is still reported, wherever
+  // it is in the list, and the next run is clean again.
+  std::unique_ptr<HloInstruction> stray =
+      HloInstruction::Create(HloOpcode::kNegate, Sh("f32[]"), {b}, "stray");
+  ExpectError(m, "main", "p1", "%stray is listed as a user but does not use it");
+  stray->DetachFromOperands();
+  ExpectOk(m);
+  HloInstruction* c = m.Param(2, Sh("f32[]"));
+  std::unique_ptr<HloInstruction> first =
+      HloInstruction::Create(HloOpcode::kNegate, Sh("f32[]"), {c}, "first");
+  for (int i = 0; i < 20; ++i) t->AppendOperand(m.Op(HloOpcode::kNegate, Sh("f32[]"), {c}));
+  t->mutable_shape()->mutable_tuple_shapes()->assign(t->operand_count(), Sh("f32[]"));
+  ExpectError(m, "main", "p2", "%first is listed as a user but does not use it");
+  first->DetachFromOperands();
+  ExpectOk(m);
+}
+
 TEST(VerifierStructureTest, OperandFromAnotherComputation) {
   TestModule m;
   HloComputation* other = m.Comp("other");

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
@@ -456,6 +457,9 @@ class Verifier {
  public:
   Verifier(const HloModule& module, const HloVerifierOptions& options)
       : module_(module), options_(options) {}
+  // computation_index_ refers to computations_ by address.
+  Verifier(const Verifier&) = delete;
+  Verifier& operator=(const Verifier&) = delete;
 
   absl::Status Run() {
     if (module_.entry_computation() == nullptr) {
@@ -513,8 +517,17 @@ class Verifier {
 
   // computation_index_ for computations_.
   void IndexComputations() {
+    computation_index_ = ComputationIndex(0, PositionHash{&computations_}, PositionEq{&computations_});
     computation_index_.reserve(computations_.size());
-    for (size_t c = 0; c < computations_.size(); ++c) computation_index_.emplace(computations_[c], c);
+    for (size_t c = 0; c < computations_.size(); ++c) {
+      computation_index_.insert(static_cast<uint32_t>(c));
+    }
+  }
+  // computations_[c] is in the module: its position c.
+  std::optional<size_t> PositionOf(const HloComputation* comp) const {
+    auto it = computation_index_.find(comp);
+    if (it == computation_index_.end()) return std::nullopt;
+    return *it;
   }
 
   // VerifyHloInstructions (hlo_verifier.h): the checks of phases 1-3 that
@@ -879,14 +892,17 @@ class Verifier {
   // instructions not walked yet is deferred to the end of the walk.
   absl::Status CheckUsers(const HloComputation* comp, const HloInstruction* inst) {
     const absl::Span<HloInstruction* const> users = AsSpan(inst->users());
-    absl::flat_hash_set<const HloInstruction*> seen_users;
-    if (users.size() > kDirectSearchOperands) seen_users.reserve(users.size());
+    const bool many = users.size() > kDirectSearchOperands;
+    size_t sighted = 0;  // users[0, sighted) went through user_sightings_
+    absl::Cleanup forget = [&] {
+      if (many) user_sightings_.Forget(users.first(sighted));
+    };
     for (size_t u = 0; u < users.size(); ++u) {
       const HloInstruction* user = users[u];
       const bool repeated =
-          users.size() > kDirectSearchOperands
-              ? !seen_users.insert(user).second
-              : std::find(users.begin(), users.begin() + u, user) != users.begin() + u;
+          many ? user_sightings_.Repeated(users, u, instruction_count_)
+               : std::find(users.begin(), users.begin() + u, user) != users.begin() + u;
+      if (many) sighted = u + 1;
       if (user == nullptr || repeated) {
         return Fail(comp, inst, "a user is null or listed twice");
       }
@@ -958,8 +974,8 @@ class Verifier {
   bool CalleesWalked(size_t c, const HloInstruction* inst) const {
     for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
       for (const HloComputation* called : attr.computations) {
-        auto it = computation_index_.find(called);
-        if (it == computation_index_.end() || it->second >= c) return false;
+        const std::optional<size_t> position = PositionOf(called);
+        if (!position.has_value() || *position >= c) return false;
       }
     }
     return true;
@@ -1065,7 +1081,7 @@ class Verifier {
           const CalledComputationList& called = attrs[top.attr].computations;
           if (top.k < called.size()) {
             // phase 1: in the module
-            return CallEdge{computation_index_.find(called[top.k++])->second, inst};
+            return CallEdge{*PositionOf(called[top.k++]), inst};
           }
         }
       }
@@ -1818,8 +1834,32 @@ class Verifier {
   const HloModule& module_;
   const HloVerifierOptions options_;
   std::vector<HloComputation*> computations_;
-  // Each computation's position in computations_.
-  absl::flat_hash_map<const HloComputation*, size_t> computation_index_;
+  // Each computation's position in computations_, found by the
+  // computation's address: a set of the positions (4 bytes a slot), hashed
+  // and compared through computations_, where a map from the address to
+  // the position took 16 (100,000 computations: 0.66 MB, was 2.2 MB;
+  // docs/performance.md, "twenty-second session"). A module of 2^32
+  // computations would take terabytes.
+  struct PositionHash {
+    using is_transparent = void;
+    const std::vector<HloComputation*>* computations = nullptr;
+    size_t operator()(const HloComputation* comp) const { return absl::HashOf(comp); }
+    size_t operator()(uint32_t c) const {
+      return absl::HashOf(static_cast<const HloComputation*>((*computations)[c]));
+    }
+  };
+  struct PositionEq {
+    using is_transparent = void;
+    const std::vector<HloComputation*>* computations = nullptr;
+    const HloComputation* Key(const HloComputation* comp) const { return comp; }
+    const HloComputation* Key(uint32_t c) const { return (*computations)[c]; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Key(a) == Key(b);
+    }
+  };
+  using ComputationIndex = absl::flat_hash_set<uint32_t, PositionHash, PositionEq>;
+  ComputationIndex computation_index_;
   // Names are checked against the module's own name index while every
   // instruction is found there as itself (HloModule::IndexedInstruction:
   // then no name is used twice), and with names_ from the first one that is
@@ -1869,6 +1909,61 @@ class Verifier {
 
   ShapeMemo shape_memo_;
   const std::vector<uint64_t>* passed_ahead_ = nullptr;  // SkipShapeChecks
+
+  // Which users of the instruction CheckUsers reads (one with more than
+  // kDirectSearchOperands users) it has seen: a bit per unique id (ids
+  // are dense in a module), where a set of the users took 12 bytes each
+  // (1.2 MB for a parameter 100,000 calls read; docs/performance.md,
+  // "twenty-second session"). A user whose bit is set already is the same
+  // user again or one that shares its id with another (a module's ids are
+  // unique unless a bug made them not): from then on, and for a user
+  // without an id or with one far beyond the module's count, an exact set
+  // answers.
+  class UserSightings {
+   public:
+    // Whether users[u] is one of users[0, u), given that users[0, u) were
+    // asked about (in order) since the last Forget.
+    bool Repeated(absl::Span<HloInstruction* const> users, size_t u, size_t instruction_count) {
+      const HloInstruction* user = users[u];
+      if (!exact_mode_) {
+        const int64_t id = user == nullptr ? -1 : user->unique_id();
+        // Ids stay below the module's count but for removed instructions:
+        // a bound keeps a stray id from sizing the bits.
+        const uint64_t bound = 2 * static_cast<uint64_t>(instruction_count) + 4096;
+        if (id >= 0 && static_cast<uint64_t>(id) < bound) {
+          const size_t word = static_cast<size_t>(id) / 64;
+          const uint64_t bit = uint64_t{1} << (id % 64);
+          if (word >= bits_.size()) bits_.resize(word + 1, 0);
+          if ((bits_[word] & bit) == 0) {
+            bits_[word] |= bit;
+            return false;
+          }
+        }
+        exact_mode_ = true;
+        exact_.reserve(users.size());
+        exact_.insert(users.begin(), users.begin() + u);
+      }
+      return !exact_.insert(user).second;
+    }
+    // Clears what `asked` (the users asked about) left.
+    void Forget(absl::Span<HloInstruction* const> asked) {
+      for (const HloInstruction* user : asked) {
+        const int64_t id = user == nullptr ? -1 : user->unique_id();
+        const size_t word = static_cast<size_t>(id) / 64;
+        if (id >= 0 && word < bits_.size()) bits_[word] = 0;
+      }
+      if (exact_mode_) {
+        exact_ = absl::flat_hash_set<const HloInstruction*>();
+        exact_mode_ = false;
+      }
+    }
+
+   private:
+    std::vector<uint64_t> bits_;
+    bool exact_mode_ = false;
+    absl::flat_hash_set<const HloInstruction*> exact_;
+  };
+  UserSightings user_sightings_;
 
   // Scratch reused across instructions instead of allocated for each.
   std::vector<bool> seen_ids_;
