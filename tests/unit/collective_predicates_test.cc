@@ -5,6 +5,7 @@
 #include "hilo/analysis/collective_predicates.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -15,6 +16,10 @@
 #include "gtest/gtest.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_module.h"
+#include "hilo/pass/pass_options.h"
+#include "hilo/passes/collective_stream_id_checker.h"
+#include "hilo/passes/neuron_collective_stream_id_injector.h"
+#include "hilo/passes/neuron_unique_channel_id_enforcer.h"
 
 namespace hilo {
 namespace {
@@ -256,6 +261,165 @@ TEST(NextChannelIdTest, SaturatesAtInt64Max) {
   auto* a = module.AddComputation(std::make_unique<HloComputation>("a"), true);
   Add(a, HloOpcode::kAllReduce, INT64_MAX);
   EXPECT_EQ(NextChannelId(module), INT64_MAX);
+}
+
+// --- The channel generation and ScanCollectives --------------------------
+
+TEST(ChannelGenerationTest, ChangesExactlyWithChannelInstructionsAndComputations) {
+  HloModule module("m");
+  const uint64_t fresh = module.channel_generation();
+  HloModule other("other");
+  EXPECT_NE(other.channel_generation(), fresh) << "two modules share a generation";
+  auto* a = module.AddComputation(std::make_unique<HloComputation>("a"), true);
+  uint64_t g = module.channel_generation();
+  EXPECT_NE(g, fresh) << "adding a computation";
+  // Every opcode once: the generation moves exactly when a channel
+  // instruction is added, the removal count exactly when one is removed.
+  uint64_t removals = module.channel_removals();
+  for (int byte = 0; byte < kHloOpcodeCount; ++byte) {
+    const HloOpcode op = static_cast<HloOpcode>(byte);
+    if (op == HloOpcode::kParameter) continue;  // removing one is not allowed
+    SCOPED_TRACE(HloOpcodeString(op));
+    HloInstruction* inst = Add(a, op, std::nullopt);
+    EXPECT_EQ(module.channel_generation() != g, IsChannelInstruction(op)) << "added";
+    EXPECT_EQ(module.channel_removals(), removals) << "added";
+    g = module.channel_generation();
+    ASSERT_TRUE(a->RemoveInstruction(inst).ok());
+    EXPECT_EQ(module.channel_generation(), g) << "removed";
+    EXPECT_EQ(module.channel_removals() != removals, IsChannelInstruction(op)) << "removed";
+    removals = module.channel_removals();
+  }
+  // Attributes do not select or move an instruction.
+  HloInstruction* ar = Add(a, HloOpcode::kAllReduce, 1);
+  g = module.channel_generation();
+  ar->set_channel_id(9);
+  ar->mutable_frontend_attributes()->Set(kStreamIdAttribute, "1");
+  EXPECT_EQ(module.channel_generation(), g);
+  // A computation built outside the module moves it once, when added.
+  auto detached = std::make_unique<HloComputation>("b");
+  Add(detached.get(), HloOpcode::kAllGather, std::nullopt);
+  EXPECT_EQ(module.channel_generation(), g);
+  HloComputation* b = module.AddComputation(std::move(detached));
+  EXPECT_NE(module.channel_generation(), g);
+  g = module.channel_generation();
+  module.RemoveComputation(b);
+  EXPECT_NE(module.channel_generation(), g);
+  // A bulk load notes its instructions once, at its end.
+  g = module.channel_generation();
+  module.BeginBulkLoad();
+  auto named = HloInstruction::Create(HloOpcode::kAllToAll, Shape::MakeArray(PrimitiveType::F32, {4}), {});
+  named->SetNameUnchecked("loaded");
+  a->AddInstruction(std::move(named));
+  module.EndBulkLoad();
+  EXPECT_NE(module.channel_generation(), g);
+}
+
+// `scan` as names: channel, typed, and the typed_begin offsets.
+std::string Describe(const CollectiveScan& scan) {
+  std::string out = "channel:";
+  for (const HloInstruction* i : scan.channel) out += " " + std::string(i->name());
+  out += " typed:";
+  for (const HloInstruction* i : scan.typed) out += " " + std::string(i->name());
+  out += " begin:";
+  for (size_t c = 0; c < scan.typed_begin.size(); ++c) {
+    out += " " + std::to_string(scan.channel_begin[c]) + "/" + std::to_string(scan.typed_begin[c]);
+  }
+  return out;
+}
+
+TEST(ScanCollectivesTest, KeptWhileUnchangedAndSeesEveryStructuralChange) {
+  HloModule module("m");
+  auto* a = module.AddComputation(std::make_unique<HloComputation>("a"));
+  auto* e = module.AddComputation(std::make_unique<HloComputation>("e"), true);
+  HloInstruction* ar = Add(a, HloOpcode::kAllReduce, 1);
+  Add(a, HloOpcode::kAdd, std::nullopt);
+  HloInstruction* send = Add(e, HloOpcode::kSend, 2);
+  Add(e, HloOpcode::kReduceScatter, 3);
+  auto first = ScanCollectives(module);
+  EXPECT_EQ(Describe(*first), Describe(SweepCollectives(module)));
+  EXPECT_EQ(Describe(*first), "channel: all-reduce send reduce-scatter typed: all-reduce "
+                              "reduce-scatter begin: 0/0 1/1 3/2");
+  // Unchanged, or changed only in what is not a channel instruction or an
+  // attribute: the same sweep.
+  Add(e, HloOpcode::kMultiply, std::nullopt);
+  send->set_channel_id(5);
+  EXPECT_EQ(ScanCollectives(module).get(), first.get());
+  // Another module in between does not confuse the two.
+  HloModule other("other");
+  other.AddComputation(std::make_unique<HloComputation>("o"), true);
+  EXPECT_TRUE(ScanCollectives(other)->channel.empty());
+  EXPECT_EQ(Describe(*ScanCollectives(module)), Describe(*first));
+  // A channel instruction added, one removed, a computation added: each seen.
+  Add(e, HloOpcode::kAllGather, std::nullopt);
+  EXPECT_EQ(Describe(*ScanCollectives(module)),
+            "channel: all-reduce send reduce-scatter all-gather typed: all-reduce reduce-scatter "
+            "all-gather begin: 0/0 1/1 4/3");
+  ASSERT_TRUE(a->RemoveInstruction(ar).ok());
+  EXPECT_EQ(Describe(*ScanCollectives(module)),
+            "channel: send reduce-scatter all-gather typed: reduce-scatter all-gather begin: "
+            "0/0 0/0 3/2");
+  auto* c = module.AddComputation(std::make_unique<HloComputation>("c"));
+  Add(c, HloOpcode::kCollectivePermute, 4);
+  EXPECT_EQ(Describe(*ScanCollectives(module)),
+            "channel: send reduce-scatter all-gather collective-permute typed: reduce-scatter "
+            "all-gather begin: 0/0 0/0 3/2 4/2");
+  EXPECT_EQ(Describe(*ScanCollectives(module)), Describe(SweepCollectives(module)));
+  // Removals only (the replacer's way): the kept scan minus the removed,
+  // the same as a sweep; with a removal in each of two computations, and a
+  // non-channel removal that changes nothing.
+  HloInstruction* ag = e->instruction_slots()[3].get();
+  ASSERT_EQ(ag->opcode(), HloOpcode::kAllGather);
+  const auto before = ScanCollectives(module);
+  HloInstruction* mul = e->instruction_slots()[2].get();
+  ASSERT_EQ(mul->opcode(), HloOpcode::kMultiply);
+  ASSERT_TRUE(e->RemoveInstruction(mul).ok());
+  EXPECT_EQ(ScanCollectives(module).get(), before.get());
+  ASSERT_TRUE(e->RemoveInstruction(ag).ok());
+  ASSERT_TRUE(c->RemoveInstruction(c->instruction_slots()[0].get()).ok());
+  EXPECT_EQ(Describe(*ScanCollectives(module)),
+            "channel: send reduce-scatter typed: reduce-scatter begin: 0/0 0/0 2/1 2/1");
+  EXPECT_EQ(Describe(*ScanCollectives(module)), Describe(SweepCollectives(module)));
+  EXPECT_EQ(Describe(*before), "channel: send reduce-scatter all-gather collective-permute typed: "
+                               "reduce-scatter all-gather begin: 0/0 0/0 3/2 4/2");
+  // A scan given out stays as it was after a later one replaces it.
+  EXPECT_EQ(first->channel.size(), 3u);
+}
+
+// The pipeline's way: the checker's sweep is kept, a collective is added
+// before the injector and the enforcer run, and both see it.
+TEST(ScanCollectivesTest, PassesSeeACollectiveAddedBetweenThem) {
+  HloModule module("m");
+  auto* e = module.AddComputation(std::make_unique<HloComputation>("e"), true);
+  Add(e, HloOpcode::kAllReduce, 1);
+  PassOptions options;
+  CollectiveStreamIdChecker checker(options);
+  ASSERT_TRUE(checker.Run(&module).ok());
+  EXPECT_FALSE(checker.stream_id_present());
+  const auto kept = ScanCollectives(module);
+  HloInstruction* added = Add(e, HloOpcode::kAllGather, 1);
+  NeuronCollectiveStreamIdInjector injector(options, /*skip_when_stream_ids_present=*/false);
+  ASSERT_TRUE(injector.Run(&module).ok());
+  EXPECT_TRUE(added->frontend_attributes().Contains(kStreamIdAttribute));
+  NeuronUniqueChannelIdEnforcer enforcer(options);
+  ASSERT_TRUE(enforcer.Run(&module).ok());
+  EXPECT_EQ(added->channel_id(), std::optional<int64_t>(2));
+  // And the checker, run again, sees the stream ids the injector stamped.
+  ASSERT_TRUE(checker.Run(&module).ok());
+  EXPECT_TRUE(checker.stream_id_present());
+  EXPECT_EQ(kept->channel.size(), 1u);
+}
+
+TEST(ScanCollectivesTest, SwitchSweepsEveryTime) {
+  HloModule module("m");
+  auto* a = module.AddComputation(std::make_unique<HloComputation>("a"), true);
+  Add(a, HloOpcode::kAllReduce, 1);
+  setenv("HILO_COLLECTIVE_SCAN_CACHE", "0", 1);
+  auto x = ScanCollectives(module);
+  auto y = ScanCollectives(module);
+  unsetenv("HILO_COLLECTIVE_SCAN_CACHE");
+  EXPECT_NE(x.get(), y.get());
+  EXPECT_EQ(Describe(*x), Describe(*y));
+  EXPECT_EQ(ScanCollectives(module).get(), ScanCollectives(module).get());
 }
 
 // --- WalkPostOrderUntil ----------------------------------------------------

@@ -10,7 +10,9 @@
 //    IsCollective ops; the verifier accepts the module unless a send/recv
 //    with a done op was renumbered, in which case it must reject it (the
 //    channel_id mismatch); with --unique-channel-ids-skip-send-recv
-//    semantics the verifier must accept it and send/recv keep their ids.
+//    semantics the verifier must accept it and send/recv keep their ids;
+//  - the collective scan the pipeline's passes share is, after every pass,
+//    what a fresh sweep gives.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -24,7 +26,10 @@
 #include "hilo/analysis/hlo_verifier.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_module.h"
+#include "hilo/pass/hlo_dce.h"
+#include "hilo/pass/hlo_pass_pipeline.h"
 #include "hilo/pass/pass_options.h"
+#include "hilo/passes/neuron_collective_pipeline.h"
 #include "hilo/passes/collective_stream_id_checker.h"
 #include "hilo/passes/neuron_collective_stream_id_injector.h"
 #include "hilo/passes/neuron_unique_channel_id_enforcer.h"
@@ -340,6 +345,62 @@ TEST(StreamChannelCorpusTest, AllThreePassesOverEveryCollectiveModule) {
             << counts.unparsed_listed
             << " files skipped as listed in tests/corpus/valid_roundtrip_exceptions.tsv or "
                "valid_rejected.tsv\n";
+}
+
+// The collective scan the pipeline's passes share (ScanCollectives) against
+// a fresh sweep, over every collective module, before the pipeline and
+// after each of its passes and dce, with the looped-einsum passes on (they
+// add and remove instructions between the checker and the injector).
+TEST(StreamChannelCorpusTest, KeptCollectiveScanIsAFreshSweepAfterEveryPass) {
+  HILO_SKIP_WITHOUT_SHARED_DIR();
+  const std::vector<std::string> files = CollectiveFiles();
+  ASSERT_GT(files.size(), 1000u) << "cannot read " << kValid << "/MANIFEST.tsv";
+  int modules = 0, compared = 0, reused = 0, after_removals = 0;
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    auto parsed = ParseHloModule(ReadFile(kValid + "/" + file), file);
+    if (!parsed.ok()) continue;
+    HloModule* module = parsed->get();
+    ++modules;
+    PassOptions options;
+    options.collective_matmul_nxd = true;
+    options.collective_permute_aggressive = true;
+    HloPassPipeline pipeline;
+    ASSERT_TRUE(BuildNeuronCollectivePipeline(options, &pipeline).ok());
+    pipeline.AddPass(std::make_unique<HloDCE>());
+    pipeline.set_verification(HloPassPipeline::Verification::kNone);
+    std::shared_ptr<const CollectiveScan> last;
+    uint64_t generation = module->channel_generation(), removals = module->channel_removals();
+    auto check = [&](absl::string_view after) {
+      // Channel instructions removed, none added: the kept scan is filtered.
+      if (module->channel_generation() == generation && module->channel_removals() != removals) {
+        ++after_removals;
+      }
+      generation = module->channel_generation();
+      removals = module->channel_removals();
+      const std::shared_ptr<const CollectiveScan> kept = ScanCollectives(*module);
+      const CollectiveScan fresh = SweepCollectives(*module);
+      EXPECT_EQ(kept->channel, fresh.channel) << "after " << after;
+      EXPECT_EQ(kept->typed, fresh.typed) << "after " << after;
+      EXPECT_EQ(kept->typed_begin, fresh.typed_begin) << "after " << after;
+      ++compared;
+      if (kept == last) ++reused;
+      last = kept;
+    };
+    check("parsing");
+    pipeline.set_observer([&](const HloPassInterface& pass, const nlohmann::json&) {
+      check(pass.name());
+    });
+    ASSERT_TRUE(pipeline.Run(module).ok());
+  }
+  EXPECT_GT(modules, 1000);
+  // The kept route is taken (most passes add or remove no collective), so
+  // the comparisons above test it.
+  EXPECT_GT(reused, compared / 2);
+  EXPECT_GT(after_removals, 0);
+  std::cout << "collective scan: " << modules << " modules, " << compared
+            << " comparisons with a fresh sweep, " << reused << " of them on a kept scan, "
+            << after_removals << " on a kept scan less removed channel instructions\n";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
@@ -30,25 +31,9 @@ bool IsCollective(HloOpcode opcode) {
 }
 
 bool IsChannelInstruction(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kRecv:
-    case HloOpcode::kRecvDone:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kSend:
-    case HloOpcode::kSendDone:
-      return true;
-    default:
-      return false;
-  }
+  // The IR keeps the list: the module's channel generation follows these
+  // instructions (ScanCollectives relies on it being exactly this set).
+  return IsChannelOpcode(opcode);
 }
 
 bool IsStreamIdCheckedCollective(HloOpcode opcode) {
@@ -65,11 +50,8 @@ bool IsTypedCollective(HloOpcode opcode) {
 }
 
 int64_t NextChannelId(const HloModule& module) {
-  static const OpcodeSet* const kChannelOpcodes = new OpcodeSet(&IsChannelInstruction);
-  std::vector<HloInstruction*> channel_instructions;
-  for (const HloComputation* computation : module.computations()) {
-    AppendInstructionsWithOpcode(*computation, *kChannelOpcodes, &channel_instructions);
-  }
+  const std::shared_ptr<const CollectiveScan> scan = ScanCollectives(module);
+  const std::vector<HloInstruction*>& channel_instructions = scan->channel;
   constexpr size_t kAhead = 8;
   const size_t n = channel_instructions.size();
   int64_t next = 1;
@@ -80,6 +62,84 @@ int64_t NextChannelId(const HloModule& module) {
   return next;
 }
 
+namespace {
+
+const OpcodeSet& TypedOpcodes() {
+  static const OpcodeSet* const kTyped = new OpcodeSet(&IsTypedCollective);
+  return *kTyped;
+}
+
+// `kept` without the instructions removed since it was made (no parent).
+CollectiveScan WithoutRemoved(const CollectiveScan& kept) {
+  const OpcodeSet& typed = TypedOpcodes();
+  CollectiveScan scan;
+  const size_t computations = kept.channel_begin.size() - 1;
+  scan.channel_begin.reserve(computations + 1);
+  scan.typed_begin.reserve(computations + 1);
+  scan.channel.reserve(kept.channel.size());
+  scan.typed.reserve(kept.typed.size());
+  for (size_t c = 0; c < computations; ++c) {
+    scan.channel_begin.push_back(scan.channel.size());
+    scan.typed_begin.push_back(scan.typed.size());
+    for (size_t i = kept.channel_begin[c]; i < kept.channel_begin[c + 1]; ++i) {
+      HloInstruction* instruction = kept.channel[i];
+      if (instruction->parent() == nullptr) continue;
+      scan.channel.push_back(instruction);
+      if (typed.contains(instruction->opcode())) scan.typed.push_back(instruction);
+    }
+  }
+  scan.channel_begin.push_back(scan.channel.size());
+  scan.typed_begin.push_back(scan.typed.size());
+  return scan;
+}
+
+}  // namespace
+
+CollectiveScan SweepCollectives(const HloModule& module) {
+  static const OpcodeSet* const kChannelOpcodes = new OpcodeSet(&IsChannelInstruction);
+  CollectiveScan scan;
+  const std::vector<HloComputation*> computations = module.computations();
+  scan.channel_begin.reserve(computations.size() + 1);
+  scan.typed_begin.reserve(computations.size() + 1);
+  for (const HloComputation* computation : computations) {
+    scan.channel_begin.push_back(scan.channel.size());
+    scan.typed_begin.push_back(scan.typed.size());
+    // The typed collectives are channel instructions.
+    AppendInstructionsWithOpcode(*computation, *kChannelOpcodes, &scan.channel, TypedOpcodes(),
+                                 &scan.typed);
+  }
+  scan.channel_begin.push_back(scan.channel.size());
+  scan.typed_begin.push_back(scan.typed.size());
+  return scan;
+}
+
+std::shared_ptr<const CollectiveScan> ScanCollectives(const HloModule& module) {
+  if (EnvSwitchIsZero("HILO_COLLECTIVE_SCAN_CACHE")) {
+    return std::make_shared<const CollectiveScan>(SweepCollectives(module));
+  }
+  // Generations are unique in the process (HloModule::channel_generation),
+  // so an equal one is this module, with no channel instruction added and
+  // no computation added or removed since; the module's address is compared
+  // too only to say so plainly.
+  struct Kept {
+    const HloModule* module = nullptr;
+    uint64_t generation = 0;
+    uint64_t removals = 0;
+    std::shared_ptr<const CollectiveScan> scan;
+  };
+  thread_local Kept kept;
+  if (kept.scan == nullptr || kept.module != &module ||
+      kept.generation != module.channel_generation()) {
+    kept.scan = std::make_shared<const CollectiveScan>(SweepCollectives(module));
+  } else if (kept.removals != module.channel_removals()) {
+    kept.scan = std::make_shared<const CollectiveScan>(WithoutRemoved(*kept.scan));
+  }
+  kept.module = &module;
+  kept.generation = module.channel_generation();
+  kept.removals = module.channel_removals();
+  return kept.scan;
+}
+
 OpcodeSet::OpcodeSet(bool (*predicate)(HloOpcode)) {
   for (unsigned bit = 0; bit < 256; ++bit) {
     if (predicate(static_cast<HloOpcode>(bit))) words_[bit >> 6] |= uint64_t{1} << (bit & 63);
@@ -87,7 +147,8 @@ OpcodeSet::OpcodeSet(bool (*predicate)(HloOpcode)) {
 }
 
 void AppendInstructionsWithOpcode(const HloComputation& computation, const OpcodeSet& select,
-                                  std::vector<HloInstruction*>* out) {
+                                  std::vector<HloInstruction*>* out, const OpcodeSet& subset,
+                                  std::vector<HloInstruction*>* subset_out) {
   // The list read in place (a removed instruction leaves a null hole).
   const absl::Span<const std::unique_ptr<HloInstruction>> slots = computation.instruction_slots();
   constexpr size_t kAhead = 16;
@@ -95,7 +156,11 @@ void AppendInstructionsWithOpcode(const HloComputation& computation, const Opcod
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead < n && slots[i + kAhead] != nullptr) PrefetchOpcode(slots[i + kAhead].get());
     HloInstruction* instruction = slots[i].get();
-    if (instruction != nullptr && select.contains(instruction->opcode())) out->push_back(instruction);
+    if (instruction == nullptr) continue;
+    const HloOpcode opcode = instruction->opcode();
+    if (!select.contains(opcode)) continue;
+    out->push_back(instruction);
+    if (subset.contains(opcode)) subset_out->push_back(instruction);
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,9 +110,41 @@ inline void PrefetchEnds(const T* field) {
 }
 
 // Appends to `out` the instructions of `computation` whose opcode is in
-// `select`, in written order (the order of computation.instructions()).
+// `select`, in written order (the order of computation.instructions()), and
+// to `subset_out` those of them whose opcode is also in `subset`.
 void AppendInstructionsWithOpcode(const HloComputation& computation, const OpcodeSet& select,
-                                  std::vector<HloInstruction*>* out);
+                                  std::vector<HloInstruction*>* out, const OpcodeSet& subset,
+                                  std::vector<HloInstruction*>* subset_out);
+
+// A module's channel instructions (IsChannelInstruction) and, among them,
+// its typed collectives (IsTypedCollective), each list computation by
+// computation in module order (module.computations()) and in list order
+// within a computation.
+struct CollectiveScan {
+  std::vector<HloInstruction*> channel;
+  std::vector<HloInstruction*> typed;
+  // Computation c's channel instructions are channel[channel_begin[c],
+  // channel_begin[c + 1]), its typed collectives typed[typed_begin[c],
+  // typed_begin[c + 1]); one entry per computation, and one more.
+  std::vector<size_t> channel_begin;
+  std::vector<size_t> typed_begin;
+};
+
+// The scan of `module` as it is now: one sweep over every computation's
+// instructions (AppendInstructionsWithOpcode). Never kept.
+CollectiveScan SweepCollectives(const HloModule& module);
+
+// SweepCollectives(module)'s result, kept: the last scan on this thread is
+// kept with its module's channel_generation() and channel_removals(). While
+// the generation is unchanged it is given again, without the instructions
+// removed since (those with no parent; hlo_module.h says why that is then
+// exactly the module's list). The pipeline's checker, injector and enforcer
+// then share one sweep of a large module, the looped-einsum replacer's
+// removals of all-gathers between them included. What the instructions hold
+// (channel_id, stream_id, replica groups) is read from them, never kept
+// here. HILO_COLLECTIVE_SCAN_CACHE=0 sweeps on every call (the switch of
+// this saving, measured in docs/performance.md).
+std::shared_ptr<const CollectiveScan> ScanCollectives(const HloModule& module);
 
 // The replica groups a typed collective is compared by: its
 // `replica_groups=` attribute, or the empty explicit list `{}` when it has

@@ -117,6 +117,10 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
   }
   instructions_.push_back(std::move(instruction));
   ++live_count_;
+  // A bulk load notes its channel instructions once, at its end.
+  if (parent_ != nullptr && !parent_->bulk_loading() && IsChannelOpcode(inst->opcode())) {
+    parent_->NoteChannelInstructionsChanged();
+  }
   if (inst->opcode() == HloOpcode::kParameter && inst->parameter_number() >= 0 &&
       inst->parameter_number() < (int64_t{1} << 20)) {
     size_t n = static_cast<size_t>(inst->parameter_number());
@@ -423,6 +427,9 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
     if (n >= 0 && n < static_cast<int64_t>(parameters_.size()) && parameters_[n] == instruction) {
       parameters_[n] = nullptr;
     }
+  }
+  if (parent_ != nullptr && IsChannelOpcode(instruction->opcode())) {
+    parent_->NoteChannelInstructionRemoved();
   }
   int64_t index = instruction->index_in_parent_;
   mutable_extra().removed.push_back(std::move(instructions_[index]));

@@ -1,5 +1,6 @@
 #include "hilo/ir/hlo_module.h"
 
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,11 @@
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
+
+uint64_t HloModule::NewGeneration() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 HloModule::~HloModule() {
   // A loader that failed half-way (the parser's errors) ends no bulk load.
@@ -40,6 +46,7 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> comput
   computations_by_name_.insert(comp);
   computations_.push_back(std::move(computation));
   if (is_entry) entry_ = comp;
+  NoteChannelInstructionsChanged();
   return comp;
 }
 
@@ -78,6 +85,7 @@ void HloModule::RemoveComputation(HloComputation* computation) {
       KeepNamesOf(*computation);
       computations_by_name_.erase(computation);
       computations_.erase(it);
+      NoteChannelInstructionsChanged();
       return;
     }
   }
@@ -99,6 +107,8 @@ void HloModule::BeginBulkLoad() {
 
 void HloModule::EndBulkLoad() {
   bulk_loading_ = false;
+  // AddInstruction does not note the loader's channel instructions one by one.
+  NoteChannelInstructionsChanged();
   if (InstructionArena::Loading() == &instruction_arena_) InstructionArena::SetLoading(nullptr);
   instruction_arena_.ReleaseUnused();
 }

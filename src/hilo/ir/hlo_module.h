@@ -3,6 +3,7 @@
 #ifndef HILO_IR_HLO_MODULE_H_
 #define HILO_IR_HLO_MODULE_H_
 
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -76,6 +77,31 @@ class HloModule {
   // Removes a computation that no instruction calls.
   void RemoveComputation(HloComputation* computation);
   int64_t instruction_count() const;
+
+  // --- Structural changes ----------------------------------------------------
+  // Together, these two say when the module's channel instructions
+  // (IsChannelOpcode), listed computation by computation in module order and
+  // each computation's in list order, may have changed.
+  //
+  // The generation changes when a computation is added or removed, a
+  // channel instruction is added to one of the module's computations, or a
+  // bulk load ends. Nothing else can add an instruction to that list or move
+  // one in it: an added instruction goes at the end of its computation's
+  // list, compaction keeps the order, an opcode never changes, and attribute
+  // changes (channel_id, stream_id, ...) do not select or move an
+  // instruction. Each new value is one no module of this process had before,
+  // so a list kept with the value it was made at belongs to this module and
+  // is current up to removals exactly while the value is the same.
+  uint64_t channel_generation() const { return channel_generation_; }
+  // Counts the channel instructions removed from the module's computations.
+  // A removal takes one instruction out of the list and moves no other; the
+  // removed instruction stays allocated, with parent() == nullptr, until its
+  // computation dies (a new generation). So while the generation is the
+  // same, a kept list minus its instructions that have no parent is the
+  // current list (ScanCollectives, analysis/collective_predicates.h).
+  uint64_t channel_removals() const { return channel_removals_; }
+  void NoteChannelInstructionsChanged() { channel_generation_ = NewGeneration(); }
+  void NoteChannelInstructionRemoved() { ++channel_removals_; }
 
   // --- Names -----------------------------------------------------------------
   // A name not used by any instruction of the module, derived from `hint`
@@ -192,6 +218,10 @@ class HloModule {
   int64_t next_unique_id_ = 0;
   std::string opaque_proto_fields_;
   TextInfo text_info_;
+  // A value drawn from a process-wide counter (channel_generation()).
+  static uint64_t NewGeneration();
+  uint64_t channel_generation_ = NewGeneration();
+  uint64_t channel_removals_ = 0;
 };
 
 }  // namespace hilo

@@ -176,6 +176,37 @@ std::optional<HloOpcode> StringToHloOpcode(absl::string_view name);
 // Number of operands the opcode takes, or kVariadic.
 int HloOpcodeArity(HloOpcode opcode);
 
+// The opcodes of the instructions that carry a channel_id (XLA's
+// HloChannelInstruction): all-gather, all-gather-start, all-reduce,
+// all-reduce-start, all-to-all, collective-broadcast, collective-permute,
+// collective-permute-start, ragged-all-to-all, recv, recv-done,
+// reduce-scatter, send, send-done (recv-done: see the decision in
+// docs/passes/stream-and-channel-ids.md). The widest of the collective
+// sets (analysis/collective_predicates.h): the module's channel generation
+// (hlo_module.h) follows the instructions of these opcodes.
+// In the header: AddInstruction and RemoveInstruction ask on every call.
+inline bool IsChannelOpcode(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The underlying byte, the value the specification's bitmasks index.
 constexpr uint8_t HloOpcodeByte(HloOpcode opcode) { return static_cast<uint8_t>(opcode); }
 

@@ -8,16 +8,10 @@
 namespace hilo {
 
 bool CollectiveStreamIdChecker::AnyCollectiveHasStreamId(const HloModule& module) {
-  static const OpcodeSet* const kChecked = new OpcodeSet(&IsStreamIdCheckedCollective);
-  // Collect a computation's collectives first (one prefetched sweep over
-  // its instructions), then look at their attributes.
-  std::vector<HloInstruction*> collectives;
-  for (const HloComputation* computation : module.computations()) {
-    collectives.clear();
-    AppendInstructionsWithOpcode(*computation, *kChecked, &collectives);
-    if (AnyHasStreamId(collectives)) return true;
-  }
-  return false;
+  // The module's typed collectives (the checker's set,
+  // IsStreamIdCheckedCollective, is the typed one) from one sweep, kept for
+  // the injector and the enforcer that follow in the pipeline.
+  return AnyHasStreamId(ScanCollectives(module)->typed);
 }
 
 bool CollectiveStreamIdChecker::AnyHasStreamId(absl::Span<HloInstruction* const> collectives) {

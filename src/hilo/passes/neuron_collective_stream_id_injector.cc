@@ -38,17 +38,14 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
   warnings_.clear();
 
   // Every typed collective, in module order and written order, from one
-  // sweep over each computation's instructions; `begin[c]` is where
-  // computation c's start. The scans below only look at this list.
-  static const OpcodeSet* const kTyped = new OpcodeSet(&IsTypedCollective);
+  // sweep over each computation's instructions (the checker's, when it ran
+  // just before: ScanCollectives); `begin[c]` is where computation c's
+  // start. The scans below only look at this list, and change no
+  // instruction's opcode or place.
+  const std::shared_ptr<const CollectiveScan> scan = ScanCollectives(*module);
   const std::vector<HloComputation*> computations = module->computations();
-  std::vector<HloInstruction*> collectives;
-  std::vector<size_t> begin(computations.size() + 1);
-  for (size_t c = 0; c < computations.size(); ++c) {
-    begin[c] = collectives.size();
-    AppendInstructionsWithOpcode(*computations[c], *kTyped, &collectives);
-  }
-  begin.back() = collectives.size();
+  const std::vector<HloInstruction*>& collectives = scan->typed;
+  const std::vector<size_t>& begin = scan->typed_begin;
 
   // The checker's set is the typed collectives (IsStreamIdCheckedCollective
   // and IsTypedCollective are both the IR's one list), so its question is

@@ -95,13 +95,11 @@ absl::StatusOr<bool> NeuronUniqueChannelIdEnforcer::Run(HloModule* module) {
   warnings_.clear();
 
   // One sweep over every computation's instructions collects the channel
-  // instructions (a superset of IsCollective); NextChannelId and the walk
-  // below only look at those.
-  static const OpcodeSet* const kChannelOpcodes = new OpcodeSet(&IsChannelInstruction);
-  std::vector<HloInstruction*> channel_instructions;
-  for (const HloComputation* computation : module->computations()) {
-    AppendInstructionsWithOpcode(*computation, *kChannelOpcodes, &channel_instructions);
-  }
+  // instructions (a superset of IsCollective; the checker's sweep, less the
+  // ones removed since, when nothing added one: ScanCollectives);
+  // NextChannelId and the walk below only look at those.
+  const std::shared_ptr<const CollectiveScan> scan = ScanCollectives(*module);
+  const std::vector<HloInstruction*>& channel_instructions = scan->channel;
 
   // One more pass over them reads each channel_id once: it gives `next`
   // (NextChannelId) and the ids of the collectives to check, so the walk
