@@ -22,6 +22,6 @@ for p in rt neuron-collective-pipeline,dce neuron_looped_einsum_replacer \
       sed -n 's/.*Collected : //p')
   [ -n "$n" ] || { echo "callgrind-passes: no count for $p" >&2; exit 1; }
   if [ -z "$rt" ]; then rt=$n; echo "$name $n"; else
-    awk -v n="$n" -v r="$rt" -v p="$name" 'BEGIN { printf "%s %d %+.2f%%\n", p, n, (n / r - 1) * 100 }'
+    awk -v n="$n" -v r="$rt" -v p="$name" 'BEGIN { printf "%s %s %+.2f%%\n", p, n, (n / r - 1) * 100 }'
   fi
 done

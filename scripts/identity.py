@@ -4,7 +4,7 @@ under 12 configurations (passes, flags, text and binary proto output). One line 
 configuration: sha1 of stdout and of stderr, and the exit status. Run it for two binaries and
 `cmp` the two files: a change that should not change any output must leave them equal.
 
-Usage: scripts/identity.py BINARY OUT [SHARED_DIR]
+Usage: scripts/identity.py BINARY OUT [SHARED_DIR]   (default: $HILO_SHARED_DIR, else ../shared)
 Needs /tmp/L170.hlo (scripts/perf-inputs.sh). 324 files x 12 = 3,888 lines; about 5 min.
 """
 import glob
@@ -16,7 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 binary, out = sys.argv[1], sys.argv[2]
 # Resolved, so that the paths in error messages are the same from any checkout.
-shared = os.path.realpath(sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
+shared = os.path.realpath(sys.argv[3] if len(sys.argv) > 3 else
+                          os.environ.get('HILO_SHARED_DIR') or
+                          os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
+if not os.path.isdir(os.path.join(shared, 'corpus', 'valid')):
+    # Without the corpus the set would shrink to the generated module's 12 lines, and two
+    # binaries would compare equal on almost nothing.
+    sys.exit(f'identity.py: no corpus at {shared}/corpus/valid: pass SHARED_DIR or set HILO_SHARED_DIR')
 files = sorted(glob.glob(os.path.join(shared, 'corpus/valid/**/*.hlo'), recursive=True))[::7]
 files.append('/tmp/L170.hlo')
 pipeline = '--passes=neuron-collective-pipeline,dce'
