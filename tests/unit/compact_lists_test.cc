@@ -20,11 +20,13 @@
 #include "hilo/ir/instruction_arena.h"
 #include "hilo/ir/compact_string.h"
 #include "hilo/ir/instruction_name.h"
+#include "hilo/ir/order_and_metadata.h"
 #include "hilo/ir/pointer_list.h"
 #include "hilo/proto/hlo_proto_convert.h"
 #include "hilo/proto/wire_split.h"
 #include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
+#include "hilo/text/text_flags.h"
 
 namespace hilo {
 namespace {
@@ -406,6 +408,121 @@ TEST(CompactStringTest, TextInTheArena) {
   EXPECT_TRUE(moved.empty());
   copy = std::move(moved);
   EXPECT_TRUE(copy.empty());
+}
+
+// OrderAndMetadata: the attribute order alone in the word, then in the
+// metadata's block (heap or arena) and back; each side of a TakeMetadata
+// keeps its own order. Under AddressSanitizer a leaked or doubly freed
+// heap block fails the test run.
+std::vector<std::string> Names(const AttributeOrder& order) {
+  return std::vector<std::string>(order.begin(), order.end());
+}
+TEST(OrderAndMetadataTest, OrderSurvivesEveryChangeOfTheText) {
+  InstructionArena arena;
+  for (InstructionArena* where : {static_cast<InstructionArena*>(nullptr), &arena}) {
+    OrderAndMetadata a;
+    EXPECT_TRUE(a.order().empty());
+    EXPECT_TRUE(a.metadata().empty());
+    a.mutable_order()->Append("dimensions");
+    a.SetMetadata("op_name=\"x\"", where);
+    EXPECT_EQ(a.metadata(), "op_name=\"x\"");
+    EXPECT_EQ(InArena(arena, a.metadata().data()), where != nullptr);
+    EXPECT_EQ(Names(a.order()), (std::vector<std::string>{"dimensions"}));
+    a.mutable_order()->Append("to_apply");  // written into the block
+    a.SetMetadata("op_name=\"a longer text than before\"", where);  // a new block, same order
+    EXPECT_EQ(a.metadata(), "op_name=\"a longer text than before\"");
+    EXPECT_EQ(Names(a.order()), (std::vector<std::string>{"dimensions", "to_apply"}));
+
+    OrderAndMetadata b;
+    b.mutable_order()->Append("direction");
+    b.TakeMetadata(a);
+    EXPECT_EQ(b.metadata(), "op_name=\"a longer text than before\"");
+    EXPECT_EQ(Names(b.order()), (std::vector<std::string>{"direction"}));
+    EXPECT_TRUE(a.metadata().empty());
+    EXPECT_EQ(Names(a.order()), (std::vector<std::string>{"dimensions", "to_apply"}));
+    // b has metadata: nothing moves.
+    a.SetMetadata("kept", where);
+    b.TakeMetadata(a);
+    EXPECT_EQ(a.metadata(), "kept");
+    EXPECT_EQ(b.metadata(), "op_name=\"a longer text than before\"");
+    // Removing the text keeps the order, in the word again.
+    b.SetMetadata("", where);
+    EXPECT_TRUE(b.metadata().empty());
+    EXPECT_EQ(Names(b.order()), (std::vector<std::string>{"direction"}));
+    b.mutable_order()->Erase(0);
+    EXPECT_TRUE(b.order().empty());
+    b.SetMetadata("", where);  // nothing to remove
+    EXPECT_TRUE(b.metadata().empty());
+  }
+}
+
+// Through the instruction: a parsed instruction's metadata is in the
+// arena, printed back with its attributes in their written order, and
+// TakeMetadataIfAbsent moves it without touching either order.
+TEST(OrderAndMetadataTest, ParsedMetadataAndOrderPrintBack) {
+  constexpr absl::string_view kText =
+      "HloModule m, entry_computation_layout={(f32[8]{0})->f32[8]{0}}\n"
+      "\n"
+      "ENTRY e {\n"
+      "  x = f32[8]{0} parameter(0)\n"
+      "  n = f32[8]{0} negate(x), metadata={op_type=\"neg\" op_name=\"a/long/op_name\"}\n"
+      "  ROOT t = f32[8]{0} transpose(n), dimensions={0}, "
+      "metadata={op_name=\"t\"}, frontend_attributes={k=\"v\"}\n"
+      "}\n\n";
+  auto module = ParseHloModule(kText);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const std::string printed = PrintHloModule(**module);
+  EXPECT_NE(printed.find("  n = f32[8]{0} negate(x), metadata={op_type=\"neg\" "
+                         "op_name=\"a/long/op_name\"}\n"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("  ROOT t = f32[8]{0} transpose(n), dimensions={0}, "
+                         "metadata={op_name=\"t\"}, frontend_attributes={k=\"v\"}\n"),
+            std::string::npos)
+      << printed;
+  HloInstruction* t = (*module)->entry_computation()->root_instruction();
+  HloInstruction* n = t->mutable_operand(0);
+  ASSERT_NE(n, nullptr);
+  EXPECT_TRUE(InArena((*module)->instruction_arena(), n->metadata().data()));
+  EXPECT_EQ(Names(t->attribute_order()),
+            (std::vector<std::string>{"dimensions", "metadata", "frontend_attributes"}));
+  t->set_metadata("");
+  EXPECT_EQ(Names(t->attribute_order()),
+            (std::vector<std::string>{"dimensions", "metadata", "frontend_attributes"}));
+  t->TakeMetadataIfAbsent(*n);
+  EXPECT_EQ(t->metadata(), "op_type=\"neg\" op_name=\"a/long/op_name\"");
+  EXPECT_TRUE(n->metadata().empty());
+  EXPECT_EQ(Names(t->attribute_order()),
+            (std::vector<std::string>{"dimensions", "metadata", "frontend_attributes"}));
+  EXPECT_EQ(Names(n->attribute_order()), (std::vector<std::string>{"metadata"}));
+}
+
+// A computation's text info shares a word with its live count and arena
+// bit: each keeps its value whatever the others hold.
+TEST(ComputationTextInfoTest, FlagsCountAndArenaBitAreIndependent) {
+  HloModule module("m");
+  InstructionArena& arena = module.instruction_arena();
+  for (bool in_arena : {false, true}) {
+    std::unique_ptr<HloComputation> owned =
+        in_arena ? HloComputation::CreateInArena(arena, "c") : std::make_unique<HloComputation>("c");
+    HloComputation* comp = owned.get();
+    const uint32_t all = (1u << HloInstruction::kTextFlagBits) - 1;
+    comp->mutable_text_info()->flags = all;
+    comp->mutable_text_info()->has_signature = true;
+    for (int i = 0; i < 3; ++i) {
+      comp->AddInstruction(HloInstruction::CreateParameter(i, Shape::MakeArray(PrimitiveType::F32, {})));
+    }
+    EXPECT_EQ(comp->instruction_count(), 3);
+    EXPECT_EQ(comp->text_info().flags, all);
+    EXPECT_TRUE(comp->text_info().has_signature);
+    EXPECT_EQ(InArena(arena, comp), in_arena);
+    comp->mutable_text_info()->flags = kTextFlagsSet | kTextClosingNameComment;
+    comp->mutable_text_info()->has_signature = false;
+    EXPECT_EQ(comp->instruction_count(), 3);
+    EXPECT_EQ(comp->text_info().flags, kTextFlagsSet | kTextClosingNameComment);
+    EXPECT_FALSE(comp->text_info().has_signature);
+    owned.reset();  // an arena computation runs its destructor only
+  }
 }
 
 // The parser's (and proto reader's) attribute groups: in the module's arena

@@ -466,7 +466,7 @@ class Verifier {
       return absl::FailedPreconditionError(
           absl::StrCat("module ", module_.name(), " has no entry computation"));
     }
-    computations_ = module_.computations();
+    computations_ = ComputationSlots(module_.computation_slots());
     IndexComputations();
     if (!computation_index_.contains(module_.entry_computation())) {
       return absl::FailedPreconditionError(
@@ -480,7 +480,8 @@ class Verifier {
     // a name used twice leaves a computation not found as itself: no set
     // of names (2.2 MB for 100,000 computations; docs/performance.md,
     // "fourteenth session").
-    for (const HloComputation* comp : computations_) {
+    for (size_t c = 0; c < computations_.size(); ++c) {
+      const HloComputation* comp = computations_[c];
       if (module_.GetComputationWithName(comp->name()) != comp) {
         return FailComputation(comp, "computation name is used twice in the module");
       }
@@ -536,7 +537,7 @@ class Verifier {
   // computation's call graph) falls back to Run().
   absl::Status RunTouched(absl::Span<const HloInstruction* const> touched) {
     if (module_.entry_computation() == nullptr) return Run();
-    computations_ = module_.computations();
+    computations_ = ComputationSlots(module_.computation_slots());
     IndexComputations();
     // Seen ones by unique id (ids are dense in a module), one bit each.
     int64_t max_id = -1;
@@ -1833,7 +1834,21 @@ class Verifier {
 
   const HloModule& module_;
   const HloVerifierOptions options_;
-  std::vector<HloComputation*> computations_;
+  // The module's computations by position, read where the module holds
+  // them (a copy was 0.8 MB for 100,000 computations; docs/performance.md,
+  // "twenty-third session: a smaller instruction").
+  class ComputationSlots {
+   public:
+    ComputationSlots() = default;
+    explicit ComputationSlots(absl::Span<const std::unique_ptr<HloComputation>> slots)
+        : slots_(slots) {}
+    size_t size() const { return slots_.size(); }
+    HloComputation* operator[](size_t c) const { return slots_[c].get(); }
+
+   private:
+    absl::Span<const std::unique_ptr<HloComputation>> slots_;
+  };
+  ComputationSlots computations_;
   // Each computation's position in computations_, found by the
   // computation's address: a set of the positions (4 bytes a slot), hashed
   // and compared through computations_, where a map from the address to
@@ -1842,7 +1857,7 @@ class Verifier {
   // computations would take terabytes.
   struct PositionHash {
     using is_transparent = void;
-    const std::vector<HloComputation*>* computations = nullptr;
+    const ComputationSlots* computations = nullptr;
     size_t operator()(const HloComputation* comp) const { return absl::HashOf(comp); }
     size_t operator()(uint32_t c) const {
       return absl::HashOf(static_cast<const HloComputation*>((*computations)[c]));
@@ -1850,7 +1865,7 @@ class Verifier {
   };
   struct PositionEq {
     using is_transparent = void;
-    const std::vector<HloComputation*>* computations = nullptr;
+    const ComputationSlots* computations = nullptr;
     const HloComputation* Key(const HloComputation* comp) const { return comp; }
     const HloComputation* Key(uint32_t c) const { return (*computations)[c]; }
     template <typename A, typename B>

@@ -1,12 +1,13 @@
 // CompactString: a string that costs one pointer when empty.
 //
-// For texts an instruction keeps verbatim that are absent on most
-// instructions and long when present (`metadata={...}`): one heap block
+// For texts kept verbatim that are absent on most objects and long when
+// present (a computation's written signature; an instruction's
+// `metadata={...}` is in OrderAndMetadata, order_and_metadata.h): one heap block
 // holds the length and the bytes, so the member is 8 bytes instead of a
 // std::string's 32, and a present text still takes a single allocation.
 // A loader puts the block in its module's arena instead (AssignInArena):
-// no heap block at all; such a text may move only between instructions of
-// that module (TakeMetadataIfAbsent), which the arena outlives.
+// no heap block at all; such a text may move only between objects of that
+// module, which the arena outlives.
 #ifndef HILO_IR_COMPACT_STRING_H_
 #define HILO_IR_COMPACT_STRING_H_
 

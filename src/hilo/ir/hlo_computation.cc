@@ -23,13 +23,13 @@ std::unique_ptr<HloComputation> HloComputation::CreateInArena(InstructionArena& 
   static_assert(alignof(HloComputation) <= InstructionArena::kMaxAlignment);
   void* memory = arena.Allocate(sizeof(HloComputation), alignof(HloComputation));
   std::unique_ptr<HloComputation> comp(new (memory) HloComputation(absl::string_view()));
-  comp->in_arena_ = true;
+  comp->count_and_arena_ |= kInArenaBit;
   comp->name_.AssignInArena(name, arena);
   return comp;
 }
 
 void HloComputation::operator delete(HloComputation* computation, std::destroying_delete_t) {
-  const bool in_arena = computation->in_arena_;
+  const bool in_arena = computation->InArena();
   computation->~HloComputation();
   if (!in_arena) ::operator delete(computation);  // unsized, as HloInstruction's
 }
@@ -81,7 +81,7 @@ void HloComputation::LogIfUpEdge(const HloInstruction* user, const HloInstructio
   // Past the computation's size, reading the log would cost what the sweep
   // costs: drop it.
   constexpr size_t kMinLog = 1024;
-  if (log.size() >= std::max(kMinLog, static_cast<size_t>(live_count_))) {
+  if (log.size() >= std::max(kMinLog, static_cast<size_t>(LiveCount()))) {
     up_edges_logged_ = false;
     std::vector<std::pair<const HloInstruction*, const HloInstruction*>>().swap(log);
     return;
@@ -116,7 +116,7 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     }
   }
   instructions_.push_back(std::move(instruction));
-  ++live_count_;
+  count_and_arena_ += kCountUnit;
   // A bulk load notes its channel instructions once, at its end.
   if (parent_ != nullptr && !parent_->bulk_loading() && IsChannelOpcode(inst->opcode())) {
     parent_->NoteChannelInstructionsChanged();
@@ -143,7 +143,7 @@ void HloComputation::ForEachInstruction(absl::FunctionRef<void(HloInstruction*)>
 }
 
 void HloComputation::AppendInstructionsTo(std::vector<HloInstruction*>* out) const {
-  out->reserve(out->size() + static_cast<size_t>(live_count_));
+  out->reserve(out->size() + static_cast<size_t>(LiveCount()));
   for (const auto& inst : instructions_) {
     if (inst != nullptr) out->push_back(inst.get());
   }
@@ -156,7 +156,7 @@ HloInstruction* HloComputation::parameter_instruction(int64_t number) const {
 
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   std::vector<HloInstruction*> post_order;
-  post_order.reserve(live_count_);
+  post_order.reserve(LiveCount());
   WalkPostOrderUntil([&](HloInstruction* inst) {
     post_order.push_back(inst);
     return false;
@@ -217,7 +217,7 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
   }
   // Every instruction visited: no cycle kept one from the roots, so the
   // sweep below would find nothing (each instruction is visited once).
-  if (visited == live_count_) return;
+  if (visited == LiveCount()) return;
   // Instructions only reachable through a cycle.
   for (const auto& inst : instructions_) {
     if (inst != nullptr && state_of(inst.get()) == kNew) {
@@ -435,10 +435,10 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
   mutable_extra().removed.push_back(std::move(instructions_[index]));
   instruction->parent_ = nullptr;
   instruction->index_in_parent_ = -1;
-  --live_count_;
+  count_and_arena_ -= kCountUnit;
   // Compact once holes outnumber live instructions (amortized O(1)).
-  const int64_t holes = static_cast<int64_t>(instructions_.size()) - live_count_;
-  if (holes > 64 && holes > live_count_) {
+  const int64_t holes = static_cast<int64_t>(instructions_.size()) - LiveCount();
+  if (holes > 64 && holes > LiveCount()) {
     size_t out = 0;
     for (size_t i = 0; i < instructions_.size(); ++i) {
       if (instructions_[i] == nullptr) continue;

@@ -61,7 +61,7 @@ class HloComputation {
   // Calls `visit` on each instruction in list order, without a vector (the
   // proto writer: 2.4 MB of the 300k module's write peak).
   void ForEachInstruction(absl::FunctionRef<void(HloInstruction*)> visit) const;
-  int64_t instruction_count() const { return live_count_; }
+  int64_t instruction_count() const { return LiveCount(); }
   // The list as stored, without a copy: list order, with a null hole for
   // each removed instruction not yet compacted away.
   absl::Span<const std::unique_ptr<HloInstruction>> instruction_slots() const {
@@ -182,10 +182,16 @@ class HloComputation {
 
   // Text-format fidelity state owned by the parser and printer. Opaque to
   // everything else.
-  struct TextInfo {
-    bool has_signature = false;
-    uint32_t flags = 0;
+  // Three bytes (the flags are the instruction's text-flag bits,
+  // HloInstruction::kTextFlagBits; higher bits are dropped as
+  // set_text_flags drops them), in the padding after the live count: they were
+  // 8 bytes of every computation (docs/performance.md, "twenty-third
+  // session: a smaller instruction").
+  struct __attribute__((packed)) TextInfo {
+    uint32_t flags : HloInstruction::kTextFlagBits = 0;
+    uint32_t has_signature : 1 = 0;
   };
+  static_assert(sizeof(TextInfo) == 3 && alignof(TextInfo) == 1);
   const TextInfo& text_info() const { return text_info_; }
   TextInfo* mutable_text_info() { return &text_info_; }
   // `(p: f32[2]) -> f32[2]` verbatim, when written otherwise than XLA prints
@@ -215,13 +221,21 @@ class HloComputation {
   // heap blocks were 80 bytes of a 3-instruction computation's ~1.2 KB
   // (docs/performance.md, "twelfth session").
   absl::InlinedVector<std::unique_ptr<HloInstruction>, 3> instructions_;
-  // 32 bits: 2^31 instructions would take hundreds of GB.
-  int32_t live_count_ = 0;
-  bool in_arena_ = false;  // made by CreateInArena
+  // The live instruction count (bits 1-31: 2^31 instructions would take
+  // hundreds of GB) and whether CreateInArena made this (bit 0), in one
+  // 32-bit word with up_edges_logged_ and text_info_: adding or removing an
+  // instruction adds or subtracts kCountUnit (one instruction, where a bit
+  // field took five).
+  static constexpr uint32_t kInArenaBit = 1;
+  static constexpr uint32_t kCountUnit = 2;
+  uint32_t count_and_arena_ = 0;
+  int64_t LiveCount() const { return static_cast<int64_t>(count_and_arena_ >> 1); }
+  bool InArena() const { return (count_and_arena_ & kInArenaBit) != 0; }
   // Every up-edge of this computation is in extra().up_edges (FindCycle).
-  // Set by FindCycle (const: it learns this while reading), in the padding
-  // after in_arena_.
+  // Set by FindCycle (const: it learns this while reading): a byte of its
+  // own, not a bit of a word other threads read.
   mutable bool up_edges_logged_ = false;
+  TextInfo text_info_;
   ParameterList parameters_;
   HloInstruction* root_ = nullptr;
   // What most computations do not have, allocated on first write: a module
@@ -250,13 +264,13 @@ class HloComputation {
     return *extra_;
   }
   std::unique_ptr<Extra> extra_;
-  TextInfo text_info_;
 };
 
 // A module of many small computations pays for every byte of one (docs/
 // performance.md, "tenth session"; 112 bytes with libstdc++ on a 64-bit
-// target, three instructions and two parameters included).
-static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 112,
+// target, three instructions and two parameters included; 112 before the
+// text info went into the live count's word, "twenty-third session").
+static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 104,
               "HloComputation grew: every computation of every module pays for it");
 
 }  // namespace hilo

@@ -406,12 +406,7 @@ InstructionArena* HloInstruction::GroupArena() const {
 }
 
 void HloInstruction::set_metadata(absl::string_view m) {
-  InstructionArena* arena = GroupArena();
-  if (arena != nullptr) {
-    metadata_.AssignInArena(m, *arena);
-  } else {
-    metadata_.Assign(m);
-  }
+  order_and_metadata_.SetMetadata(m, GroupArena());
 }
 
 std::vector<HloComputation*> HloInstruction::called_computations() const {
@@ -507,7 +502,7 @@ bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
 }
 
 void HloInstruction::TakeMetadataIfAbsent(HloInstruction& removed) {
-  if (metadata_.empty()) metadata_ = std::move(removed.metadata_);
+  order_and_metadata_.TakeMetadata(removed.order_and_metadata_);
   if (frontend_attributes().empty() && !removed.frontend_attributes().empty()) {
     set_frontend_attributes(removed.frontend_attributes());
   }

@@ -31,6 +31,7 @@
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/instruction_arena.h"
 #include "hilo/ir/instruction_name.h"
+#include "hilo/ir/order_and_metadata.h"
 #include "hilo/ir/pointer_list.h"
 #include "hilo/ir/replica_groups.h"
 #include "hilo/ir/shape.h"
@@ -302,7 +303,7 @@ class HloInstruction {
     MutableGroup(&Uncommon::frontend) = std::move(fa);
   }
   // `metadata={...}`: the text between the braces, verbatim; empty if absent.
-  absl::string_view metadata() const { return metadata_.view(); }
+  absl::string_view metadata() const { return order_and_metadata_.metadata(); }
   // While the module is loaded, the text goes to its arena (as a group
   // does, GroupArena()).
   void set_metadata(absl::string_view m);
@@ -325,11 +326,14 @@ class HloInstruction {
   // Names of all attributes (typed, called-computation and raw) in the order
   // they were written. The printer prints in this order and then any set
   // attribute not listed here in XLA's order.
-  const AttributeOrder& attribute_order() const { return attribute_order_; }
+  // The reference holds until the metadata is set or removed (the order
+  // moves between the instruction and the metadata's block,
+  // order_and_metadata.h): keep a copy (one word) across set_metadata.
+  const AttributeOrder& attribute_order() const { return order_and_metadata_.order(); }
   // Appends `name` (interned here, so any string may be passed).
-  void AppendAttributeName(absl::string_view name) { attribute_order_.Append(name); }
+  void AppendAttributeName(absl::string_view name) { order_and_metadata_.mutable_order()->Append(name); }
   // For removing names.
-  AttributeOrder* mutable_attribute_order() { return &attribute_order_; }
+  AttributeOrder* mutable_attribute_order() { return order_and_metadata_.mutable_order(); }
 
   // Which out-of-line groups of attributes the instruction has (the bits
   // below); every attribute of a group it does not have is at its default.
@@ -646,16 +650,17 @@ class HloInstruction {
   InstructionList operands_;
   InstructionList users_;
 
-  CompactString metadata_;
-  AttributeOrder attribute_order_;
+  // The attribute order and the metadata text in one word (order_and_metadata.h).
+  OrderAndMetadata order_and_metadata_;
   CommonGroup common_;
   GroupPtr<Uncommon> uncommon_;
 };
 
 // An instruction of a parsed module is most of the module's memory (docs/
-// performance.md, "tenth session"): it must not grow unnoticed (112 bytes
-// with libstdc++ on a 64-bit target).
-static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 112,
+// performance.md, "tenth session"): it must not grow unnoticed (104 bytes
+// with libstdc++ on a 64-bit target; 112 before the attribute order and the
+// metadata shared a word, "twenty-third session").
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 104,
               "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo

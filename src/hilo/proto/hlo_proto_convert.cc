@@ -2665,7 +2665,9 @@ absl::Status Decoder::DecodeAttributes(const HotFields& h, xla::HloInstructionPr
   // The order's names know their sizes, so this is as cheap as searching
   // the indices the order was made from (HILO_PROTO_LISTED_BY_INDEX did that
   // until the twentieth session: docs/performance.md).
-  const AttributeOrder& order = inst->attribute_order();
+  // A copy (one word): setting the metadata below moves the order into the
+  // metadata's block (order_and_metadata.h).
+  const AttributeOrder order = inst->attribute_order();
   auto listed = [&](absl::string_view name) { return std::find(order.begin(), order.end(), name) != order.end(); };
   // A ListedName: by the order's mask (HILO_PROTO_LISTED_BY_ADDRESS=0: each
   // as any name).
