@@ -41,6 +41,7 @@
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_opcode.h"
+#include "hilo/ir/name_hash.h"
 #include "hilo/ir/shape.h"
 
 namespace hilo {
@@ -141,6 +142,9 @@ constexpr int64_t kDirectSearchOperands = 16;
 // How many instructions ahead the linear walks prefetch: they are bound by
 // cache misses on instructions scattered over the heap.
 constexpr size_t kAhead = 16;
+// The ring of name hashes computed ahead (more than kAhead / 4 + 1).
+constexpr size_t kHashRing = 8;
+static_assert(kHashRing > kAhead / 4 && (kHashRing & (kHashRing - 1)) == 0);
 
 // What a replica group list says on its own, whatever the collective's
 // channel mode: unknown (raw form), every participant (`{}`), or groups of
@@ -238,6 +242,14 @@ absl::StatusOr<GroupsShape> CheckReplicaGroups(const ReplicaGroups& groups,
 bool NamesByModuleIndex() {
   static const bool by_index = !EnvSwitchIsZero("HILO_VERIFY_NAME_INDEX");
   return by_index;
+}
+
+// HILO_VERIFY_NAME_PREFETCH=0: the walk does not hash names ahead to
+// prefetch their slots in the module's name index (docs/performance.md,
+// "(name-index)", measures the gain).
+bool PrefetchModuleNames() {
+  static const bool prefetch = !EnvSwitchIsZero("HILO_VERIFY_NAME_PREFETCH");
+  return prefetch;
 }
 
 // HILO_VERIFY_DEFER_CALLS=1: every while, conditional and call waits for
@@ -494,7 +506,6 @@ class Verifier {
     // the rest of the verification (and the printer, on the other thread)
     // reuses their memory instead of adding to the peak.
     Release(names_);
-    Release(name_hashes_);
     Release(edges_);
     Release(user_sets_);
     if (absl::Status s = VerifyCallGraphAcyclic(); !s.ok()) return s;
@@ -690,13 +701,14 @@ class Verifier {
     }
 
     const size_t count = instructions.size();
-    // Names are hashed ahead only for the verifier's own set: while the
-    // module's index serves, no hash is needed (one computed on the spot
-    // if the index stops serving), and no table of them is made (8 bytes
-    // an instruction: 250 KB for llama's largest computation).
-    const bool hash_ahead = !names_by_module_index_;
-    std::vector<uint64_t>& hashes = name_hashes_;
-    hashes.resize(hash_ahead ? count : 0);
+    // Names are hashed kAhead / 4 instructions ahead and their slots
+    // prefetched, in the module's index (InstructionNameIndex::Prefetch)
+    // or the verifier's own set; HILO_VERIFY_NAME_PREFETCH=0 does not for
+    // the module's index (then the hash is computed on the spot). The
+    // hashes wait in a ring of kHashRing (no table of them: 8 bytes an
+    // instruction would be 250 KB for llama's largest computation).
+    const bool hash_ahead = !names_by_module_index_ || PrefetchModuleNames();
+    uint64_t hashes[kHashRing] = {};
     for (size_t k = 0; hash_ahead && k < std::min(count, kAhead / 4); ++k) {
       if (instructions[k] != nullptr) hashes[k] = NameHash(instructions[k].get());
     }
@@ -714,8 +726,13 @@ class Verifier {
       if (k + kAhead / 4 < count && instructions[k + kAhead / 4] != nullptr) {
         const HloInstruction* next = instructions[k + kAhead / 4].get();
         if (hash_ahead) {
-          hashes[k + kAhead / 4] = NameHash(next);
-          names_.Prefetch(hashes[k + kAhead / 4]);
+          const uint64_t hash = NameHash(next);
+          hashes[(k + kAhead / 4) % kHashRing] = hash;
+          if (names_by_module_index_) {
+            module_.PrefetchIndexed(hash);
+          } else {
+            names_.Prefetch(hash);
+          }
         }
         for (const HloInstruction* user : next->users()) {
           if (user != nullptr) __builtin_prefetch(&user->operands());
@@ -725,7 +742,7 @@ class Verifier {
       if (inst == nullptr) continue;
       if (inst->opcode() == HloOpcode::kParameter) params_.push_back(inst);
       if (!instruction_error.ok()) continue;  // parameters are still needed
-      instruction_error = CheckInstruction(c, k, hash_ahead ? hashes[k] : 0);
+      instruction_error = CheckInstruction(c, k, hash_ahead ? hashes[k % kHashRing] : 0);
       if (!instruction_error.ok() || !user_error.ok()) continue;
       user_error = CheckUsers(comp, inst);
       if (user_error.ok()) EarlyShapeCheck(c, inst);
@@ -982,9 +999,9 @@ class Verifier {
     return true;
   }
 
-  static uint64_t NameHash(const HloInstruction* inst) {
-    return absl::Hash<absl::string_view>()(inst->name());
-  }
+  // The module's hash of a name (HashName), so that one hash serves the
+  // module's index and the verifier's own set.
+  static uint64_t NameHash(const HloInstruction* inst) { return HashName(inst->name()); }
 
   // Whether `visit` returns true for an instruction before slot `k` of
   // computations_[c] in the walk's order (computations_ in order, each in
@@ -1007,7 +1024,8 @@ class Verifier {
   bool NameSeenBefore(size_t c, size_t k, uint64_t hash) {
     const HloInstruction* inst = computations_[c]->instruction_slots()[k].get();
     if (names_by_module_index_) {
-      if (module_.IndexedInstruction(inst->name()) == inst) return false;
+      if (hash == 0) hash = NameHash(inst);  // not computed ahead (see VerifyStructure)
+      if (module_.IndexedInstruction(inst->name(), hash) == inst) return false;
       // Not indexed as itself: the verifier's own set takes over, with the
       // names of every instruction before this one.
       names_by_module_index_ = false;
@@ -1982,7 +2000,6 @@ class Verifier {
 
   // Scratch reused across instructions instead of allocated for each.
   std::vector<bool> seen_ids_;
-  std::vector<uint64_t> name_hashes_;
   std::vector<const HloInstruction*> params_;
   std::vector<const HloInstruction*> by_number_;
   std::vector<bool> lhs_used_;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,6 +12,12 @@
 #include "hilo/ir/hlo_computation.h"
 
 namespace hilo {
+
+void InstructionNameIndex::AddressTooHigh() {
+  std::fputs("hilo: an instruction's address is above 2^48, which the module's name index "
+             "(instruction_name_index.h) can not store\n", stderr);
+  std::abort();
+}
 
 uint64_t HloModule::NewGeneration() {
   static std::atomic<uint64_t> last{0};
@@ -141,9 +148,8 @@ void HloModule::KeepNamesOf(const HloComputation& computation) {
   // instructions, which die with it.
   auto keep = [this](const std::unique_ptr<HloInstruction>& inst) {
     if (inst == nullptr) return;
-    if (auto found = instruction_names_.find(inst->name());
-        found != instruction_names_.end() && *found == inst.get()) {
-      instruction_names_.erase(found);
+    if (instruction_names_.Find(inst->name()) == inst.get()) {
+      instruction_names_.Erase(inst->name());
       InsertOwnedName(inst->name());
       return;
     }
@@ -185,7 +191,7 @@ void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::strin
   if (it == next_suffix_.end() || !it->second.hint_used) {
     if (!IsNameInIndex(hint)) {
       instruction->name_.Assign(hint);
-      instruction_names_.insert(instruction);
+      instruction_names_.Insert(instruction);
       return;
     }
   }
@@ -214,7 +220,7 @@ void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::strin
     // outlives it.
     instruction->name_.AssignInArena(name, instruction_arena_);
     if ((used_names_.empty() || !used_names_.contains(name)) &&
-        instruction_names_.insert(instruction).second) {
+        instruction_names_.Insert(instruction) == nullptr) {
       return;
     }
   }
@@ -229,7 +235,7 @@ void HloModule::ReleaseInstructionName(absl::string_view name) {
   EnsureNameIndex();
   if (auto it = next_suffix_.find(name); it != next_suffix_.end()) it->second.hint_used = false;
   used_names_.erase(name);
-  instruction_names_.erase(name);
+  instruction_names_.Erase(name);
 }
 
 }  // namespace hilo

@@ -16,6 +16,7 @@
 #include "absl/types/span.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/instruction_arena.h"
+#include "hilo/ir/instruction_name_index.h"
 #include "hilo/ir/name_hash.h"
 
 namespace hilo {
@@ -132,10 +133,16 @@ class HloModule {
   // of whose instructions are found as themselves has no name twice: the
   // verifier's check without a name set of its own (hlo_verifier.cc).
   const HloInstruction* IndexedInstruction(absl::string_view name) const {
-    if (!name_index_built_) return nullptr;
-    auto it = instruction_names_.find(name);
-    return it == instruction_names_.end() ? nullptr : *it;
+    return IndexedInstruction(name, HashName(name));
   }
+  // As above, with `hash` = HashName(name) computed by the caller (ahead,
+  // with PrefetchIndexed: the verifier's walk).
+  const HloInstruction* IndexedInstruction(absl::string_view name, size_t hash) const {
+    if (!name_index_built_) return nullptr;
+    return instruction_names_.Find(name, hash);
+  }
+  // Brings the index's slot for a name of hash `hash` into cache.
+  void PrefetchIndexed(size_t hash) const { instruction_names_.Prefetch(hash); }
 
   // Bulk loading (the parser): between Begin and End, instructions added to
   // the module's computations keep their names unchecked, and the caller

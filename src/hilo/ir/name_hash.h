@@ -1,7 +1,6 @@
-// HashName and InstructionNameSet: the parser's set of instruction names,
-// which the module keeps as its name index afterwards (HloModule::
-// EndBulkLoad), so that the first instruction a pass adds does not hash
-// every name of the module again.
+// HashName and NamedSet: the hash of a name (that of the module's
+// instruction name index, instruction_name_index.h) and a set of named
+// objects found by their names (the module's computations).
 #ifndef HILO_IR_NAME_HASH_H_
 #define HILO_IR_NAME_HASH_H_
 
@@ -81,7 +80,6 @@ struct NamedEq {
 };
 template <typename T>
 using NamedSet = absl::flat_hash_set<T*, NamedHash<T>, NamedEq<T>>;
-using InstructionNameSet = NamedSet<HloInstruction>;
 
 }  // namespace hilo
 

@@ -3065,7 +3065,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     auto owned = HloInstruction::CreateInArena(module_->instruction_arena(), *opcode, *std::move(h.shape),
                                                h.name);
     HloInstruction* inst = owned.get();
-    if (!names_.insert(inst).second) {
+    if (names_.Insert(inst) != nullptr) {
       return Invalid(absl::StrCat(where, ", instruction ", inst->name()), "instruction name is used twice");
     }
     // The parameter number first: AddInstruction registers parameters by it.

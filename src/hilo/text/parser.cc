@@ -28,6 +28,7 @@
 #include "hilo/ir/attribute_kind.h"
 #include "hilo/ir/attribute_names.h"
 #include "hilo/ir/env_switch.h"
+#include "hilo/ir/instruction_name_index.h"
 #include "hilo/ir/name_hash.h"
 #include "hilo/text/char_class.h"
 #include "hilo/text/input_check.h"
@@ -1074,12 +1075,12 @@ HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* 
     auto it = cur_.renamed.find(name);
     if (it != cur_.renamed.end()) return it->second;
   }
-  auto it = names_.find(name);
-  if (it == names_.end() || (*it)->parent() != comp ||
-      (!cur_.generated.empty() && cur_.generated.contains(*it))) {
+  HloInstruction* found = names_.Find(name);
+  if (found == nullptr || found->parent() != comp ||
+      (!cur_.generated.empty() && cur_.generated.contains(found))) {
     return nullptr;
   }
-  return *it;
+  return found;
 }
 
 void Parser::ReportProgress() {
@@ -1217,9 +1218,8 @@ bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstructio
   if (!name.empty()) {
     // The set finds an instruction by its name: it must be `name` now.
     if (inst->name() != name) inst->SetNameUnchecked(std::string(name));
-    auto [it, inserted] = names_.insert(inst);
-    if (inserted) return true;
-    const HloInstruction* existing = *it;
+    const HloInstruction* existing = names_.Insert(inst);
+    if (existing == nullptr) return true;
     // (The parent first: `generated` holds only this computation's.)
     if (cur_.renamed.contains(name) ||
         (existing->parent() == comp && !cur_.generated.contains(existing))) {
@@ -1228,7 +1228,7 @@ bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstructio
     cur_.renamed.emplace(cur_.operand_text.Copy(name), inst);
   }
   inst->SetNameUnchecked(UniqueName(name.empty() ? HloOpcodeString(inst->opcode()) : name));
-  names_.insert(inst);
+  names_.Insert(inst);
   cur_.generated.insert(inst);
   return true;
 }

@@ -1,0 +1,179 @@
+// InstructionNameIndex: a module's instructions found by their names, an
+// open-addressing table (linear probing, a power-of-two number of 8-byte
+// slots, at most 7/8 full) whose slot for a name can be prefetched from the
+// name's hash alone (Prefetch), so that a loop over many names (the
+// verifier's check of every instruction's name) hashes a name some
+// instructions ahead and finds its slot in cache when it gets there.
+// absl's flat_hash_set, which this replaces, has a prefetch() that GCC 12
+// compiles to nothing under -DNDEBUG with Debian's absl 20220623
+// (docs/performance.md, "(rt-lean)").
+//
+// A slot is an HloInstruction* in its low 48 bits and 16 bits of the
+// name's hash above them (0: empty), so that a probe compares the name
+// only when those 16 bits match: most probes of another name touch neither
+// the instruction nor its name. User-space addresses on Linux x86-64 and
+// AArch64 are below 2^48 (2^47 on x86-64 unless a mapping asks for more);
+// Insert checks it and says so rather than storing a pointer it could not
+// give back. An entry is erased by shifting the following entries of its
+// run back (no tombstones), so a table that has entries erased and added
+// does not fill with them.
+//
+// The names are where the instructions keep them: a name must not change
+// while its instruction is in the table.
+#ifndef HILO_IR_INSTRUCTION_NAME_INDEX_H_
+#define HILO_IR_INSTRUCTION_NAME_INDEX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <utility>
+
+#include "absl/strings/string_view.h"
+#include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/name_hash.h"
+
+namespace hilo {
+
+class InstructionNameIndex {
+ public:
+  InstructionNameIndex() = default;
+  InstructionNameIndex(InstructionNameIndex&& other) noexcept { *this = std::move(other); }
+  InstructionNameIndex& operator=(InstructionNameIndex&& other) noexcept {
+    slots_ = std::move(other.slots_);
+    capacity_ = std::exchange(other.capacity_, 0);
+    size_ = std::exchange(other.size_, 0);
+    shift_ = std::exchange(other.shift_, 64);
+    return *this;
+  }
+  InstructionNameIndex(const InstructionNameIndex&) = delete;
+  InstructionNameIndex& operator=(const InstructionNameIndex&) = delete;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t capacity() const { return capacity_; }
+
+  // Room for `n` entries without growing.
+  void reserve(size_t n) {
+    if (n <= MaxSize(capacity_)) return;
+    size_t capacity = 16;
+    while (MaxSize(capacity) < n) capacity *= 2;
+    Rehash(capacity);
+  }
+
+  // Brings the home slot of a name with hash `hash` (HashName) into cache.
+  void Prefetch(size_t hash) const {
+    if (capacity_ != 0) __builtin_prefetch(&slots_[Home(hash)]);
+  }
+
+  // The instruction named `name`, or nullptr. `hash` is HashName(name).
+  HloInstruction* Find(absl::string_view name, size_t hash) const {
+    if (capacity_ == 0) return nullptr;
+    const uint64_t tag = Tag(hash);
+    for (size_t i = Home(hash);; i = (i + 1) & (capacity_ - 1)) {
+      const uint64_t slot = slots_[i];
+      if (slot == 0) return nullptr;
+      if ((slot & kTagMask) == tag && Instruction(slot)->name() == name) return Instruction(slot);
+    }
+  }
+  HloInstruction* Find(absl::string_view name) const { return Find(name, HashName(name)); }
+  bool contains(absl::string_view name) const { return Find(name) != nullptr; }
+
+  // Adds `inst` under its name unless the name is there: then returns the
+  // instruction that has it, else nullptr.
+  HloInstruction* Insert(HloInstruction* inst) {
+    const absl::string_view name = inst->name();
+    const size_t hash = HashName(name);
+    if (size_ + 1 > MaxSize(capacity_)) Rehash(capacity_ == 0 ? 16 : capacity_ * 2);
+    const uint64_t tag = Tag(hash);
+    size_t i = Home(hash);
+    for (;; i = (i + 1) & (capacity_ - 1)) {
+      const uint64_t slot = slots_[i];
+      if (slot == 0) break;
+      if ((slot & kTagMask) == tag && Instruction(slot)->name() == name) return Instruction(slot);
+    }
+    slots_[i] = tag | Address(inst);
+    ++size_;
+    return nullptr;
+  }
+
+  // Removes the entry for `name`, if any; returns its instruction.
+  HloInstruction* Erase(absl::string_view name) {
+    if (capacity_ == 0) return nullptr;
+    const size_t hash = HashName(name);
+    const uint64_t tag = Tag(hash);
+    const size_t mask = capacity_ - 1;
+    size_t i = Home(hash);
+    for (;; i = (i + 1) & mask) {
+      const uint64_t slot = slots_[i];
+      if (slot == 0) return nullptr;
+      if ((slot & kTagMask) == tag && Instruction(slot)->name() == name) break;
+    }
+    HloInstruction* erased = Instruction(slots_[i]);
+    // Backward shift: an entry after the hole moves into it unless its home
+    // lies cyclically in (hole, its slot].
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+      const uint64_t slot = slots_[j];
+      if (slot == 0) break;
+      const size_t home = Home(HashName(Instruction(slot)->name()));
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+        slots_[i] = slot;
+        i = j;
+      }
+    }
+    slots_[i] = 0;
+    --size_;
+    return erased;
+  }
+
+ private:
+  static constexpr uint64_t kAddressMask = (uint64_t{1} << 48) - 1;
+  static constexpr uint64_t kTagMask = ~kAddressMask;
+  static size_t MaxSize(size_t capacity) { return capacity - capacity / 8; }
+  // Positions from the hash's high bits, tags from its low ones.
+  size_t Home(size_t hash) const { return shift_ >= 64 ? 0 : static_cast<size_t>(hash >> shift_); }
+  static uint64_t Tag(size_t hash) { return static_cast<uint64_t>(hash) << 48; }
+  static HloInstruction* Instruction(uint64_t slot) {
+    return reinterpret_cast<HloInstruction*>(static_cast<uintptr_t>(slot & kAddressMask));
+  }
+  static uint64_t Address(const HloInstruction* inst) {
+    const uint64_t address = reinterpret_cast<uintptr_t>(inst);
+    if ((address & kTagMask) != 0) AddressTooHigh();
+    return address;
+  }
+  [[noreturn]] static void AddressTooHigh();
+  void Rehash(size_t capacity) {  // a power of two, above MaxSize of size_
+    std::unique_ptr<uint64_t[], Free> old = std::move(slots_);
+    const size_t old_capacity = capacity_;
+    // Zeroed (all empty) by calloc: a large table's fresh pages are not
+    // written until an entry lands on them.
+    slots_.reset(static_cast<uint64_t*>(std::calloc(capacity, sizeof(uint64_t))));
+    if (slots_ == nullptr) throw std::bad_alloc();
+    capacity_ = capacity;
+    shift_ = 64 - __builtin_ctzll(capacity);
+    for (size_t k = 0; k < old_capacity; ++k) {
+      const uint64_t slot = old[k];
+      if (slot == 0) continue;
+      size_t i = Home(HashName(Instruction(slot)->name()));
+      while (slots_[i] != 0) i = (i + 1) & (capacity - 1);
+      slots_[i] = slot;
+    }
+  }
+
+  struct Free {
+    void operator()(uint64_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint64_t[], Free> slots_;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+  int shift_ = 64;
+};
+
+// The parser's and the proto reader's set of the instructions they add,
+// which becomes the module's name index (HloModule::EndBulkLoad).
+using InstructionNameSet = InstructionNameIndex;
+
+}  // namespace hilo
+
+#endif  // HILO_IR_INSTRUCTION_NAME_INDEX_H_

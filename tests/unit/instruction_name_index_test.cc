@@ -1,0 +1,87 @@
+// InstructionNameIndex (the module's instructions by name): finds what was
+// inserted, refuses a name twice, and erases by shifting entries back so
+// that every entry left is still found, through growth and after many
+// erasures (a broken shift loses entries that probed past the hole).
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/hlo_module.h"
+#include "hilo/ir/instruction_name_index.h"
+#include "hilo/ir/name_hash.h"
+#include "hilo/text/parser.h"
+
+namespace hilo {
+namespace {
+
+// A module of `n` instructions: a parameter and a chain of negates.
+std::vector<HloInstruction*> Instructions(int n, std::unique_ptr<HloModule>* module) {
+  std::string text = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n";
+  std::string last = "p";
+  for (int i = 1; i < n; ++i) {
+    std::string name = absl::StrCat("negate_with_some_length.", i);
+    absl::StrAppend(&text, "  ", i + 1 == n ? "ROOT " : "", name, " = f32[] negate(", last, ")\n");
+    last = name;
+  }
+  text += "}\n";
+  auto parsed = ParseHloModule(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  *module = std::move(*parsed);
+  std::vector<HloInstruction*> out;
+  for (HloInstruction* inst : (*module)->entry_computation()->instructions()) out.push_back(inst);
+  return out;
+}
+
+TEST(InstructionNameIndexTest, InsertFindEraseThroughGrowth) {
+  std::unique_ptr<HloModule> module;
+  const std::vector<HloInstruction*> insts = Instructions(3000, &module);
+  ASSERT_EQ(insts.size(), 3000u);
+  InstructionNameIndex index;
+  EXPECT_EQ(index.Find("p"), nullptr);
+  EXPECT_EQ(index.Erase("p"), nullptr);
+  for (HloInstruction* inst : insts) EXPECT_EQ(index.Insert(inst), nullptr);
+  EXPECT_EQ(index.size(), insts.size());
+  EXPECT_LE(index.size(), index.capacity() - index.capacity() / 8);
+  for (HloInstruction* inst : insts) {
+    EXPECT_EQ(index.Insert(inst), inst);  // the name is there: no second entry
+    EXPECT_EQ(index.Find(inst->name()), inst);
+    EXPECT_EQ(index.Find(inst->name(), HashName(inst->name())), inst);
+    index.Prefetch(HashName(inst->name()));
+  }
+  EXPECT_EQ(index.size(), insts.size());
+  EXPECT_EQ(index.Find("negate_with_some_length.3000"), nullptr);
+  EXPECT_FALSE(index.contains("q"));
+  // Erase two of every three: runs are cut in many places.
+  for (size_t i = 0; i < insts.size(); ++i) {
+    if (i % 3 != 0) {
+      EXPECT_EQ(index.Erase(insts[i]->name()), insts[i]);
+    }
+  }
+  EXPECT_EQ(index.size(), 1000u);
+  for (size_t i = 0; i < insts.size(); ++i) {
+    EXPECT_EQ(index.Find(insts[i]->name()), i % 3 == 0 ? insts[i] : nullptr) << i;
+    EXPECT_EQ(index.Erase(insts[i]->name()) == nullptr, i % 3 != 0) << i;
+  }
+  EXPECT_TRUE(index.empty());
+  for (HloInstruction* inst : insts) EXPECT_EQ(index.Insert(inst), nullptr);
+  InstructionNameIndex moved = std::move(index);
+  EXPECT_EQ(moved.size(), insts.size());
+  for (HloInstruction* inst : insts) EXPECT_EQ(moved.Find(inst->name()), inst);
+}
+
+TEST(InstructionNameIndexTest, ReserveHoldsWithoutGrowing) {
+  std::unique_ptr<HloModule> module;
+  const std::vector<HloInstruction*> insts = Instructions(500, &module);
+  InstructionNameIndex index;
+  index.reserve(insts.size());
+  const size_t capacity = index.capacity();
+  for (HloInstruction* inst : insts) index.Insert(inst);
+  EXPECT_EQ(index.capacity(), capacity);
+  for (HloInstruction* inst : insts) EXPECT_EQ(index.Find(inst->name()), inst);
+}
+
+}  // namespace
+}  // namespace hilo
