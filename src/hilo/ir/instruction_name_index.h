@@ -69,13 +69,7 @@ class InstructionNameIndex {
 
   // The instruction named `name`, or nullptr. `hash` is HashName(name).
   HloInstruction* Find(absl::string_view name, size_t hash) const {
-    if (capacity_ == 0) return nullptr;
-    const uint64_t tag = Tag(hash);
-    for (size_t i = Home(hash);; i = (i + 1) & (capacity_ - 1)) {
-      const uint64_t slot = slots_[i];
-      if (slot == 0) return nullptr;
-      if ((slot & kTagMask) == tag && Instruction(slot)->name() == name) return Instruction(slot);
-    }
+    return capacity_ == 0 ? nullptr : Instruction(slots_[Probe(name, hash)]);
   }
   HloInstruction* Find(absl::string_view name) const { return Find(name, HashName(name)); }
   bool contains(absl::string_view name) const { return Find(name) != nullptr; }
@@ -86,14 +80,9 @@ class InstructionNameIndex {
     const absl::string_view name = inst->name();
     const size_t hash = HashName(name);
     if (size_ + 1 > MaxSize(capacity_)) Rehash(capacity_ == 0 ? 16 : capacity_ * 2);
-    const uint64_t tag = Tag(hash);
-    size_t i = Home(hash);
-    for (;; i = (i + 1) & (capacity_ - 1)) {
-      const uint64_t slot = slots_[i];
-      if (slot == 0) break;
-      if ((slot & kTagMask) == tag && Instruction(slot)->name() == name) return Instruction(slot);
-    }
-    slots_[i] = tag | Address(inst);
+    const size_t i = Probe(name, hash);
+    if (slots_[i] != 0) return Instruction(slots_[i]);
+    slots_[i] = Tag(hash) | Address(inst);
     ++size_;
     return nullptr;
   }
@@ -101,15 +90,9 @@ class InstructionNameIndex {
   // Removes the entry for `name`, if any; returns its instruction.
   HloInstruction* Erase(absl::string_view name) {
     if (capacity_ == 0) return nullptr;
-    const size_t hash = HashName(name);
-    const uint64_t tag = Tag(hash);
     const size_t mask = capacity_ - 1;
-    size_t i = Home(hash);
-    for (;; i = (i + 1) & mask) {
-      const uint64_t slot = slots_[i];
-      if (slot == 0) return nullptr;
-      if ((slot & kTagMask) == tag && Instruction(slot)->name() == name) break;
-    }
+    size_t i = Probe(name, HashName(name));
+    if (slots_[i] == 0) return nullptr;
     HloInstruction* erased = Instruction(slots_[i]);
     // Backward shift: an entry after the hole moves into it unless its home
     // lies cyclically in (hole, its slot].
@@ -131,6 +114,15 @@ class InstructionNameIndex {
   static constexpr uint64_t kAddressMask = (uint64_t{1} << 48) - 1;
   static constexpr uint64_t kTagMask = ~kAddressMask;
   static size_t MaxSize(size_t capacity) { return capacity - capacity / 8; }
+  // The slot holding `name` (hash `hash`), else the empty slot that ends
+  // its run: where Find, Insert and Erase each look. capacity_ > 0.
+  size_t Probe(absl::string_view name, size_t hash) const {
+    const uint64_t tag = Tag(hash);
+    for (size_t i = Home(hash);; i = (i + 1) & (capacity_ - 1)) {
+      const uint64_t slot = slots_[i];
+      if (slot == 0 || ((slot & kTagMask) == tag && Instruction(slot)->name() == name)) return i;
+    }
+  }
   // Positions from the hash's high bits, tags from its low ones.
   size_t Home(size_t hash) const { return shift_ >= 64 ? 0 : static_cast<size_t>(hash >> shift_); }
   static uint64_t Tag(size_t hash) { return static_cast<uint64_t>(hash) << 48; }
