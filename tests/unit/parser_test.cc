@@ -1329,6 +1329,30 @@ TEST(ParserErrorTest, NestingLimit) {
   EXPECT_THAT(ParseError(braces), HasSubstr("nested more than"));
 }
 
+// At most 1,000 attributes on one instruction; the parser counts them
+// itself (not through the attribute order), from what the instruction's
+// body already listed (a legacy `compare` direction counts as one).
+TEST(ParserErrorTest, AttributeCountIsBounded) {
+  auto with_attributes = [](absl::string_view root, int n) {
+    std::string s = absl::StrCat("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = ", root);
+    for (int i = 0; i < n; ++i) absl::StrAppend(&s, ", a", i, "=", i);
+    return s + "\n}\n";
+  };
+  auto ok = Parse(with_attributes("f32[] negate(p)", 1000));
+  ASSERT_NE(ok, nullptr);
+  EXPECT_EQ(ok->entry_computation()->root_instruction()->attribute_order().size(), 1000u);
+  std::string message = ParseError(with_attributes("f32[] negate(p)", 1001));
+  EXPECT_THAT(message, HasSubstr("more than 1000 attributes on one instruction"));
+  EXPECT_THAT(message, HasSubstr("t.hlo:4:")) << message;
+  // A compare written the old way (`equal-to(p, p)`) already holds its
+  // direction: 999 more fit, 1,000 do not.
+  auto legacy = Parse(with_attributes("pred[] equal-to(p, p)", 999));
+  ASSERT_NE(legacy, nullptr);
+  EXPECT_EQ(legacy->entry_computation()->root_instruction()->attribute_order().size(), 1000u);
+  EXPECT_THAT(ParseError(with_attributes("pred[] equal-to(p, p)", 1000)),
+              HasSubstr("more than 1000 attributes on one instruction"));
+}
+
 TEST(ParserErrorTest, NestedInstructionsAndInlineComputationsAreBounded) {
   auto nested = [](int n) {
     std::string s = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = ";
