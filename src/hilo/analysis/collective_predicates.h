@@ -28,6 +28,7 @@
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/ir/hlo_opcode.h"
+#include "hilo/ir/prefetch.h"
 #include "hilo/ir/replica_groups.h"
 
 namespace hilo {
@@ -97,7 +98,7 @@ class OpcodeSet {
 // returns a copy, so the shape's address stands for it: if the layout
 // changes, only the hint gets worse.
 inline void PrefetchOpcode(const HloInstruction* instruction) {
-  __builtin_prefetch(&instruction->shape());
+  PrefetchLine(&instruction->shape());
 }
 
 // Hints the first and the last byte of `*field`: for an std::optional
@@ -105,8 +106,8 @@ inline void PrefetchOpcode(const HloInstruction* instruction) {
 // flag after it.
 template <typename T>
 inline void PrefetchEnds(const T* field) {
-  __builtin_prefetch(field);
-  __builtin_prefetch(reinterpret_cast<const char*>(field) + sizeof(T) - 1);
+  PrefetchLine(field);
+  PrefetchLine(reinterpret_cast<const char*>(field) + sizeof(T) - 1);
 }
 
 // Appends to `out` the instructions of `computation` whose opcode is in

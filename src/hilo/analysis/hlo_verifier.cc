@@ -42,6 +42,7 @@
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_opcode.h"
 #include "hilo/ir/name_hash.h"
+#include "hilo/ir/prefetch.h"
 #include "hilo/ir/shape.h"
 
 namespace hilo {
@@ -271,7 +272,7 @@ class NameHashSet {
     while (capacity * 3 < n * 4) capacity *= 2;  // load factor <= 3/4
     if (capacity > slots_.size()) Rehash(capacity);
   }
-  void Prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[Home(hash | (hash == 0))]); }
+  void Prefetch(uint64_t hash) const { PrefetchLine(&slots_[Home(hash | (hash == 0))]); }
   // Inserts `hash`; true if it was already there.
   bool Insert(uint64_t hash) {
     if ((size_ + 1) * 4 > slots_.size() * 3) Rehash(slots_.size() * 2);
@@ -735,7 +736,7 @@ class Verifier {
           }
         }
         for (const HloInstruction* user : next->users()) {
-          if (user != nullptr) __builtin_prefetch(&user->operands());
+          if (user != nullptr) PrefetchLine(&user->operands());
         }
       }
       const HloInstruction* inst = instructions[k].get();
@@ -1047,21 +1048,21 @@ class Verifier {
   static void PrefetchInstruction(const HloInstruction* inst) {
     const char* bytes = reinterpret_cast<const char*>(inst);
     for (size_t offset = 0; offset < sizeof(HloInstruction); offset += 64) {
-      __builtin_prefetch(bytes + offset);
+      PrefetchLine(bytes + offset);
     }
-    __builtin_prefetch(bytes + sizeof(HloInstruction) - 1);
+    PrefetchLine(bytes + sizeof(HloInstruction) - 1);
   }
 
   // What the walk reads through the instruction's pointers.
   static void PrefetchReferenced(const HloInstruction* inst) {
-    __builtin_prefetch(inst->name().data());
-    __builtin_prefetch(inst->operands().data());
-    __builtin_prefetch(inst->users().data());
+    PrefetchLine(inst->name().data());
+    PrefetchLine(inst->operands().data());
+    PrefetchLine(inst->users().data());
     switch (inst->opcode()) {
-      case HloOpcode::kDot: __builtin_prefetch(&inst->dot_dimension_numbers()); break;
+      case HloOpcode::kDot: PrefetchLine(&inst->dot_dimension_numbers()); break;
       case HloOpcode::kAllGather:
       case HloOpcode::kReduceScatter:
-      case HloOpcode::kAllReduce: __builtin_prefetch(&inst->replica_groups()); break;
+      case HloOpcode::kAllReduce: PrefetchLine(&inst->replica_groups()); break;
       default: break;
     }
   }

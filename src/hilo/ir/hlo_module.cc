@@ -13,12 +13,6 @@
 
 namespace hilo {
 
-void InstructionNameIndex::AddressTooHigh() {
-  std::fputs("hilo: an instruction's address is above 2^48, which the module's name index "
-             "(instruction_name_index.h) can not store\n", stderr);
-  std::abort();
-}
-
 uint64_t HloModule::NewGeneration() {
   static std::atomic<uint64_t> last{0};
   return last.fetch_add(1, std::memory_order_relaxed) + 1;

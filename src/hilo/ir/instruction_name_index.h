@@ -6,7 +6,10 @@
 // instructions ahead and finds its slot in cache when it gets there.
 // absl's flat_hash_set, which this replaces, has a prefetch() that GCC 12
 // compiles to nothing under -DNDEBUG with Debian's absl 20220623
-// (docs/performance.md, "(rt-lean)").
+// (docs/performance.md, "(rt-lean)"). Prefetch goes through PrefetchLine
+// (prefetch.h), which GCC 12 keeps. The parser fetches a name's slot when
+// it reads the name and inserts it once the instruction is parsed. A table
+// of 2 MB or more sits on huge pages (AllocateSlots).
 //
 // A slot is an HloInstruction* in its low 48 bits and 16 bits of the
 // name's hash above them (0: empty), so that a probe compares the name
@@ -33,6 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/name_hash.h"
+#include "hilo/ir/prefetch.h"
 
 namespace hilo {
 
@@ -41,7 +45,9 @@ class InstructionNameIndex {
   InstructionNameIndex() = default;
   InstructionNameIndex(InstructionNameIndex&& other) noexcept { *this = std::move(other); }
   InstructionNameIndex& operator=(InstructionNameIndex&& other) noexcept {
-    slots_ = std::move(other.slots_);
+    if (this == &other) return *this;
+    FreeSlots(slots_, capacity_);
+    slots_ = std::exchange(other.slots_, nullptr);
     capacity_ = std::exchange(other.capacity_, 0);
     size_ = std::exchange(other.size_, 0);
     shift_ = std::exchange(other.shift_, 64);
@@ -49,6 +55,7 @@ class InstructionNameIndex {
   }
   InstructionNameIndex(const InstructionNameIndex&) = delete;
   InstructionNameIndex& operator=(const InstructionNameIndex&) = delete;
+  ~InstructionNameIndex() { FreeSlots(slots_, capacity_); }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -64,7 +71,7 @@ class InstructionNameIndex {
 
   // Brings the home slot of a name with hash `hash` (HashName) into cache.
   void Prefetch(size_t hash) const {
-    if (capacity_ != 0) __builtin_prefetch(&slots_[Home(hash)]);
+    if (capacity_ != 0) PrefetchLine(&slots_[Home(hash)]);
   }
 
   // The instruction named `name`, or nullptr. `hash` is HashName(name).
@@ -76,9 +83,10 @@ class InstructionNameIndex {
 
   // Adds `inst` under its name unless the name is there: then returns the
   // instruction that has it, else nullptr.
-  HloInstruction* Insert(HloInstruction* inst) {
+  HloInstruction* Insert(HloInstruction* inst) { return Insert(inst, HashName(inst->name())); }
+  // The same, `hash` being HashName(inst->name()).
+  HloInstruction* Insert(HloInstruction* inst, size_t hash) {
     const absl::string_view name = inst->name();
-    const size_t hash = HashName(name);
     if (size_ + 1 > MaxSize(capacity_)) Rehash(capacity_ == 0 ? 16 : capacity_ * 2);
     const size_t i = Probe(name, hash);
     if (slots_[i] != 0) return Instruction(slots_[i]);
@@ -135,28 +143,18 @@ class InstructionNameIndex {
     return address;
   }
   [[noreturn]] static void AddressTooHigh();
-  void Rehash(size_t capacity) {  // a power of two, above MaxSize of size_
-    std::unique_ptr<uint64_t[], Free> old = std::move(slots_);
-    const size_t old_capacity = capacity_;
-    // Zeroed (all empty) by calloc: a large table's fresh pages are not
-    // written until an entry lands on them.
-    slots_.reset(static_cast<uint64_t*>(std::calloc(capacity, sizeof(uint64_t))));
-    if (slots_ == nullptr) throw std::bad_alloc();
-    capacity_ = capacity;
-    shift_ = 64 - __builtin_ctzll(capacity);
-    for (size_t k = 0; k < old_capacity; ++k) {
-      const uint64_t slot = old[k];
-      if (slot == 0) continue;
-      size_t i = Home(HashName(Instruction(slot)->name()));
-      while (slots_[i] != 0) i = (i + 1) & (capacity - 1);
-      slots_[i] = slot;
-    }
-  }
+  // Moves the entries to a new table of `capacity` slots (a power of two,
+  // above MaxSize of size_).
+  void Rehash(size_t capacity);
+  // A zeroed table of `capacity` slots, and its release. A table of 2 MB or
+  // more sits on huge pages (InstructionArena::MapHugeBlocks) unless
+  // HILO_NAME_INDEX_HUGE_PAGES=0: a look-up in a table larger than the
+  // cache then misses the cache but not the TLB (docs/performance.md,
+  // "twenty-fourth session").
+  static uint64_t* AllocateSlots(size_t capacity);
+  static void FreeSlots(uint64_t* slots, size_t capacity);
 
-  struct Free {
-    void operator()(uint64_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint64_t[], Free> slots_;
+  uint64_t* slots_ = nullptr;
   size_t capacity_ = 0;
   size_t size_ = 0;
   int shift_ = 64;

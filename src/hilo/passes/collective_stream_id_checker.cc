@@ -4,6 +4,7 @@
 
 #include "hilo/analysis/collective_predicates.h"
 #include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/prefetch.h"
 
 namespace hilo {
 
@@ -20,9 +21,9 @@ bool CollectiveStreamIdChecker::AnyHasStreamId(absl::Span<HloInstruction* const>
   const size_t n = collectives.size();
   constexpr size_t kAhead = 8, kAheadEntries = 4;
   for (size_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) __builtin_prefetch(&collectives[i + kAhead]->frontend_attributes());
+    if (i + kAhead < n) PrefetchLine(&collectives[i + kAhead]->frontend_attributes());
     if (i + kAheadEntries < n) {
-      __builtin_prefetch(collectives[i + kAheadEntries]->frontend_attributes().entries().data());
+      PrefetchLine(collectives[i + kAheadEntries]->frontend_attributes().entries().data());
     }
     if (collectives[i]->frontend_attributes().Contains(kStreamIdAttribute)) return true;
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "hilo/analysis/collective_predicates.h"
 #include "hilo/ir/hlo_computation.h"
+#include "hilo/ir/prefetch.h"
 #include "hilo/passes/collective_stream_id_checker.h"
 
 namespace hilo {
@@ -71,10 +72,10 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
     for (size_t i = begin[c]; i < begin[c + 1]; ++i) {
       if ((!need_tp || more_tp) && (!need_fsdp || more_fsdp)) break;
       if (i + kAhead < begin[c + 1]) {
-        __builtin_prefetch(&collectives[i + kAhead]->frontend_attributes());
+        PrefetchLine(&collectives[i + kAhead]->frontend_attributes());
       }
       if (i + kAheadEntries < begin[c + 1]) {
-        __builtin_prefetch(collectives[i + kAheadEntries]->frontend_attributes().entries().data());
+        PrefetchLine(collectives[i + kAheadEntries]->frontend_attributes().entries().data());
       }
       const HloInstruction* instruction = collectives[i];
       auto note = [&](bool needed, const HloInstruction** first, bool* more) {
@@ -132,19 +133,19 @@ absl::StatusOr<bool> NeuronCollectiveStreamIdInjector::Run(HloModule* module) {
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead < n) {
       PrefetchEnds(&collectives[i + kAhead]->replica_groups());
-      __builtin_prefetch(&collectives[i + kAhead]->frontend_attributes());
+      PrefetchLine(&collectives[i + kAhead]->frontend_attributes());
     }
     if (i + kAheadData < n) {
       const HloInstruction* ahead = collectives[i + kAheadData];
       if (ahead->replica_groups().has_value()) {
-        __builtin_prefetch(ahead->replica_groups()->explicit_groups().data());
+        PrefetchLine(ahead->replica_groups()->explicit_groups().data());
       }
-      __builtin_prefetch(ahead->frontend_attributes().entries().data());
+      PrefetchLine(ahead->frontend_attributes().entries().data());
     }
     if (i + kAheadGroups < n && collectives[i + kAheadGroups]->replica_groups().has_value()) {
       for (const std::vector<int64_t>& group :
            collectives[i + kAheadGroups]->replica_groups()->explicit_groups()) {
-        __builtin_prefetch(group.data());
+        PrefetchLine(group.data());
       }
     }
     HloInstruction* instruction = collectives[i];

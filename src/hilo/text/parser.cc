@@ -348,7 +348,9 @@ class Parser {
   bool ParseInstruction(HloComputation* computation, bool* is_root, HloInstruction** out);
   // Shape (optional), opcode and operands of an instruction; adds it to
   // `comp`. Nested instructions in the operand list recurse, bounded.
-  bool ParseInstructionBody(HloComputation* comp, absl::string_view name, size_t name_pos,
+  // `name_hash` is HashName(name) (unused for a nameless nested one).
+  bool ParseInstructionBody(HloComputation* comp, absl::string_view name, size_t name_hash,
+                            size_t name_pos,
                             uint32_t flags, Shape* preparsed_shape, int depth,
                             HloInstruction** out);
   bool ParseShape(Shape* shape, int depth, bool space_before_layout = true);
@@ -521,8 +523,9 @@ class Parser {
   std::string UniqueName(absl::string_view hint);
   // Gives `inst` (written as `name`, empty if nameless) a module-unique name
   // and records it; false on a duplicate in the same computation.
-  bool RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
-                    const HloComputation* comp);
+  // `name_hash` is HashName(name) (unused if `name` is empty).
+  bool RegisterName(absl::string_view name, size_t name_hash, size_t name_pos,
+                    HloInstruction* inst, const HloComputation* comp);
   // At a declared operand shape (`f32[2]{0} %x`): when the operand is an
   // instruction of `comp` defined earlier with a shape written in exactly
   // the same bytes, moves past the shape and the name, sets `*name` and
@@ -1213,12 +1216,12 @@ std::string Parser::UniqueName(absl::string_view hint) {
   }
 }
 
-bool Parser::RegisterName(absl::string_view name, size_t name_pos, HloInstruction* inst,
-                          const HloComputation* comp) {
+bool Parser::RegisterName(absl::string_view name, size_t name_hash, size_t name_pos,
+                          HloInstruction* inst, const HloComputation* comp) {
   if (!name.empty()) {
     // The set finds an instruction by its name: it must be `name` now.
     if (inst->name() != name) inst->SetNameUnchecked(std::string(name));
-    const HloInstruction* existing = names_.Insert(inst);
+    const HloInstruction* existing = names_.Insert(inst, name_hash);
     if (existing == nullptr) return true;
     // (The parent first: `generated` holds only this computation's.)
     if (cur_.renamed.contains(name) ||
@@ -1318,7 +1321,7 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
                                                        operand, index);
       gte->AppendAttributeName("index");  // as it prints
       HloInstruction* made = gte.get();
-      if (!RegisterName("", p.pos, made, comp)) return false;
+      if (!RegisterName("", 0, p.pos, made, comp)) return false;
       operand = comp->AddInstruction(std::move(gte));
     }
     p.user->AppendOperand(operand);
@@ -2405,11 +2408,20 @@ bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstructio
   size_t name_pos = pos_;
   if (!LexName(&name, &percent, "an instruction name")) return false;
   if (!ExpectOr('=', "after instruction name '", name, "'")) return false;
+  // The name's slot in the index is fetched into the cache now and used
+  // once the body is parsed (RegisterName), which hides the miss: a large
+  // module's index is far larger than the cache (HILO_PARSE_NAME_PREFETCH=0
+  // turns the fetch off; its gain is in docs/performance.md).
+  static const bool prefetch_name = !EnvSwitchIsZero("HILO_PARSE_NAME_PREFETCH");
+  const size_t name_hash = HashName(name);
+  if (prefetch_name) names_.Prefetch(name_hash);
   uint32_t flags = kTextFlagsSet | (percent ? kTextPercentName : 0);
   HloInstruction* inst = nullptr;
   last_operand_count_ = 0;
   const size_t calls_begin = pending_calls_.size();
-  if (!ParseInstructionBody(comp, name, name_pos, flags, nullptr, 0, &inst)) return false;
+  if (!ParseInstructionBody(comp, name, name_hash, name_pos, flags, nullptr, 0, &inst)) {
+    return false;
+  }
   flags = inst->text_flags();
   // Attributes.
   uint32_t written_kinds = 0;
@@ -2445,8 +2457,8 @@ bool Parser::ParseInstruction(HloComputation* comp, bool* is_root, HloInstructio
   return true;
 }
 
-bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, size_t name_pos,
-                                  uint32_t flags, Shape* preparsed_shape, int depth,
+bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, size_t name_hash,
+                                  size_t name_pos, uint32_t flags, Shape* preparsed_shape, int depth,
                                   HloInstruction** out) {
   if (depth > kMaxNestingDepth) {
     return Fail(name_pos, absl::StrCat("instructions nested more than ", kMaxNestingDepth, " deep"));
@@ -2601,7 +2613,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
         if (!is_nested) return true;
         uint32_t nested_flags = kTextFlagsSet | (flags & (kTextPercentName | kTextOperandShapes |
                                                           kTextPercentOperands));
-        return ParseInstructionBody(comp, "", operand_pos, nested_flags, preparsed_shape,
+        return ParseInstructionBody(comp, "", 0, operand_pos, nested_flags, preparsed_shape,
                                     depth + 1, &nested);
       };
       // `add(x, multiply(y, z))`: a nested instruction whose shape is inferred.
@@ -2705,7 +2717,7 @@ bool Parser::ParseInstructionBody(HloComputation* comp, absl::string_view name, 
       flags |= kTextOperandIndexComments;
     }
   }
-  if (!RegisterName(name, name_pos, inst, comp)) return false;
+  if (!RegisterName(name, name_hash, name_pos, inst, comp)) return false;
   if (!legacy_direction.empty()) {
     inst->mutable_raw_attributes()->push_back({"direction", std::string(legacy_direction)});
     inst->AppendAttributeName("direction");
