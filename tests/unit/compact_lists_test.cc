@@ -344,7 +344,7 @@ TEST(CommonGroupTest, TheCalledListAloneThenInTheGroup) {
   EXPECT_EQ(call->to_apply(), add);
   ASSERT_NE(call->raw_attribute("is_stable"), nullptr);
   call->set_dimensions({0});
-  call->mutable_called_computation_attributes()->push_back({AttributeName("body"), {body}, true});
+  call->AddCalledComputations("body", {body}, true);
   ASSERT_EQ(call->called_computation_attributes().size(), 2u);
   EXPECT_EQ(call->to_apply(), add);
   EXPECT_EQ(call->while_body(), body);
@@ -381,10 +381,227 @@ TEST(CommonGroupTest, ACallsCalledListAloneIsSmall) {
   for (size_t i = 0; i < kCalls; ++i) {
     calls.push_back(HloInstruction::Create(HloOpcode::kCall, Shape::MakeArray(PrimitiveType::F32, {})));
   }
-  const size_t before = mallinfo2().uordblks;
-  for (auto& call : calls) call->SetCalledComputations("to_apply", {add});
+  // Braced: a list, alone.
+  size_t before = mallinfo2().uordblks;
+  for (auto& call : calls) call->SetCalledComputations("to_apply", {add}, /*braced=*/true);
   const size_t per_call = (mallinfo2().uordblks - before) / kCalls;
   EXPECT_LE(per_call, 64u);
+  EXPECT_NE(calls[0]->called_list_block(), nullptr);
+  // Unbraced: inline, no heap at all (the lists above are freed).
+  for (auto& call : calls) call->ClearCalledComputations();
+  calls.clear();
+  for (size_t i = 0; i < kCalls; ++i) {
+    calls.push_back(HloInstruction::Create(HloOpcode::kCall, Shape::MakeArray(PrimitiveType::F32, {})));
+  }
+  before = mallinfo2().uordblks;
+  for (auto& call : calls) call->SetCalledComputations("to_apply", {add});
+  EXPECT_EQ(mallinfo2().uordblks, before);
+  EXPECT_EQ(calls[0]->called_list_block(), nullptr);
+  EXPECT_EQ(calls[kCalls - 1]->to_apply(), add);
+}
+
+// The entry's instruction `name` (a test failure and nullptr if none).
+HloInstruction* FindInEntry(const HloModule& module, absl::string_view name) {
+  for (HloInstruction* inst : module.entry_computation()->instructions()) {
+    if (inst->name() == name) return inst;
+  }
+  ADD_FAILURE() << name;
+  return nullptr;
+}
+
+// A single called computation kept inside the instruction
+// (HloInstruction::CommonGroup's inline form): read as a one-element list,
+// replaced in place, turned into a list by a second attribute, a braced or a
+// null one, moved into the group by dimensions, cleared.
+TEST(CommonGroupTest, OneCalledComputationInline) {
+  HloModule module("m");
+  HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));
+  HloComputation* mul = module.AddComputation(std::make_unique<HloComputation>("mul"));
+  HloComputation* body = module.AddComputation(std::make_unique<HloComputation>("body"));
+  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+
+  // Set: inline, read through every accessor.
+  auto call = HloInstruction::Create(HloOpcode::kCall, scalar);
+  EXPECT_TRUE(call->called_computation_attributes().empty());
+  call->SetCalledComputations("to_apply", {add});
+  EXPECT_EQ(call->called_list_block(), nullptr);
+  ASSERT_EQ(call->called_computation_attributes().size(), 1u);
+  const CalledAttributeView view = call->called_computation_attributes()[0];
+  EXPECT_EQ(view.name, "to_apply");
+  EXPECT_FALSE(view.braced);
+  ASSERT_EQ(view.computations.size(), 1u);
+  EXPECT_EQ(view.computations[0], add);
+  EXPECT_EQ(call->to_apply(), add);
+  EXPECT_EQ(call->called_computations(), std::vector<HloComputation*>{add});
+  EXPECT_TRUE(call->called_computations("calls").empty());
+  size_t seen = 0;
+  for (const CalledAttributeView& attr : call->called_computation_attributes()) {
+    EXPECT_EQ(attr.computations[0], add);
+    ++seen;
+  }
+  EXPECT_EQ(seen, 1u);
+
+  // Replace: still inline.
+  call->SetCalledComputations("to_apply", {mul});
+  EXPECT_EQ(call->called_list_block(), nullptr);
+  EXPECT_EQ(call->to_apply(), mul);
+
+  // A second attribute: both in a list, the inline one first.
+  call->SetCalledComputations("body", {body});
+  EXPECT_NE(call->called_list_block(), nullptr);
+  ASSERT_EQ(call->called_computation_attributes().size(), 2u);
+  EXPECT_EQ(call->called_computation_attributes()[0].name, "to_apply");
+  EXPECT_EQ(call->to_apply(), mul);
+  EXPECT_EQ(call->while_body(), body);
+  EXPECT_EQ(call->called_computations(), (std::vector<HloComputation*>{mul, body}));
+
+  // Another name, braced, two computations, a null one: each a list.
+  auto fusion = HloInstruction::Create(HloOpcode::kFusion, scalar);
+  fusion->SetCalledComputations("calls", {add});
+  EXPECT_EQ(fusion->called_list_block(), nullptr);
+  EXPECT_EQ(fusion->called_computation_attributes()[0].name, "calls");
+  fusion->SetCalledComputations("calls", {add}, /*braced=*/true);
+  EXPECT_NE(fusion->called_list_block(), nullptr);
+  EXPECT_TRUE(fusion->called_computation_attributes()[0].braced);
+  auto other_name = HloInstruction::Create(HloOpcode::kCall, scalar);
+  other_name->SetCalledComputations("calls", {add});
+  EXPECT_NE(other_name->called_list_block(), nullptr);
+  EXPECT_EQ(other_name->called_computation("calls"), add);
+  auto two = HloInstruction::Create(HloOpcode::kCustomCall, scalar);
+  two->SetCalledComputations("to_apply", {add, mul});
+  EXPECT_NE(two->called_list_block(), nullptr);
+  EXPECT_EQ(two->called_computations("to_apply").size(), 2u);
+  auto null = HloInstruction::Create(HloOpcode::kCall, scalar);
+  null->SetCalledComputations("to_apply", {nullptr});
+  EXPECT_NE(null->called_list_block(), nullptr);
+  ASSERT_EQ(null->called_computations("to_apply").size(), 1u);
+  EXPECT_EQ(null->called_computations("to_apply")[0], nullptr);
+
+  // Append (the proto reader's way) on an inline one keeps both, even of one name.
+  auto appended = HloInstruction::Create(HloOpcode::kCall, scalar);
+  appended->AddCalledComputations("to_apply", {add});
+  EXPECT_EQ(appended->called_list_block(), nullptr);
+  appended->AddCalledComputations("to_apply", {mul});
+  ASSERT_EQ(appended->called_computation_attributes().size(), 2u);
+  EXPECT_EQ(appended->called_computation_attributes()[1].computations[0], mul);
+
+  // Dimensions then raw attributes after an inline computation: moved into the group.
+  auto reduce = HloInstruction::Create(HloOpcode::kReduce, scalar);
+  reduce->SetCalledComputations("to_apply", {add});
+  EXPECT_EQ(reduce->called_list_block(), nullptr);
+  reduce->set_dimensions({0});
+  EXPECT_NE(reduce->called_list_block(), nullptr);
+  EXPECT_EQ(reduce->to_apply(), add);
+  EXPECT_EQ(reduce->dimensions(), std::vector<int64_t>{0});
+  auto sorted = HloInstruction::Create(HloOpcode::kSort, scalar);
+  sorted->SetCalledComputations("to_apply", {mul});
+  sorted->SetRawAttribute("is_stable", "true");
+  EXPECT_EQ(sorted->to_apply(), mul);
+  ASSERT_NE(sorted->raw_attribute("is_stable"), nullptr);
+
+  // Clear: none, then inline again.
+  call->ClearCalledComputations();
+  EXPECT_TRUE(call->called_computation_attributes().empty());
+  auto cleared = HloInstruction::Create(HloOpcode::kCall, scalar);
+  cleared->SetCalledComputations("to_apply", {add});
+  cleared->ClearCalledComputations();
+  EXPECT_TRUE(cleared->called_computation_attributes().empty());
+  EXPECT_EQ(cleared->to_apply(), nullptr);
+  cleared->SetCalledComputations("to_apply", {mul});
+  EXPECT_EQ(cleared->to_apply(), mul);
+  EXPECT_EQ(cleared->called_list_block(), nullptr);
+}
+
+// Inline and listed called computations side by side, through the printer
+// and the proto: a call (one computation, inline) next to a while (two
+// attributes), a conditional (braced), a fusion (`calls` beside `kind`), a reduce
+// (with dimensions, the group) and a custom call whose `to_apply` is braced.
+constexpr absl::string_view kCallsModule =
+    "HloModule m\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n"
+    "}\n"
+    "cond {\n"
+    "  p = f32[] parameter(0)\n"
+    "  ROOT l = pred[] compare(p, p), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  p = f32[] parameter(0)\n"
+    "  ROOT n = f32[] negate(p)\n"
+    "}\n"
+    "fused {\n"
+    "  p = f32[] parameter(0)\n"
+    "  ROOT n = f32[] negate(p)\n"
+    "}\n"
+    "ENTRY e {\n"
+    "  x = f32[] parameter(0)\n"
+    "  v = f32[4]{0} parameter(1)\n"
+    "  i = s32[] parameter(2)\n"
+    "  k = f32[] call(x, x), to_apply=add\n"
+    "  w = f32[] while(k), condition=cond, body=body\n"
+    "  f = f32[] fusion(w), kind=kLoop, calls=fused\n"
+    "  z = f32[] constant(0)\n"
+    "  r = f32[] reduce(v, z), dimensions={0}, to_apply=add\n"
+    "  br = f32[] conditional(i, f, r), branch_computations={body, body}\n"
+    "  ROOT cc = f32[] custom-call(br, k), custom_call_target=\"t\", to_apply={add}\n"
+    "}\n";
+
+TEST(CommonGroupTest, InlineAndListedCallsPrintAndRoundTrip) {
+  auto parsed = ParseHloModule(kCallsModule);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  HloModule& module = **parsed;
+  auto find = FindInEntry;
+  auto check = [&](const HloModule& m) {
+    EXPECT_EQ(find(m, "k")->called_list_block(), nullptr);
+    EXPECT_EQ(find(m, "k")->to_apply(), m.GetComputationWithName("add"));
+    // `kind=` is a raw attribute: the fusion's `calls` is in the group.
+    EXPECT_NE(find(m, "f")->called_list_block(), nullptr);
+    EXPECT_EQ(find(m, "f")->called_computation("calls"), m.GetComputationWithName("fused"));
+    EXPECT_NE(find(m, "w")->called_list_block(), nullptr);
+    EXPECT_EQ(find(m, "w")->while_body(), m.GetComputationWithName("body"));
+    EXPECT_EQ(find(m, "w")->while_condition(), m.GetComputationWithName("cond"));
+    EXPECT_NE(find(m, "r")->called_list_block(), nullptr);
+    EXPECT_EQ(find(m, "br")->called_computations("branch_computations").size(), 2u);
+    EXPECT_NE(find(m, "cc")->called_list_block(), nullptr);
+    EXPECT_TRUE(find(m, "cc")->called_computation_attributes()[0].braced);
+  };
+  check(module);
+  const std::string text = PrintHloModule(module);
+  EXPECT_NE(text.find("to_apply=add\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("calls=fused"), std::string::npos) << text;
+  EXPECT_NE(text.find("to_apply={add}"), std::string::npos) << text;
+  EXPECT_NE(text.find("condition=cond, body=body"), std::string::npos) << text;
+  auto reparsed = ParseHloModule(text);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  check(**reparsed);
+  EXPECT_EQ(PrintHloModule(**reparsed), text);
+  absl::StatusOr<std::string> bytes = HloModuleToBytes(module);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  auto read = HloModuleFromBytes(*bytes, DefaultProtoRecursionBudget());
+  ASSERT_TRUE(read.ok()) << read.status();
+  check(**read);
+  EXPECT_EQ(PrintHloModule(**read), text);
+}
+
+// HILO_CALLED_INLINE=0: a call's one computation in a list block, printed
+// the same.
+TEST(CommonGroupDeathTest, TheSwitchKeepsTheCallInAList) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("HILO_CALLED_INLINE", "0", 1);
+        auto parsed = ParseHloModule(kCallsModule);
+        if (!parsed.ok()) std::exit(2);
+        bool listed = true;
+        for (const HloInstruction* inst : (*parsed)->entry_computation()->instructions()) {
+          if (inst->name() == "k") listed = inst->called_list_block() != nullptr && inst->to_apply() != nullptr;
+        }
+        std::string again = PrintHloModule(**ParseHloModule(PrintHloModule(**parsed)));
+        std::exit(listed && again == PrintHloModule(**parsed) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // A CompactString's text in an arena: read as any, replaced (the arena
@@ -554,14 +771,7 @@ TEST(ArenaGroupsTest, TheParsersGroupsLiveInTheArena) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   HloModule& module = **parsed;
   const InstructionArena& arena = module.instruction_arena();
-  HloComputation* entry = module.entry_computation();
-  auto find = [&](absl::string_view name) {
-    for (HloInstruction* inst : entry->instructions()) {
-      if (inst->name() == name) return inst;
-    }
-    ADD_FAILURE() << name;
-    return static_cast<HloInstruction*>(nullptr);
-  };
+  auto find = [&](absl::string_view name) { return FindInEntry(module, name); };
   const bool on = HloInstruction::ArenaGroupsEnabled();
   const HloInstruction* ag = find("ag");
   EXPECT_EQ(InArena(arena, &ag->replica_groups()), on);
@@ -571,8 +781,10 @@ TEST(ArenaGroupsTest, TheParsersGroupsLiveInTheArena) {
   EXPECT_EQ(InArena(arena, &t->dimensions()), on);
   EXPECT_EQ(InArena(arena, t->metadata().data()), on);
   EXPECT_EQ(InArena(arena, &find("d")->dot_dimension_numbers()), on);
-  EXPECT_EQ(InArena(arena, &find("r")->called_computation_attributes()), on);
-  EXPECT_EQ(InArena(arena, &find("k")->called_computation_attributes()), on);
+  EXPECT_EQ(InArena(arena, find("r")->called_list_block()), on);
+  // A call's one computation: inside the instruction, no block.
+  EXPECT_EQ(find("k")->called_list_block(), nullptr);
+  EXPECT_EQ(find("k")->to_apply(), module.GetComputationWithName("add"));
   EXPECT_EQ(InArena(arena, &find("cmp")->raw_attributes()), on);
   EXPECT_EQ(InArena(arena, &find("cc")->custom_call_target()), on);
   EXPECT_EQ(InArena(arena, &find("c")->literal_text()), on);
@@ -667,7 +879,10 @@ TEST(ArenaGroupsTest, SettersOfALoadedInstructionUseTheArena) {
   ar->mutable_frontend_attributes()->Set("collective_type", "AllReduce");
   ar->set_metadata("op_name=\"model/layers.0/a_long_op_name\"");
   EXPECT_TRUE(InArena(arena, &ar->channel_id()));
-  EXPECT_TRUE(InArena(arena, &ar->called_computation_attributes()));
+  EXPECT_EQ(ar->called_list_block(), nullptr);  // inline
+  EXPECT_EQ(ar->to_apply(), add);
+  ar->SetCalledComputations("to_apply", {add}, /*braced=*/true);  // a list now
+  EXPECT_TRUE(InArena(arena, ar->called_list_block()));
   EXPECT_TRUE(InArena(arena, &ar->custom_call_target()));
   EXPECT_TRUE(InArena(arena, &ar->frontend_attributes()));
   EXPECT_TRUE(InArena(arena, ar->metadata().data()));
@@ -791,7 +1006,7 @@ TEST(ArenaGroupsDeathTest, TheSwitchKeepsGroupsOnTheHeap) {
         for (const HloInstruction* inst : (*parsed)->entry_computation()->instructions()) {
           on_heap = on_heap &&
                     !InArena((*parsed)->instruction_arena(), &inst->dimensions()) &&
-                    !InArena((*parsed)->instruction_arena(), &inst->called_computation_attributes()) &&
+                    !InArena((*parsed)->instruction_arena(), inst->called_list_block()) &&
                     (inst->metadata().empty() ||
                      !InArena((*parsed)->instruction_arena(), inst->metadata().data()));
         }

@@ -782,7 +782,7 @@ TEST(VerifierConditionalTest, Signatures) {
     *m.sel->mutable_shape() = Sh("pred[]");
     ExpectError(m, "main", "cond", "branch selector must be s32[], got pred[]");
     // pred selector with true/false computations.
-    m.cond->mutable_called_computation_attributes()->clear();
+    m.cond->ClearCalledComputations();
     m.cond->SetCalledComputations("true_computation", {m.b0});
     m.cond->SetCalledComputations("false_computation", {m.b1});
     ExpectOk(m);
@@ -1424,7 +1424,7 @@ TEST(VerifierAllReduceTest, Shapes) {
   *m.op->mutable_shape() = Tup({Sh("f32[8]"), Sh("f32[4]")});
   ExpectError(m, "main", "coll", "result 1 f32[4] must have the shape of operand 1 f32[2,2]");
   *m.op->mutable_shape() = Tup({Sh("f32[8]"), Sh("f32[2,2]")});
-  m.op->mutable_called_computation_attributes()->clear();
+  m.op->ClearCalledComputations();
   ExpectError(m, "main", "coll", "all-reduce needs a to_apply computation");
 }
 

@@ -1471,7 +1471,7 @@ TEST(ParserTest, NamedCallsAttachInTheSameOrderEarlyOrLate) {
   ASSERT_NE(m, nullptr);
   auto names = [](const HloInstruction* inst) {
     std::vector<std::string> out;
-    for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+    for (const CalledAttributeView& attr : inst->called_computation_attributes()) {
       out.push_back(absl::StrCat(attr.name.view(), "=", attr.computations.at(0)->name()));
     }
     return out;

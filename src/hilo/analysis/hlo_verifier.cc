@@ -863,7 +863,7 @@ class Verifier {
       edges_.control.insert({inst, succ});
     }
     if (absl::Status s = CheckArity(comp, inst); !s.ok()) return s;
-    for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+    for (const CalledAttributeView& attr : inst->called_computation_attributes()) {
       for (const HloComputation* called : attr.computations) {
         if (called == nullptr) {
           return Fail(comp, inst, attr.name.view(), " names a computation that does not exist");
@@ -991,7 +991,7 @@ class Verifier {
   // Whether every computation `inst` calls comes before computations_[c]
   // (its structure was checked without error).
   bool CalleesWalked(size_t c, const HloInstruction* inst) const {
-    for (const CalledComputationAttribute& attr : inst->called_computation_attributes()) {
+    for (const CalledAttributeView& attr : inst->called_computation_attributes()) {
       for (const HloComputation* called : attr.computations) {
         const std::optional<size_t> position = PositionOf(called);
         if (!position.has_value() || *position >= c) return false;
@@ -1096,9 +1096,9 @@ class Verifier {
       for (; top.inst < slots.size(); ++top.inst, top.attr = 0, top.k = 0) {
         const HloInstruction* inst = slots[top.inst].get();
         if (inst == nullptr) continue;
-        const CalledAttributeList& attrs = inst->called_computation_attributes();
+        const CalledAttributes attrs = inst->called_computation_attributes();
         for (; top.attr < attrs.size(); ++top.attr, top.k = 0) {
-          const CalledComputationList& called = attrs[top.attr].computations;
+          const absl::Span<HloComputation* const> called = attrs[top.attr].computations;
           if (top.k < called.size()) {
             // phase 1: in the module
             return CallEdge{*PositionOf(called[top.k++]), inst};

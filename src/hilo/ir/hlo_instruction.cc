@@ -367,33 +367,59 @@ void DeleteIn(T* object, bool in_arena) {
 }  // namespace
 
 void HloInstruction::CommonGroup::Destroy() {
-  if (bits_ == Absent()) return;
-  const bool in_arena = (bits_ & kInArena) != 0;
-  if ((bits_ & kListAlone) != 0) {
-    DeleteIn(reinterpret_cast<CalledAttributeList*>(bits_ & ~kTags), in_arena);
-  } else {
-    DeleteIn(reinterpret_cast<CommonAttributes*>(bits_ & ~kTags), in_arena);
+  // Every tagged form's block must leave the three tag bits clear, and so
+  // must a computation kept inline.
+  static_assert(alignof(CalledAttributeList) >= 8 && alignof(CommonAttributes) >= 8 &&
+                alignof(HloComputation) >= 8);
+  const uintptr_t bits = Bits();
+  if ((bits & (kListAlone | kGroup)) == 0) {  // none, or inline
+    word_ = nullptr;
+    return;
   }
-  bits_ = Absent();
+  const bool in_arena = (bits & kInArena) != 0;
+  if ((bits & kListAlone) != 0) {
+    DeleteIn(reinterpret_cast<CalledAttributeList*>(bits & ~kTags), in_arena);
+  } else {
+    DeleteIn(reinterpret_cast<CommonAttributes*>(bits & ~kTags), in_arena);
+  }
+  word_ = nullptr;
 }
 
-CalledAttributeList& HloInstruction::CommonGroup::NewCalled(InstructionArena* arena) {
+CalledComputationAttribute HloInstruction::CommonGroup::InlineAttribute(
+    const HloInstruction& owner) const {
+  return {InlineCalledName(owner.opcode_), CalledComputationList{word_}, false};
+}
+
+CalledAttributeList& HloInstruction::CommonGroup::NewCalled(const HloInstruction& owner) {
   // Read once per process.
   static const bool list_alone = !EnvSwitchIsZero("HILO_CALLED_LIST_ALONE");
-  if (!list_alone) return NewGroup(arena).called;
+  if (!list_alone) return NewGroup(owner).called;
+  InstructionArena* arena = owner.GroupArena();
   auto* list = NewIn<CalledAttributeList>(arena);
-  bits_ = reinterpret_cast<uintptr_t>(list) | kListAlone | (arena != nullptr ? kInArena : 0);
+  if (is_inline()) list->push_back(InlineAttribute(owner));
+  SetBits(reinterpret_cast<uintptr_t>(list) | kListAlone | (arena != nullptr ? kInArena : 0));
   return *list;
 }
 
-HloInstruction::CommonAttributes& HloInstruction::CommonGroup::NewGroup(InstructionArena* arena) {
+HloInstruction::CommonAttributes& HloInstruction::CommonGroup::NewGroup(const HloInstruction& owner) {
+  InstructionArena* arena = owner.GroupArena();
   auto* group = NewIn<CommonAttributes>(arena);
-  if ((bits_ & kListAlone) != 0) {
-    group->called = std::move(*reinterpret_cast<CalledAttributeList*>(bits_ & ~kTags));
-    Destroy();
+  if ((Bits() & kListAlone) != 0) {
+    group->called = std::move(*reinterpret_cast<CalledAttributeList*>(Bits() & ~kTags));
+  } else if (is_inline()) {
+    group->called.push_back(InlineAttribute(owner));
   }
-  bits_ = reinterpret_cast<uintptr_t>(group) | (arena != nullptr ? kInArena : 0);
+  Destroy();
+  SetBits(reinterpret_cast<uintptr_t>(group) | kGroup | (arena != nullptr ? kInArena : 0));
   return *group;
+}
+
+void HloInstruction::CommonGroup::ClearCalled() {
+  if (const CalledAttributeList* existing = list(); existing != nullptr) {
+    const_cast<CalledAttributeList*>(existing)->clear();
+  } else {
+    word_ = nullptr;  // none, or inline (nothing to free)
+  }
 }
 
 bool HloInstruction::ArenaGroupsEnabled() {
@@ -409,16 +435,23 @@ void HloInstruction::set_metadata(absl::string_view m) {
   order_and_metadata_.SetMetadata(m, GroupArena());
 }
 
+AttributeName HloInstruction::InlineCalledName(HloOpcode opcode) {
+  // Interned once (the built-in names need no lock, attribute_names.h).
+  static const AttributeName to_apply("to_apply");
+  static const AttributeName calls("calls");
+  return opcode == HloOpcode::kFusion || opcode == HloOpcode::kAsyncStart ? calls : to_apply;
+}
+
 std::vector<HloComputation*> HloInstruction::called_computations() const {
   std::vector<HloComputation*> result;
-  for (const auto& attr : called_computation_attributes()) {
+  for (const CalledAttributeView& attr : called_computation_attributes()) {
     result.insert(result.end(), attr.computations.begin(), attr.computations.end());
   }
   return result;
 }
 
 absl::Span<HloComputation* const> HloInstruction::called_computations(absl::string_view name) const {
-  for (const auto& attr : called_computation_attributes()) {
+  for (const CalledAttributeView& attr : called_computation_attributes()) {
     if (attr.name == name) return attr.computations;
   }
   return {};
@@ -429,9 +462,26 @@ HloComputation* HloInstruction::called_computation(absl::string_view name) const
   return comps.size() == 1 ? comps[0] : nullptr;
 }
 
+namespace {
+// Whether attribute `name` of `computations` can be kept inside an
+// instruction of `opcode` (HloInstruction::CommonGroup): one computation,
+// not null, unbraced, under the name that opcode's one computation has.
+bool FitsInline(HloOpcode opcode, absl::string_view name,
+                absl::Span<HloComputation* const> computations, bool braced) {
+  static const bool on = !EnvSwitchIsZero("HILO_CALLED_INLINE");  // read once per process
+  return on && !braced && computations.size() == 1 && computations[0] != nullptr &&
+         HloInstruction::InlineCalledName(opcode) == name;
+}
+}  // namespace
+
 void HloInstruction::SetCalledComputations(absl::string_view name,
                                            absl::Span<HloComputation* const> computations,
                                            bool braced) {
+  // None yet, or the one inline, which has this name if it fits.
+  if (common_.absent_or_inline() && FitsInline(opcode_, name, computations, braced)) {
+    common_.SetInline(computations[0]);
+    return;
+  }
   CalledAttributeList& called = common_.MutableCalled(*this);
   for (auto& attr : called) {
     if (attr.name == name) {
@@ -443,6 +493,20 @@ void HloInstruction::SetCalledComputations(absl::string_view name,
   called.push_back(
       {AttributeName(name), CalledComputationList(computations.begin(), computations.end()), braced});
 }
+
+void HloInstruction::AddCalledComputations(absl::string_view name,
+                                           absl::Span<HloComputation* const> computations,
+                                           bool braced) {
+  if (common_.list() == nullptr && !common_.is_inline() &&
+      FitsInline(opcode_, name, computations, braced)) {
+    common_.SetInline(computations[0]);
+    return;
+  }
+  common_.MutableCalled(*this).push_back(
+      {AttributeName(name), CalledComputationList(computations.begin(), computations.end()), braced});
+}
+
+void HloInstruction::ClearCalledComputations() { common_.ClearCalled(); }
 
 // ---------------------------------------------------------------------------
 // Attributes

@@ -11,7 +11,9 @@
 #ifndef HILO_IR_HLO_INSTRUCTION_H_
 #define HILO_IR_HLO_INSTRUCTION_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <optional>
@@ -96,9 +98,85 @@ struct CalledComputationAttribute {
 // own with a std::string name and a std::vector of computations).
 static_assert(sizeof(void*) != 8 || sizeof(CalledComputationAttribute) <= 40,
               "CalledComputationAttribute grew");
-// An instruction's called-computation attributes: almost always one or none,
-// kept inline in the instruction's common group.
+// An instruction's called-computation attributes when it has more than a
+// call's one (HloInstruction::CommonGroup): almost always one or two, kept
+// inline in the list's block.
 using CalledAttributeList = absl::InlinedVector<CalledComputationAttribute, 1>;
+
+// One called-computation attribute as a reader sees it: its computations
+// are a view of the instruction's own storage (a list's block, or the
+// instruction itself for a call's one computation), valid until the
+// instruction's called computations or other common attributes change.
+struct CalledAttributeView {
+  AttributeName name;
+  absl::Span<HloComputation* const> computations;
+  bool braced = false;
+};
+
+// An instruction's called-computation attributes, in the order set: a view
+// (two words and a name) over either a stored list or the one computation a
+// call, a reduce or a fusion keeps inside the instruction
+// (HloInstruction::CommonGroup). Valid as a CalledAttributeView is.
+class CalledAttributes {
+ public:
+  class const_iterator;
+  using value_type = CalledAttributeView;
+  using iterator = const_iterator;
+  using size_type = size_t;
+
+  CalledAttributes() = default;
+  explicit CalledAttributes(const CalledAttributeList* list) : list_(list) {}
+  // The one attribute `name` of the one computation at `one`.
+  CalledAttributes(AttributeName name, HloComputation* const* one) : one_(one), name_(name) {}
+
+  size_t size() const { return list_ != nullptr ? list_->size() : (one_ != nullptr ? 1 : 0); }
+  bool empty() const { return size() == 0; }
+  CalledAttributeView operator[](size_t i) const {
+    if (list_ == nullptr) return {name_, absl::Span<HloComputation* const>(one_, 1), false};
+    const CalledComputationAttribute& attr = (*list_)[i];
+    return {attr.name, attr.computations, attr.braced};
+  }
+  const_iterator begin() const;
+  const_iterator end() const;
+
+ private:
+  const CalledAttributeList* list_ = nullptr;
+  HloComputation* const* one_ = nullptr;
+  AttributeName name_;
+};
+
+class CalledAttributes::const_iterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = CalledAttributeView;
+  using difference_type = std::ptrdiff_t;
+  using pointer = void;
+  using reference = CalledAttributeView;
+
+  const_iterator() = default;
+  const_iterator(const CalledAttributes& all, size_t at) : all_(all), at_(at) {}
+  CalledAttributeView operator*() const { return all_[at_]; }
+  const_iterator& operator++() {
+    ++at_;
+    return *this;
+  }
+  const_iterator operator++(int) {
+    const_iterator before = *this;
+    ++at_;
+    return before;
+  }
+  bool operator==(const const_iterator& other) const { return at_ == other.at_; }
+
+ private:
+  CalledAttributes all_;
+  size_t at_ = 0;
+};
+inline CalledAttributes::const_iterator CalledAttributes::begin() const {
+  return const_iterator(*this, 0);
+}
+inline CalledAttributes::const_iterator CalledAttributes::end() const {
+  return const_iterator(*this, size());
+}
 
 // An attribute this project does not interpret, kept verbatim.
 struct RawAttribute {
@@ -204,11 +282,14 @@ class HloInstruction {
   void DropAllControlDependencies();
 
   // --- Called computations -------------------------------------------------
-  const CalledAttributeList& called_computation_attributes() const {
-    return common_.called();
-  }
-  CalledAttributeList* mutable_called_computation_attributes() {
-    return &common_.MutableCalled(*this);
+  // A view (CalledAttributes): it and the spans it gives hold until the
+  // called computations, the dimensions or the raw attributes change.
+  CalledAttributes called_computation_attributes() const {
+    if (const CalledAttributeList* list = common_.list(); list != nullptr) {
+      return CalledAttributes(list);
+    }
+    if (!common_.is_inline()) return CalledAttributes();
+    return CalledAttributes(InlineCalledName(opcode_), common_.inline_computation());
   }
   // Every called computation, in attribute order.
   std::vector<HloComputation*> called_computations() const;
@@ -223,6 +304,20 @@ class HloInstruction {
   // (A span: the parser's list costs it no heap block.)
   void SetCalledComputations(absl::string_view name,
                              absl::Span<HloComputation* const> computations, bool braced = false);
+  // Appends attribute `name` (even if one of that name exists: a reader
+  // keeping what its input says).
+  void AddCalledComputations(absl::string_view name,
+                             absl::Span<HloComputation* const> computations, bool braced = false);
+  // Removes every called-computation attribute.
+  void ClearCalledComputations();
+  // The name a single called computation has when the instruction keeps it
+  // inline: `calls` for a fusion and an async-start, else `to_apply`
+  // (what XLA's printer writes for one computation of that opcode).
+  static AttributeName InlineCalledName(HloOpcode opcode);
+  // Where the called list is stored (its block, in the arena or on the
+  // heap), or nullptr when there is none or the one computation is inline:
+  // for tests of the layout.
+  const void* called_list_block() const { return common_.list(); }
 
   // --- Typed attributes ----------------------------------------------------
   // parameter(N)
@@ -429,65 +524,92 @@ class HloInstruction {
   // the attribute list and the computation list).
   static_assert(sizeof(void*) != 8 || sizeof(CommonAttributes) <= 104,
                 "CommonAttributes grew");
-  // common_: the group, or, while an instruction's only common attribute is
-  // its called computations (a call's `to_apply`, an all-reduce's), that
-  // list alone: a 48-byte block where the group took 112 (100,000 calls:
-  // -4.5 MiB at the peak; docs/performance.md, "seventeenth session"; the group for
-  // every instruction with HILO_CALLED_LIST_ALONE=0). Bit 0 tells which.
-  // Setting dimensions or raw attributes later moves the list into a new
-  // group: as any change of an instruction's attributes, that invalidates
-  // references into the list.
+  // common_: one word. Four forms, by its low three bits:
+  // - 0 with the word null: no common attribute;
+  // - 0 with the word not null: the instruction's only common attribute is
+  //   one called computation, unbraced, named InlineCalledName(opcode) (a
+  //   call's `to_apply`, a reduce's, a fusion's `calls`), and the word is
+  //   that computation's address, read in place as a one-element span: no
+  //   block at all (100,000 calls: -4.8 MB at the peak, docs/performance.md,
+  //   "twenty-fourth session"; HILO_CALLED_INLINE=0 stores it in a list);
+  // - kListAlone: the only common attributes are called computations, and
+  //   the word points to their list: a 48-byte block where the group takes
+  //   104 ("seventeenth session"; the group for every instruction with
+  //   HILO_CALLED_LIST_ALONE=0);
+  // - kGroup: the whole group.
+  // kInArena, with a block: the block is in the module's arena
+  // (GroupArena()). A change of form (a second attribute, dimensions, raw
+  // attributes) moves what was there into the new form: as any change of an
+  // instruction's attributes, that invalidates views and references into it.
+  // The word is a pointer-typed object so that the inline form's span reads
+  // a pointer object; every tagged form is a pointer, 8-byte aligned.
   class CommonGroup {
    public:
     CommonGroup() = default;
     CommonGroup(const CommonGroup&) = delete;
     CommonGroup& operator=(const CommonGroup&) = delete;
     ~CommonGroup() { Destroy(); }
-    // Empty when the instruction has no common attribute.
-    ABSL_ATTRIBUTE_ALWAYS_INLINE const CalledAttributeList& called() const {
-      return (bits_ & kListAlone) != 0
-                 ? *reinterpret_cast<const CalledAttributeList*>(bits_ & ~kTags)
-                 : reinterpret_cast<const CommonAttributes*>(bits_ & ~kTags)->called;
+    // The stored list (the list alone or the group's), or nullptr when there
+    // is none or the one computation is inline.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE const CalledAttributeList* list() const {
+      const uintptr_t bits = Bits();
+      if ((bits & kGroup) != 0) return &reinterpret_cast<const CommonAttributes*>(bits & ~kTags)->called;
+      if ((bits & kListAlone) != 0) return reinterpret_cast<const CalledAttributeList*>(bits & ~kTags);
+      return nullptr;
     }
+    bool is_inline() const { return word_ != nullptr && (Bits() & kTags) == 0; }
+    HloComputation* const* inline_computation() const { return &word_; }
     // Every attribute at its default unless the whole group is there.
     ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& group() const {
-      return (bits_ & kListAlone) != 0 ? Default<CommonAttributes>()
-                                       : *reinterpret_cast<const CommonAttributes*>(bits_ & ~kTags);
+      return (Bits() & kGroup) != 0 ? *reinterpret_cast<const CommonAttributes*>(Bits() & ~kTags)
+                                     : Default<CommonAttributes>();
     }
     // nullptr unless the instruction has the whole group.
     CommonAttributes* own_group() const {
-      return (bits_ & kListAlone) != 0 || bits_ == Absent()
-                 ? nullptr
-                 : reinterpret_cast<CommonAttributes*>(bits_ & ~kTags);
+      return (Bits() & kGroup) != 0 ? reinterpret_cast<CommonAttributes*>(Bits() & ~kTags) : nullptr;
     }
-    // `owner`: the instruction holding this, which says where a new list
-    // or group goes (GroupArena()).
+    // Nothing, or one computation inline: what SetInline may replace.
+    bool absent_or_inline() const { return (Bits() & kTags) == 0; }
+    void SetInline(HloComputation* computation) {
+      Destroy();
+      word_ = computation;
+    }
+    // The stored list, made (with the inline computation in it) if there
+    // was none. `owner`: the instruction holding this, which says where a
+    // new list or group goes (GroupArena()) and names an inline computation.
     CalledAttributeList& MutableCalled(const HloInstruction& owner) {
-      return bits_ != Absent() ? const_cast<CalledAttributeList&>(called())
-                               : NewCalled(owner.GroupArena());
+      if (const CalledAttributeList* existing = list(); existing != nullptr) {
+        return const_cast<CalledAttributeList&>(*existing);
+      }
+      return NewCalled(owner);
     }
     CommonAttributes& MutableGroup(const HloInstruction& owner) {
       CommonAttributes* existing = own_group();
-      return existing != nullptr ? *existing : NewGroup(owner.GroupArena());
+      return existing != nullptr ? *existing : NewGroup(owner);
     }
+    // No called computation; any other common attribute kept.
+    void ClearCalled();
 
    private:
-    // On the heap, or in `arena` when not null.
-    CalledAttributeList& NewCalled(InstructionArena* arena);
-    // The group, with the list alone moved into it if there was one.
-    CommonAttributes& NewGroup(InstructionArena* arena);
+    uintptr_t Bits() const { return reinterpret_cast<uintptr_t>(word_); }
+    void SetBits(uintptr_t bits) { word_ = reinterpret_cast<HloComputation*>(bits); }
+    // The inline computation as its attribute (is_inline()).
+    CalledComputationAttribute InlineAttribute(const HloInstruction& owner) const;
+    // On the heap, or in the owner's GroupArena().
+    CalledAttributeList& NewCalled(const HloInstruction& owner);
+    // The group, with the list alone or the inline computation moved into
+    // it if there was one.
+    CommonAttributes& NewGroup(const HloInstruction& owner);
     // Runs the destructor of the list alone or the group, and frees it
-    // unless it is in an arena.
+    // unless it is in an arena; nothing for an inline computation.
     void Destroy();
-    // An absent group points to the default one (never written through):
-    // reading an attribute then tests one bit, not the bit and null.
-    static uintptr_t Absent() { return reinterpret_cast<uintptr_t>(&Default<CommonAttributes>()); }
 
     static constexpr uintptr_t kListAlone = 1;
     // The list alone or the group is in the module's arena (GroupArena()).
     static constexpr uintptr_t kInArena = 2;
-    static constexpr uintptr_t kTags = kListAlone | kInArena;
-    uintptr_t bits_ = Absent();
+    static constexpr uintptr_t kGroup = 4;
+    static constexpr uintptr_t kTags = kListAlone | kInArena | kGroup;
+    HloComputation* word_ = nullptr;
   };
   class UserIndex;
   // An owning pointer to an attribute group, on the heap or in the module's

@@ -78,7 +78,7 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
     absl::flat_hash_set<const HloComputation*> reachable = {entry};
     std::vector<const HloComputation*> stack = {entry};
     auto reach_from = [&](const HloInstruction& inst) {
-      for (const CalledComputationAttribute& attr : inst.called_computation_attributes()) {
+      for (const CalledAttributeView& attr : inst.called_computation_attributes()) {
         for (const HloComputation* called : attr.computations) {
           if (called != nullptr && reachable.insert(called).second) stack.push_back(called);
         }

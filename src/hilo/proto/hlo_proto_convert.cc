@@ -869,12 +869,13 @@ std::vector<CalledComputationAttribute> DefaultCalledAttributes(
   return out;
 }
 
-bool SameCalled(absl::Span<const CalledComputationAttribute> a,
-                absl::Span<const CalledComputationAttribute> b) {
+bool SameCalled(const CalledAttributes& a, absl::Span<const CalledComputationAttribute> b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || a[i].computations != b[i].computations ||
-        a[i].braced != b[i].braced) {
+    const CalledAttributeView attr = a[i];
+    if (attr.name != b[i].name ||
+        attr.computations != absl::Span<HloComputation* const>(b[i].computations) ||
+        attr.braced != b[i].braced) {
       return false;
     }
   }
@@ -1625,7 +1626,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   }
   // Called computations.
   std::vector<HloComputation*> called;
-  for (const CalledComputationAttribute& c : inst.called_computation_attributes()) {
+  for (const CalledAttributeView& c : inst.called_computation_attributes()) {
     for (HloComputation* comp : c.computations) {
       auto it = comp_ids_.find(comp);
       if (it == comp_ids_.end()) {
@@ -1638,7 +1639,7 @@ absl::Status Encoder::EncodeInstruction(const HloInstruction& inst, xla::HloInst
   // (Most instructions call none: then both are empty.)
   if (!(called.empty() && inst.called_computation_attributes().empty()) &&
       !SameCalled(inst.called_computation_attributes(), DefaultCalledAttributes(inst, called))) {
-    for (const CalledComputationAttribute& c : inst.called_computation_attributes()) {
+    for (const CalledAttributeView& c : inst.called_computation_attributes()) {
       xla::HiloCalledAttribute* h = T()->add_called();
       h->set_name(std::string(c.name.view()));
       h->set_count(static_cast<int64_t>(c.computations.size()));
@@ -2985,16 +2986,17 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
         if (name.count() < 0 || at + static_cast<size_t>(name.count()) > c.called.size()) {
           return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
         }
-        CalledComputationList comps(c.called.begin() + at, c.called.begin() + at + name.count());
+        inst->AddCalledComputations(
+            name.name(), absl::MakeConstSpan(c.called).subspan(at, static_cast<size_t>(name.count())),
+            name.braced());
         at += name.count();
-        inst->mutable_called_computation_attributes()->push_back({name.name(), std::move(comps), name.braced()});
       }
       if (at != c.called.size()) {
         return Invalid(WhereOf(inst), "called computation attributes do not match the ids");
       }
     } else {
-      for (CalledComputationAttribute& attr : DefaultCalledAttributes(*inst, c.called)) {
-        inst->mutable_called_computation_attributes()->push_back(std::move(attr));
+      for (const CalledComputationAttribute& attr : DefaultCalledAttributes(*inst, c.called)) {
+        inst->AddCalledComputations(attr.name, attr.computations, attr.braced);
       }
     }
     return absl::OkStatus();
@@ -3164,7 +3166,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
     if (start == nullptr || start->called_computations() != std::vector<HloComputation*>{comp}) {
       // Not known to be the start's (a chain through a loop's tuple, say):
       // kept, as older XLA printed it.
-      inst->mutable_called_computation_attributes()->push_back({"calls", {comp}, false});
+      inst->AddCalledComputations("calls", {comp});
     }
   }
   if (n > 0) {

@@ -530,7 +530,7 @@ bool AppendAttribute(const HloInstruction& inst, absl::string_view name, Attr at
     default:
       break;
   }
-  for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
+  for (const CalledAttributeView& called : inst.called_computation_attributes()) {
     if (called.name != name) continue;
     begin();
     const bool percent = style & kTextPercentCalls;
@@ -589,7 +589,7 @@ uint32_t MaybeSetAttributes(const HloInstruction& inst, bool group_test) {
     if (inst.backend_config().has_value()) set |= Bit(kBackendConfig);
   }
   // A called computation or a raw attribute can carry any canonical name.
-  for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
+  for (const CalledAttributeView& called : inst.called_computation_attributes()) {
     if (Attr attr = Classify(called.name); attr != kNotCanonical) set |= Bit(attr);
   }
   for (const RawAttribute& raw : inst.raw_attributes()) {
@@ -617,7 +617,7 @@ void ForEachAttribute(const HloInstruction& inst, bool group_test, Visit visit) 
     const auto attr = static_cast<Attr>(__builtin_ctz(rest));
     visit(kCanonicalOrder[attr], attr, /*written=*/false, nullptr);
   }
-  for (const CalledComputationAttribute& called : inst.called_computation_attributes()) {
+  for (const CalledAttributeView& called : inst.called_computation_attributes()) {
     if (Classify(called.name) == kNotCanonical && !Listed(order, called.name)) {
       visit(called.name, kNotCanonical, /*written=*/false, nullptr);
     }
