@@ -22,6 +22,7 @@
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
+#include "hilo/ir/instruction_arena.h"
 #include "hilo/pass/hlo_pass_pipeline.h"
 #include "hilo/pass/pass_registry.h"
 #include "hilo/passes/collective_stream_id_checker.h"
@@ -1029,6 +1030,32 @@ TEST_F(ReplacerTest, TheConfigMemoGivesWhatWritingEachConfigGives) {
   EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=4,num_groups=1"));
   EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=4,num_groups=2"));
   EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=2"));
+}
+
+// The custom calls' attribute groups are made in the module's arena
+// (HILO_REPLACER_ARENA_GROUPS): every candidate is decided, explained and
+// printed as with heap groups, and the pass leaves the thread's loading
+// arena as it found it (none outside a load).
+TEST_F(ReplacerTest, ArenaGroupsGiveWhatHeapGroupsGive) {
+  const std::vector<std::string> arena = DecideMixedGroups(nullptr);
+  EXPECT_EQ(InstructionArena::Loading(), nullptr);
+  EXPECT_EQ(arena, DecideMixedGroups("HILO_REPLACER_ARENA_GROUPS"));
+  const std::string all = absl::StrJoin(arena, "\n");
+  EXPECT_THAT(all, HasSubstr("custom_call_target=\"AwsNeuronCollectiveMatmul\""));
+  EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=2"));
+}
+
+// Kept plans hold their reshape's shape shared from matching
+// (SharedReshapeShape): with weights of two shapes in turns ([32,16] for
+// four ids, [64,16] for two), each reshape gets its own weight's shape, and
+// the modules print as with a shape per reshape
+// (HILO_REPLACER_SHARE_SHAPES=0).
+TEST_F(ReplacerTest, KeptReshapeShapesFollowEachWeight) {
+  const std::vector<std::string> shared = DecideMixedGroups(nullptr);
+  EXPECT_EQ(shared, DecideMixedGroups("HILO_REPLACER_SHARE_SHAPES"));
+  const std::string all = absl::StrJoin(shared, "\n");
+  EXPECT_THAT(all, HasSubstr("bf16[32,16] reshape(bf16[4,8,16]"));
+  EXPECT_THAT(all, HasSubstr("bf16[64,16] reshape(bf16[8,8,16]"));
 }
 
 // The plan kept from matching (NeuronLoopedEinsumReplacer::plans_) is used
