@@ -80,6 +80,7 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   reanalyze_ = EnvSwitchIsOne("HILO_LOOPED_EINSUM_REANALYZE");
   share_shapes_ = !EnvSwitchIsZero("HILO_REPLACER_SHARE_SHAPES");
   arena_groups_ = !EnvSwitchIsZero("HILO_REPLACER_ARENA_GROUPS");
+  short_check_ = !EnvSwitchIsZero("HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK");
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
   folds_.clear();
@@ -151,7 +152,7 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
     fold.plan = plans_.size();
     plans_.push_back(KeptPlan{plan.shard, plan.activation,
                               SharedReshapeShape(std::move(plan.reshaped_weight_shape)),
-                              std::move(plan.backend_config)});
+                              std::move(plan.backend_config), plan.matcher});
   }
   return true;
 }
@@ -169,7 +170,10 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
   // changed what this dot sees (the original re-runs its matchers here);
   // else the plan from matching is what deciding again would give, and so
   // is the decision Record made from it then.
-  if (fold.plan != kNoPlan && LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin())) {
+  if (fold.plan != kNoPlan &&
+      (short_check_
+           ? LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin(), plans_[fold.plan].matcher)
+           : LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin()))) {
     return AddFold(dot, plans_[fold.plan], RecordedCandidate(fold.outcome));
   }
   LoopedEinsumPlan fresh = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
@@ -177,7 +181,7 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
   if (!fresh.fold) return nullptr;
   KeptPlan plan{fresh.shard, fresh.activation,
                 SharedReshapeShape(std::move(fresh.reshaped_weight_shape)),
-                std::move(fresh.backend_config)};
+                std::move(fresh.backend_config), fresh.matcher};
   return AddFold(dot, plan, c);
 }
 

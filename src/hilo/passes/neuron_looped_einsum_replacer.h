@@ -145,6 +145,7 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
     HloInstruction* activation = nullptr;
     SharedShape reshaped_weight_shape;
     std::string backend_config;
+    LoopedEinsumMatcher matcher = LoopedEinsumMatcher::kNone;
   };
   std::vector<KeptPlan> plans_;
   bool reanalyze_ = false;
@@ -160,6 +161,10 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // Whether AddFold makes the custom call's attribute group in the module's
   // arena (HILO_REPLACER_ARENA_GROUPS=0: on the heap).
   bool arena_groups_ = true;
+  // Whether a kept plan's check reads only what its matcher's analysis
+  // reads (LoopedEinsumReadsOnlyIdsBelow with the matcher;
+  // HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK=0: both whole chains).
+  bool short_check_ = true;
   // With record_details, candidates_[i] describes outcomes_[i]. Without,
   // candidates_ is empty and only the candidates a warning names (fused,
   // not exact) are kept, here, by outcome index.

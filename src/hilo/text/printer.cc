@@ -743,18 +743,21 @@ class PlacedSet {
 bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result) {
   auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
   const auto slots = comp.instruction_slots();
-  // The created instructions: how many, and their range of unique ids.
+  // The first created instruction (std::find_if: the common case, none, is
+  // one quick scan), then how many there are and their range of unique ids.
+  const auto first = std::find_if(slots.begin(), slots.end(), [&](const auto& slot) {
+    return slot != nullptr && created(slot.get());
+  });
+  if (first == slots.end()) return false;
   size_t created_count = 0;
-  int64_t lo = 0;
-  int64_t hi = 0;
-  for (const std::unique_ptr<HloInstruction>& slot : slots) {
-    if (slot == nullptr || !created(slot.get())) continue;
-    const int64_t id = slot->unique_id();
-    if (created_count++ == 0) lo = hi = id;
-    lo = std::min(lo, id);
-    hi = std::max(hi, id);
+  int64_t lo = (*first)->unique_id();
+  int64_t hi = lo;
+  for (auto it = first; it != slots.end(); ++it) {
+    if (*it == nullptr || !created(it->get())) continue;
+    ++created_count;
+    lo = std::min(lo, (*it)->unique_id());
+    hi = std::max(hi, (*it)->unique_id());
   }
-  if (created_count == 0) return false;
   // The computation's instructions in list order, walked in place (the
   // computation does not change while it is printed).
   auto list = [&](auto visit) {
