@@ -22,6 +22,7 @@
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/hlo_module.h"
+#include "hilo/ir/instruction_arena.h"
 #include "hilo/pass/hlo_pass_pipeline.h"
 #include "hilo/pass/pass_registry.h"
 #include "hilo/passes/collective_stream_id_checker.h"
@@ -1031,6 +1032,32 @@ TEST_F(ReplacerTest, TheConfigMemoGivesWhatWritingEachConfigGives) {
   EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=2"));
 }
 
+// The custom calls' attribute groups are made in the module's arena
+// (HILO_REPLACER_ARENA_GROUPS): every candidate is decided, explained and
+// printed as with heap groups, and the pass leaves the thread's loading
+// arena as it found it (none outside a load).
+TEST_F(ReplacerTest, ArenaGroupsGiveWhatHeapGroupsGive) {
+  const std::vector<std::string> arena = DecideMixedGroups(nullptr);
+  EXPECT_EQ(InstructionArena::Loading(), nullptr);
+  EXPECT_EQ(arena, DecideMixedGroups("HILO_REPLACER_ARENA_GROUPS"));
+  const std::string all = absl::StrJoin(arena, "\n");
+  EXPECT_THAT(all, HasSubstr("custom_call_target=\"AwsNeuronCollectiveMatmul\""));
+  EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=2"));
+}
+
+// Kept plans hold their reshape's shape shared from matching
+// (SharedReshapeShape): with weights of two shapes in turns ([32,16] for
+// four ids, [64,16] for two), each reshape gets its own weight's shape, and
+// the modules print as with a shape per reshape
+// (HILO_REPLACER_SHARE_SHAPES=0).
+TEST_F(ReplacerTest, KeptReshapeShapesFollowEachWeight) {
+  const std::vector<std::string> shared = DecideMixedGroups(nullptr);
+  EXPECT_EQ(shared, DecideMixedGroups("HILO_REPLACER_SHARE_SHAPES"));
+  const std::string all = absl::StrJoin(shared, "\n");
+  EXPECT_THAT(all, HasSubstr("bf16[32,16] reshape(bf16[4,8,16]"));
+  EXPECT_THAT(all, HasSubstr("bf16[64,16] reshape(bf16[8,8,16]"));
+}
+
 // The plan kept from matching (NeuronLoopedEinsumReplacer::plans_) is used
 // only when no earlier expansion changed what the analysis reads. Here the
 // second dot gathers the first dot's result (RHS-RS, accepted without a
@@ -1107,6 +1134,73 @@ TEST_F(ReplacerTest, TheKeptPlanIsCheckedAlongTheWholeChainTheAnalysisReads) {
     dot->ReplaceOperandWith(0, b.Op(HloOpcode::kNegate, BF16({16}), {x}));
     EXPECT_FALSE(LoopedEinsumReadsOnlyIdsBelow(dot, fresh->unique_id() + 1));
   }
+}
+
+// For a plan of LHS or LHS-RS, the analysis reads operand 1 itself only
+// (the activation), so the check with the matcher stops there on operand 1
+// and reads operand 0's whole chain; for the other matchers it is the whole
+// check. Here operand 1's chain has a new instruction at position k.
+TEST_F(ReplacerTest, TheKeptPlanOfAnLhsMatchReadsTheActivationOnly) {
+  for (int k = 0; k < kLoopedEinsumChainRead; ++k) {
+    LhsCase t;
+    std::vector<HloInstruction*> chain = {t.act};
+    for (int i = 0; i < kLoopedEinsumChainRead; ++i) {
+      chain.push_back(t.b.Op(HloOpcode::kNegate, BF16({16, 32}), {chain.back()}));
+    }
+    t.dot->ReplaceOperandWith(1, chain.back());
+    const size_t n = chain.size();
+    HloInstruction* fresh =
+        t.b.Op(HloOpcode::kNegate, BF16({16, 32}), {chain[n - 1 - k]->mutable_operand(0)});
+    if (k == 0) {
+      t.dot->ReplaceOperandWith(1, fresh);
+    } else {
+      chain[n - k]->ReplaceOperandWith(0, fresh);
+    }
+    const int64_t end = fresh->unique_id();
+    EXPECT_FALSE(LoopedEinsumReadsOnlyIdsBelow(t.dot, end)) << k;
+    EXPECT_EQ(LoopedEinsumReadsOnlyIdsBelow(t.dot, end, LoopedEinsumMatcher::kLhs), k > 0) << k;
+    EXPECT_EQ(LoopedEinsumReadsOnlyIdsBelow(t.dot, end, LoopedEinsumMatcher::kLhsRS), k > 0) << k;
+    for (LoopedEinsumMatcher other : {LoopedEinsumMatcher::kRhs, LoopedEinsumMatcher::kRhsRS,
+                                      LoopedEinsumMatcher::kLhsNxD, LoopedEinsumMatcher::kNone}) {
+      EXPECT_FALSE(LoopedEinsumReadsOnlyIdsBelow(t.dot, end, other)) << k;
+    }
+    // Operand 0's chain is read whole: a new all-gather operand is seen.
+    HloInstruction* w2 = t.b.Op(HloOpcode::kNegate, BF16({4, 8, 16}), {t.w});
+    t.ag->ReplaceOperandWith(0, w2);
+    EXPECT_FALSE(LoopedEinsumReadsOnlyIdsBelow(t.dot, w2->unique_id(), LoopedEinsumMatcher::kLhs));
+  }
+}
+
+// A fold whose result feeds a later LHS dot's activation through a reshape:
+// expanding the first reroutes the reshape (operand 1's chain, position 1)
+// to the new custom call. With the short check the second dot keeps its
+// plan; the module and explanations are those of deciding again always
+// (HILO_LOOPED_EINSUM_REANALYZE=1) and of the whole check
+// (HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK=0).
+TEST_F(ReplacerTest, AFoldFeedingTheNextActivationKeepsTheNextPlan) {
+  auto run = [](const char* name, const char* value) {
+    if (name != nullptr) setenv(name, value, 1);
+    LhsCase t;
+    HloInstruction* act2 = t.b.Reshape(t.dot, BF16({16, 256}));
+    HloInstruction* w2 = t.b.Param(2, BF16({4, 8, 16}), "w2");
+    HloInstruction* ag2 = t.b.AllGather({w2}, BF16({16, 8, 16}), 0, Groups({{0, 1, 2, 3}}), "ag2");
+    t.b.Root(t.b.Dot(ag2, act2, BF16({16, 8, 256}), 2, 0, "dot2"));
+    PassOptions options;
+    options.record_details = true;
+    NeuronLoopedEinsumReplacer pass(options);
+    absl::StatusOr<bool> changed = pass.Run(t.b.module.get());
+    if (name != nullptr) unsetenv(name);
+    EXPECT_TRUE(changed.ok() && *changed);
+    std::vector<std::string> seen = pass.Explanations();
+    seen.push_back(PrintHloModule(*t.b.module));
+    return seen;
+  };
+  const std::vector<std::string> short_check = run(nullptr, nullptr);
+  ASSERT_EQ(short_check.size(), 3u);
+  EXPECT_THAT(short_check[1], HasSubstr("fused as LHS"));
+  EXPECT_THAT(short_check[2], HasSubstr("reshape(bf16[16,8,32] %custom-call)"));
+  EXPECT_EQ(short_check, run("HILO_LOOPED_EINSUM_REANALYZE", "1"));
+  EXPECT_EQ(short_check, run("HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK", "0"));
 }
 
 // The weight is loop-carried: a get-tuple-element of the while body's

@@ -659,5 +659,68 @@ TEST(PrinterTest, NamesOfEveryLengthPrintAsWritten) {
   EXPECT_EQ(PrintHloModule(*m), text);
 }
 
+// The printer places pass-created instructions by marking those placed in
+// a slot per unique id when a computation's created ones have ids in a
+// short range (HILO_PRINT_ORDER_ID_MARKS), else in a hash set: a chain of
+// layers each given created instructions (dense ids), a second computation
+// whose two created instructions have ids far apart (the hash set), and a
+// computation built outside any module (every id -1: the hash set) print
+// the same either way, each created instruction before its first user.
+TEST(PrinterTest, CreatedInstructionsArePlacedAsWithTheHashSet) {
+  constexpr int kLayers = 40;
+  std::string text = "HloModule m\n\ncalled {\n  q = f32[4]{0} parameter(0)\n"
+                     "  ROOT s = f32[4]{0} negate(q)\n}\n\nENTRY e {\n"
+                     "  p = f32[4]{0} parameter(0)\n  n0 = f32[4]{0} negate(p)\n";
+  for (int i = 1; i <= kLayers; ++i) {
+    absl::StrAppend(&text, "  n", i, " = f32[4]{0} negate(n", i - 1, ")\n");
+  }
+  absl::StrAppend(&text, "  ROOT r = f32[4]{0} negate(n", kLayers, ")\n}\n");
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  HloComputation* entry = m->entry_computation();
+  HloComputation* called = Find(*m, "q")->parent();
+  const Shape& f4 = Find(*m, "p")->shape();
+  // One created instruction in `called`, then the layers' (dense ids), then
+  // another in `called`: its two ids are kLayers * 2 apart.
+  HloInstruction* q = Find(*m, "q");
+  HloInstruction* c1 = called->AddInstruction(HloInstruction::Create(HloOpcode::kExp, f4, {q}, "c1"));
+  for (int i = 0; i < kLayers; ++i) {
+    HloInstruction* n = Find(*m, absl::StrCat("n", i));
+    HloInstruction* e = entry->AddInstruction(
+        HloInstruction::Create(HloOpcode::kExp, f4, {n}, absl::StrCat("e", i)));
+    HloInstruction* a = entry->AddInstruction(
+        HloInstruction::Create(HloOpcode::kAbs, f4, {e}, absl::StrCat("a", i)));
+    Find(*m, absl::StrCat("n", i + 1))->ReplaceOperandWith(0, a);
+  }
+  HloInstruction* c2 = called->AddInstruction(HloInstruction::Create(HloOpcode::kAbs, f4, {c1}, "c2"));
+  Find(*m, "s")->ReplaceOperandWith(0, c2);
+  auto outside = std::make_unique<HloComputation>("outside");
+  HloInstruction* x = outside->AddInstruction(HloInstruction::CreateParameter(0, f4, "x"));
+  HloInstruction* y = outside->AddInstruction(HloInstruction::Create(HloOpcode::kExp, f4, {x}, "y"));
+  outside->set_root_instruction(outside->AddInstruction(
+      HloInstruction::Create(HloOpcode::kAbs, f4, {y}, "z")));
+  EXPECT_EQ(x->unique_id(), y->unique_id());
+  m->AddComputation(std::move(outside), /*is_entry=*/false);
+
+  const auto [marks, hashed] = PrintOnAndOff("HILO_PRINT_ORDER_ID_MARKS", *m);
+  EXPECT_EQ(marks, hashed);
+  auto at = [&](absl::string_view line) {
+    const size_t pos = marks.find(absl::StrCat("  ", line, " = "));
+    EXPECT_NE(pos, std::string::npos) << line << "\n" << marks;
+    return pos;
+  };
+  for (int i = 0; i < kLayers; ++i) {
+    EXPECT_LT(at(absl::StrCat("n", i)), at(absl::StrCat("e", i)));
+    EXPECT_LT(at(absl::StrCat("e", i)), at(absl::StrCat("a", i)));
+    EXPECT_LT(at(absl::StrCat("a", i)), at(absl::StrCat("n", i + 1)));
+  }
+  EXPECT_LT(at("q"), at("c1"));
+  EXPECT_LT(at("c1"), at("c2"));
+  EXPECT_LT(at("x"), at("y"));
+  auto reparsed = ParseHloModule(marks, "printed.hlo");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_EQ(PrintHloModule(**reparsed), marks);
+}
+
 }  // namespace
 }  // namespace hilo

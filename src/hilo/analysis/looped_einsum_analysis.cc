@@ -229,18 +229,34 @@ absl::string_view LoopedEinsumMatcherName(LoopedEinsumMatcher matcher) {
   return "none";
 }
 
-bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end) {
+namespace {
+
+// Whether the first `positions[i]` instructions of operand i's chain of
+// operand-0 ancestors (i < 2) have unique ids below `ids_end`.
+bool ChainIdsBelow(const HloInstruction* dot, int64_t ids_end, const int (&positions)[2]) {
   if (dot == nullptr) return true;
   const absl::Span<HloInstruction* const> operands = dot->operands().span();
   for (size_t i = 0; i < operands.size() && i < 2; ++i) {
     const HloInstruction* inst = operands[i];
-    for (int position = 0; position < kLoopedEinsumChainRead && inst != nullptr; ++position) {
+    for (int position = 0; position < positions[i] && inst != nullptr; ++position) {
       if (inst->unique_id() >= ids_end) return false;
       const absl::Span<HloInstruction* const> next = inst->operands().span();
       inst = next.empty() ? nullptr : next[0];
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end) {
+  return ChainIdsBelow(dot, ids_end, {kLoopedEinsumChainRead, kLoopedEinsumChainRead});
+}
+
+bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end,
+                                   LoopedEinsumMatcher matcher) {
+  const bool lhs = matcher == LoopedEinsumMatcher::kLhs || matcher == LoopedEinsumMatcher::kLhsRS;
+  return ChainIdsBelow(dot, ids_end, {kLoopedEinsumChainRead, lhs ? 1 : kLoopedEinsumChainRead});
 }
 
 std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,

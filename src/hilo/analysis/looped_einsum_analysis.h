@@ -112,6 +112,16 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
 // instructions.
 inline constexpr int kLoopedEinsumChainRead = kWeightSearchHops + 4;
 bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end);
+// The same for a dot whose analysis chose `matcher`, when the instructions
+// it read on operand 0's chain are still below `ids_end` (which this
+// checks): the analysis then chooses that matcher again, and for LHS and
+// LHS-RS it reads operand 1 itself only (shape, parent, name: the
+// activation), never its chain, so only position 0 of operand 1 is
+// checked. Other matchers: the whole check above. Speed only:
+// NeuronLoopedEinsumReplacer uses it unless
+// HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK=0 (docs/performance.md).
+bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end,
+                                   LoopedEinsumMatcher matcher);
 
 // "rhs_contracting_dim=R,tp_degree=G,num_groups=N,use_sb_to_sb=B".
 std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,

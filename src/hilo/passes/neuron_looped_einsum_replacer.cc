@@ -79,6 +79,8 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   settings_ = ResolveLoopedEinsumSettings(options_, &warnings_, &threshold_source_);
   reanalyze_ = EnvSwitchIsOne("HILO_LOOPED_EINSUM_REANALYZE");
   share_shapes_ = !EnvSwitchIsZero("HILO_REPLACER_SHARE_SHAPES");
+  arena_groups_ = !EnvSwitchIsZero("HILO_REPLACER_ARENA_GROUPS");
+  short_check_ = !EnvSwitchIsZero("HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK");
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
   folds_.clear();
@@ -148,8 +150,9 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
   Fold& fold = folds_.emplace_back(Fold{instruction, outcome, kNoPlan});
   if (!reanalyze_) {
     fold.plan = plans_.size();
-    plans_.push_back(KeptPlan{plan.shard, plan.activation, std::move(plan.reshaped_weight_shape),
-                              std::move(plan.backend_config)});
+    plans_.push_back(KeptPlan{plan.shard, plan.activation,
+                              SharedReshapeShape(std::move(plan.reshaped_weight_shape)),
+                              std::move(plan.backend_config), plan.matcher});
   }
   return true;
 }
@@ -167,14 +170,18 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
   // changed what this dot sees (the original re-runs its matchers here);
   // else the plan from matching is what deciding again would give, and so
   // is the decision Record made from it then.
-  if (fold.plan != kNoPlan && LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin())) {
+  if (fold.plan != kNoPlan &&
+      (short_check_
+           ? LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin(), plans_[fold.plan].matcher)
+           : LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin()))) {
     return AddFold(dot, plans_[fold.plan], RecordedCandidate(fold.outcome));
   }
   LoopedEinsumPlan fresh = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
   Candidate* c = Record(fold.outcome, *dot, fresh);
   if (!fresh.fold) return nullptr;
-  KeptPlan plan{fresh.shard, fresh.activation, std::move(fresh.reshaped_weight_shape),
-                std::move(fresh.backend_config)};
+  KeptPlan plan{fresh.shard, fresh.activation,
+                SharedReshapeShape(std::move(fresh.reshaped_weight_shape)),
+                std::move(fresh.backend_config), fresh.matcher};
   return AddFold(dot, plan, c);
 }
 
@@ -193,13 +200,24 @@ HloInstruction* NeuronLoopedEinsumReplacer::AddFold(HloInstruction* dot, KeptPla
     return inst;
   };
   HloInstruction* reshaped = computation->AddInstruction(
-      make(HloOpcode::kReshape, SharedReshapeShape(std::move(plan.reshaped_weight_shape)),
-           {plan.shard}));
+      make(HloOpcode::kReshape, std::move(plan.reshaped_weight_shape), {plan.shard}));
   std::unique_ptr<HloInstruction> custom_call =
       make(HloOpcode::kCustomCall, dot->shared_shape(), {reshaped, plan.activation});
-  custom_call->set_custom_call_target(std::string(kCollectiveMatmulTarget));
-  if (!plan.backend_config.empty()) custom_call->set_backend_config(std::move(plan.backend_config));
-  custom_call->set_api_version(1);  // API_VERSION_ORIGINAL
+  {
+    // The custom call's attribute group goes to the module's arena, as a
+    // parsed instruction's does (one bump allocation instead of two heap
+    // blocks a fold); HILO_REPLACER_ARENA_GROUPS=0 leaves it on the heap
+    // (the switch of this saving, measured in docs/performance.md). Only
+    // memory differs: see HloInstruction::GroupArena.
+    InstructionArena* const loading = InstructionArena::Loading();
+    if (arena_groups_) InstructionArena::SetLoading(&arena);
+    custom_call->set_custom_call_target(std::string(kCollectiveMatmulTarget));
+    if (!plan.backend_config.empty()) {
+      custom_call->set_backend_config(std::move(plan.backend_config));
+    }
+    custom_call->set_api_version(1);  // API_VERSION_ORIGINAL
+    InstructionArena::SetLoading(loading);
+  }
   HloInstruction* added = computation->AddInstruction(std::move(custom_call));
   if (c != nullptr) {
     c->custom_call = std::string(added->name());

@@ -26,6 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "hilo/analysis/looped_einsum_analysis.h"
 #include "hilo/ir/hlo_module.h"
+#include "hilo/ir/shared_shape.h"
 #include "hilo/pass/op_expander_pass.h"
 #include "hilo/pass/pass_options.h"
 
@@ -137,11 +138,14 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // the switch of this saving, measured in docs/performance.md).
   // Only what the expansion reads of a plan (a whole plan is several
   // hundred bytes, moved again each time the vector grows).
+  // The reshape's shape is shared when kept (SharedReshapeShape): a kept
+  // plan moves as a few pointers when the vector grows.
   struct KeptPlan {
     HloInstruction* shard = nullptr;
     HloInstruction* activation = nullptr;
-    Shape reshaped_weight_shape;
+    SharedShape reshaped_weight_shape;
     std::string backend_config;
+    LoopedEinsumMatcher matcher = LoopedEinsumMatcher::kNone;
   };
   std::vector<KeptPlan> plans_;
   bool reanalyze_ = false;
@@ -154,6 +158,13 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   SharedShape SharedReshapeShape(Shape shape);
   std::vector<SharedShape> reshape_shapes_;
   bool share_shapes_ = true;
+  // Whether AddFold makes the custom call's attribute group in the module's
+  // arena (HILO_REPLACER_ARENA_GROUPS=0: on the heap).
+  bool arena_groups_ = true;
+  // Whether a kept plan's check reads only what its matcher's analysis
+  // reads (LoopedEinsumReadsOnlyIdsBelow with the matcher;
+  // HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK=0: both whole chains).
+  bool short_check_ = true;
   // With record_details, candidates_[i] describes outcomes_[i]. Without,
   // candidates_ is empty and only the candidates a warning names (fused,
   // not exact) are kept, here, by outcome index.

@@ -685,6 +685,49 @@ void AppendInstruction(const HloInstruction& inst, Writer& w) {
   AppendAttributes(inst, style, w);
 }
 
+// The created instructions PrintOrder has placed. The module numbers
+// instructions in order of addition, so a computation's created ones
+// usually have unique ids in a short range: a slot each there, by id,
+// instead of a hash set (15 M instructions of 17,000 placements on the
+// looped-einsum replacer's output). The hash set alone when the ids are
+// spread out, or with HILO_PRINT_ORDER_ID_MARKS=0 (the switch of this
+// saving, measured in docs/performance.md); an instruction whose id slot
+// another one holds (ids repeated by instructions moved in from another
+// module) goes to the hash set too. Only created instructions of the
+// computation are asked about, so every id is in [lo, hi].
+class PlacedSet {
+ public:
+  PlacedSet(int64_t lo, int64_t hi, size_t count, bool by_id) {
+    if (by_id && count > 0 && lo >= 0 && static_cast<uint64_t>(hi - lo) < 4 * count + 64) {
+      owners_.assign(static_cast<size_t>(hi - lo) + 1, nullptr);
+      lo_ = lo;
+    }
+  }
+  // Marks `inst`; false if it was marked already.
+  bool Insert(const HloInstruction* inst) {
+    if (!owners_.empty()) {
+      const HloInstruction*& owner = owners_[static_cast<size_t>(inst->unique_id() - lo_)];
+      if (owner == inst) return false;
+      if (owner == nullptr) {
+        owner = inst;
+        return true;
+      }
+    }
+    return hashed_.insert(inst).second;
+  }
+  bool Contains(const HloInstruction* inst) const {
+    if (!owners_.empty() && owners_[static_cast<size_t>(inst->unique_id() - lo_)] == inst) {
+      return true;
+    }
+    return !hashed_.empty() && hashed_.contains(inst);
+  }
+
+ private:
+  std::vector<const HloInstruction*> owners_;  // by unique id - lo_
+  int64_t lo_ = 0;
+  absl::flat_hash_set<const HloInstruction*> hashed_;
+};
+
 // The order instructions are printed in. Parsed instructions keep the
 // order they were written in (so a parsed module prints back as written,
 // forward references included). An instruction a pass created is appended
@@ -700,19 +743,34 @@ void AppendInstruction(const HloInstruction& inst, Writer& w) {
 bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result) {
   auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
   const auto slots = comp.instruction_slots();
-  if (std::none_of(slots.begin(), slots.end(), [&](const std::unique_ptr<HloInstruction>& slot) {
-        return slot != nullptr && created(slot.get());
-      })) {
-    return false;
+  // The first created instruction (std::find_if: the common case, none, is
+  // one quick scan), then how many there are and their range of unique ids.
+  const auto first = std::find_if(slots.begin(), slots.end(), [&](const auto& slot) {
+    return slot != nullptr && created(slot.get());
+  });
+  if (first == slots.end()) return false;
+  size_t created_count = 0;
+  int64_t lo = (*first)->unique_id();
+  int64_t hi = lo;
+  for (auto it = first; it != slots.end(); ++it) {
+    if (*it == nullptr || !created(it->get())) continue;
+    ++created_count;
+    lo = std::min(lo, (*it)->unique_id());
+    hi = std::max(hi, (*it)->unique_id());
   }
-  std::vector<HloInstruction*> list;
-  comp.AppendInstructionsTo(&list);
+  // The computation's instructions in list order, walked in place (the
+  // computation does not change while it is printed).
+  auto list = [&](auto visit) {
+    for (const std::unique_ptr<HloInstruction>& slot : slots) {
+      if (slot != nullptr) visit(slot.get());
+    }
+  };
   // Only created instructions are pushed as dependencies, so a parsed one is
   // placed exactly once, by the first loop below: the set holds the created
   // ones only (on a module a pass added to, a small part of it).
-  absl::flat_hash_set<const HloInstruction*> placed;
+  PlacedSet placed(lo, hi, created_count, !EnvSwitchIsZero("HILO_PRINT_ORDER_ID_MARKS"));
   std::vector<HloInstruction*> order;
-  order.reserve(list.size());
+  order.reserve(static_cast<size_t>(comp.instruction_count()));
   std::vector<std::pair<HloInstruction*, size_t>> stack;  // (instruction, next edge)
   auto place = [&](HloInstruction* start) {
     stack.push_back({start, 0});
@@ -724,7 +782,7 @@ bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
         HloInstruction* dep = next < operands ? inst->operands()[next]
                                               : inst->control_predecessors()[next - operands];
         ++next;
-        if (created(dep) && dep->parent() == &comp && placed.insert(dep).second) {
+        if (created(dep) && dep->parent() == &comp && placed.Insert(dep)) {
           stack.push_back({dep, 0});
         }
         continue;
@@ -736,10 +794,10 @@ bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
   // Whether `dep` is a created instruction of this computation not placed
   // yet: one that must come first.
   auto pending = [&](const HloInstruction* dep) {
-    return created(dep) && dep->parent() == &comp && !placed.contains(dep);
+    return created(dep) && dep->parent() == &comp && !placed.Contains(dep);
   };
-  for (HloInstruction* inst : list) {
-    if (created(inst)) continue;
+  list([&](HloInstruction* inst) {
+    if (created(inst)) return;
     // Most parsed instructions need nothing placed before them.
     if (std::none_of(inst->operands().begin(), inst->operands().end(), pending) &&
         std::none_of(inst->control_predecessors().begin(), inst->control_predecessors().end(),
@@ -748,10 +806,10 @@ bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
     } else {
       place(inst);
     }
-  }
-  for (HloInstruction* inst : list) {
-    if (created(inst) && placed.insert(inst).second) place(inst);
-  }
+  });
+  list([&](HloInstruction* inst) {
+    if (created(inst) && placed.Insert(inst)) place(inst);
+  });
   *result = std::move(order);
   return true;
 }
