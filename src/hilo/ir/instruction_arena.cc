@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 #include <string>
 
@@ -83,20 +82,6 @@ bool InstructionArena::HugePagesEnabled() {
   static const bool enabled =
       HugePagesEnabled(ReadSmallFile(kThpEnabledPath), std::getenv("HILO_HUGE_PAGES"));
   return enabled;
-}
-
-void* InstructionArena::MapHugeBlocks(size_t bytes) {
-  char* const begin = MapAligned(bytes, kHugeBlock);
-#ifdef HILO_ARENA_FROM_HEAP
-  std::memset(begin, 0, bytes);
-#else
-  if (HugePagesEnabled()) madvise(begin, bytes, MADV_HUGEPAGE);
-#endif
-  return begin;
-}
-
-void InstructionArena::UnmapHugeBlocks(void* p, size_t bytes) {
-  Unmap(static_cast<char*>(p), bytes);
 }
 
 bool InstructionArena::SmallPageTailEnabled() {

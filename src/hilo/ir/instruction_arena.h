@@ -122,14 +122,6 @@ class InstructionArena {
   // /sys/kernel/mm/transparent_hugepage/enabled (e.g. "always [madvise]
   // never") and the value of HILO_HUGE_PAGES (nullptr when unset).
   static bool HugePagesEnabled(absl::string_view thp_enabled_text, const char* env_value);
-  // Zeroed memory of `bytes` (a multiple of kHugeBlock), aligned to
-  // kHugeBlock and advised MADV_HUGEPAGE when HugePagesEnabled(): for a
-  // large table that lives beside the arena (the module's name index),
-  // whose random look-ups then miss the cache but not the TLB. Throws
-  // std::bad_alloc when the memory can not be had. Give back with
-  // UnmapHugeBlocks(p, bytes).
-  static void* MapHugeBlocks(size_t bytes);
-  static void UnmapHugeBlocks(void* p, size_t bytes);
   // Whether the end of an expected size goes to small pages (ExpectBytes):
   // HILO_ARENA_TAIL is not 0. Read once.
   static bool SmallPageTailEnabled();

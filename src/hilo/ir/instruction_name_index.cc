@@ -4,21 +4,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "hilo/ir/env_switch.h"
-#include "hilo/ir/instruction_arena.h"
-
 namespace hilo {
-namespace {
-
-size_t SlotBytes(size_t capacity) { return capacity * sizeof(uint64_t); }
-
-// Whether a table of `capacity` slots goes to huge pages.
-bool OnHugePages(size_t capacity) {
-  static const bool enabled = !EnvSwitchIsZero("HILO_NAME_INDEX_HUGE_PAGES");
-  return enabled && SlotBytes(capacity) >= InstructionArena::kHugeBlock;
-}
-
-}  // namespace
 
 void InstructionNameIndex::AddressTooHigh() {
   std::fputs("hilo: an instruction's address is above 2^48, which the module's name index "
@@ -26,31 +12,14 @@ void InstructionNameIndex::AddressTooHigh() {
   std::abort();
 }
 
-uint64_t* InstructionNameIndex::AllocateSlots(size_t capacity) {
-  // (A power of two of 2 MB or more is a whole number of huge blocks.)
-  if (OnHugePages(capacity)) {
-    return static_cast<uint64_t*>(InstructionArena::MapHugeBlocks(SlotBytes(capacity)));
-  }
-  // calloc: a large table's fresh pages are not written until an entry
-  // lands on them.
-  void* slots = std::calloc(capacity, sizeof(uint64_t));
-  if (slots == nullptr) throw std::bad_alloc();
-  return static_cast<uint64_t*>(slots);
-}
-
-void InstructionNameIndex::FreeSlots(uint64_t* slots, size_t capacity) {
-  if (slots == nullptr) return;
-  if (OnHugePages(capacity)) {
-    InstructionArena::UnmapHugeBlocks(slots, SlotBytes(capacity));
-  } else {
-    std::free(slots);
-  }
-}
-
 void InstructionNameIndex::Rehash(size_t capacity) {
   uint64_t* const old = slots_;
   const size_t old_capacity = capacity_;
-  slots_ = AllocateSlots(capacity);
+  // Zeroed (all empty) by calloc: a large table's fresh pages are not
+  // written until an entry lands on them.
+  uint64_t* const slots = static_cast<uint64_t*>(std::calloc(capacity, sizeof(uint64_t)));
+  if (slots == nullptr) throw std::bad_alloc();
+  slots_ = slots;
   capacity_ = capacity;
   shift_ = 64 - __builtin_ctzll(capacity);
   for (size_t k = 0; k < old_capacity; ++k) {
@@ -60,7 +29,7 @@ void InstructionNameIndex::Rehash(size_t capacity) {
     while (slots_[i] != 0) i = (i + 1) & (capacity - 1);
     slots_[i] = slot;
   }
-  FreeSlots(old, old_capacity);
+  std::free(old);
 }
 
 }  // namespace hilo

@@ -8,8 +8,7 @@
 // compiles to nothing under -DNDEBUG with Debian's absl 20220623
 // (docs/performance.md, "(rt-lean)"). Prefetch goes through PrefetchLine
 // (prefetch.h), which GCC 12 keeps. The parser fetches a name's slot when
-// it reads the name and inserts it once the instruction is parsed. A table
-// of 2 MB or more sits on huge pages (AllocateSlots).
+// it reads the name and inserts it once the instruction is parsed.
 //
 // A slot is an HloInstruction* in its low 48 bits and 16 bits of the
 // name's hash above them (0: empty), so that a probe compares the name
@@ -46,7 +45,7 @@ class InstructionNameIndex {
   InstructionNameIndex(InstructionNameIndex&& other) noexcept { *this = std::move(other); }
   InstructionNameIndex& operator=(InstructionNameIndex&& other) noexcept {
     if (this == &other) return *this;
-    FreeSlots(slots_, capacity_);
+    std::free(slots_);
     slots_ = std::exchange(other.slots_, nullptr);
     capacity_ = std::exchange(other.capacity_, 0);
     size_ = std::exchange(other.size_, 0);
@@ -55,7 +54,7 @@ class InstructionNameIndex {
   }
   InstructionNameIndex(const InstructionNameIndex&) = delete;
   InstructionNameIndex& operator=(const InstructionNameIndex&) = delete;
-  ~InstructionNameIndex() { FreeSlots(slots_, capacity_); }
+  ~InstructionNameIndex() { std::free(slots_); }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -146,15 +145,7 @@ class InstructionNameIndex {
   // Moves the entries to a new table of `capacity` slots (a power of two,
   // above MaxSize of size_).
   void Rehash(size_t capacity);
-  // A zeroed table of `capacity` slots, and its release. A table of 2 MB or
-  // more sits on huge pages (InstructionArena::MapHugeBlocks) unless
-  // HILO_NAME_INDEX_HUGE_PAGES=0: a look-up in a table larger than the
-  // cache then misses the cache but not the TLB (docs/performance.md,
-  // "twenty-fourth session").
-  static uint64_t* AllocateSlots(size_t capacity);
-  static void FreeSlots(uint64_t* slots, size_t capacity);
-
-  uint64_t* slots_ = nullptr;
+  uint64_t* slots_ = nullptr;  // calloc'ed
   size_t capacity_ = 0;
   size_t size_ = 0;
   int shift_ = 64;
