@@ -106,6 +106,78 @@ TEST(IncrementalVerificationTest, AValidExpansionPassesAndListsWhatItTouched) {
   EXPECT_TRUE(VerifyHloModule(*m.module).ok());
 }
 
+// An expander whose expansions vouch that they read only ancestors of what
+// they replace (OpExpanderPass::NoteExpansionReadsOnlyAncestors) when `vouch`
+// says so for the instruction.
+class VouchingExpander : public OpExpanderPass {
+ public:
+  using Vouch = std::function<bool(HloInstruction*)>;
+  VouchingExpander(ExpExpander::Expand expand, Vouch vouch)
+      : expand_(std::move(expand)), vouch_(std::move(vouch)) {}
+  absl::string_view name() const override { return "vouching-expander"; }
+
+ protected:
+  bool InstructionMatchesPattern(HloInstruction* instruction) override {
+    return instruction->opcode() == HloOpcode::kExp;
+  }
+  absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override {
+    if (vouch_(instruction)) NoteExpansionReadsOnlyAncestors();
+    return expand_(instruction);
+  }
+
+ private:
+  ExpExpander::Expand expand_;
+  Vouch vouch_;
+};
+
+// touched_made_no_cycle() is true only when every replacing expansion of
+// the Run vouched; the pipeline then leaves out the cycle search of the
+// touched check, and only that: a (false) vouch for an expansion that does
+// close a cycle (the custom-call reads the root, which the custom-call
+// replaces an operand of) passes, and is caught with
+// HILO_TOUCHED_NO_CYCLE_PROOF=0, without the vouch, or by the full check.
+TEST(IncrementalVerificationTest, OnlyAVouchedRunSkipsTheCycleSearch) {
+  auto cyclic = [](HloInstruction* exp) {
+    HloInstruction* root = exp->parent()->root_instruction();
+    return Add(exp->parent(), HloInstruction::CreateCustomCall(exp->shape(), {root}, "K"));
+  };
+  auto valid = [](HloInstruction* exp) {
+    return Add(exp->parent(), HloInstruction::CreateCustomCall(exp->shape(),
+                                                               {exp->mutable_operand(0)}, "K"));
+  };
+  for (bool vouch : {false, true}) {
+    Module m;
+    VouchingExpander expander(valid, [vouch](HloInstruction*) { return vouch; });
+    ASSERT_TRUE(*expander.Run(m.module.get()));
+    EXPECT_EQ(expander.touched_made_no_cycle(), vouch);
+  }
+  {
+    // Two exps, only one vouched: the Run does not vouch.
+    Module m;
+    HloInstruction* exp2 = m.entry->AddInstruction(
+        HloInstruction::Create(HloOpcode::kExp, F32({4}), {m.b}, "b2"));
+    m.root->ReplaceOperandWith(1, exp2);
+    VouchingExpander expander(valid, [&](HloInstruction* exp) { return exp != exp2; });
+    ASSERT_TRUE(*expander.Run(m.module.get()));
+    EXPECT_FALSE(expander.touched_made_no_cycle());
+    EXPECT_TRUE(VerifyHloModule(*m.module).ok());
+  }
+  auto run = [&](bool vouch, const char* proof) {
+    Module m;
+    EXPECT_TRUE(VerifyHloModule(*m.module).ok());
+    if (proof != nullptr) setenv("HILO_TOUCHED_NO_CYCLE_PROOF", proof, 1);
+    HloPassPipeline pipeline;
+    pipeline.AddPass<VouchingExpander>(cyclic, [vouch](HloInstruction*) { return vouch; });
+    absl::StatusOr<bool> changed = pipeline.Run(m.module.get());
+    unsetenv("HILO_TOUCHED_NO_CYCLE_PROOF");
+    EXPECT_FALSE(VerifyHloModule(*m.module).ok()) << "the full check finds the cycle";
+    return changed.status();
+  };
+  EXPECT_TRUE(run(/*vouch=*/true, nullptr).ok());
+  EXPECT_THAT(std::string(run(/*vouch=*/true, "0").message()), HasSubstr("cycle"));
+  EXPECT_THAT(std::string(run(/*vouch=*/false, nullptr).message()), HasSubstr("cycle"));
+}
+
 TEST(IncrementalVerificationTest, AReroutedUserWithTheSameShapeObjectIsNotListed) {
   // The replacement shares the exp's shape object: the root, only rerouted
   // to it, is left out (ReroutedUserNeedsNoCheck); with

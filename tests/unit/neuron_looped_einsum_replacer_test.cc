@@ -1107,6 +1107,38 @@ TEST_F(ReplacerTest, AFoldBelowAnEarlierFoldIsDecidedAgain) {
   EXPECT_EQ(reanalyzing.Explanations(), pass.Explanations());
 }
 
+// Each fold reads only ancestors of its dot (the shard by operand-0 hops,
+// the activation an operand), whether from a kept plan (one fold) or decided
+// again (ChainedFolds' second fold reshapes the first fold's custom-call):
+// the Run vouches for it (touched_made_no_cycle, so the pipeline's touched
+// check leaves out the cycle search) and the full check, cycles included,
+// agrees; the pipeline gives the same module with HILO_TOUCHED_NO_CYCLE_PROOF=0.
+TEST_F(ReplacerTest, EveryFoldReadsOnlyAncestorsOfItsDot) {
+  LhsCase one;
+  NeuronLoopedEinsumReplacer pass{PassOptions{}};
+  ASSERT_TRUE(*pass.Run(one.b.module.get()));
+  EXPECT_TRUE(pass.touched_made_no_cycle());
+  ChainedFolds c;
+  NeuronLoopedEinsumReplacer chained{PassOptions{}};
+  ASSERT_TRUE(*chained.Run(c.t.b.module.get()));
+  EXPECT_EQ(c.t.b.Count(HloOpcode::kCustomCall), 2);
+  EXPECT_TRUE(chained.touched_made_no_cycle());
+  EXPECT_TRUE(VerifyHloModule(*c.t.b.module).ok());
+  std::vector<std::string> printed;
+  for (const char* proof : {"1", "0"}) {
+    setenv("HILO_TOUCHED_NO_CYCLE_PROOF", proof, 1);
+    ChainedFolds again;
+    HloPassPipeline pipeline;
+    pipeline.AddPass<NeuronLoopedEinsumReplacer>(PassOptions{});
+    absl::StatusOr<bool> changed = pipeline.Run(again.t.b.module.get());
+    unsetenv("HILO_TOUCHED_NO_CYCLE_PROOF");
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    printed.push_back(PrintHloModule(*again.t.b.module));
+  }
+  EXPECT_EQ(printed[0], printed[1]);
+  EXPECT_EQ(printed[0], PrintHloModule(*c.t.b.module));
+}
+
 TEST_F(ReplacerTest, TheKeptPlanIsCheckedAlongTheWholeChainTheAnalysisReads) {
   // dot(x, convert(convert(...(p)))): the instruction at position k of
   // operand 1's chain (0 = the operand itself) is replaced by a new one,

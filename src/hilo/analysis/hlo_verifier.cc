@@ -547,7 +547,7 @@ class Verifier {
   // concern `touched`, then a cycle search in their computations. Anything
   // that needs the whole module (a parameter's numbering, a called
   // computation's call graph) falls back to Run().
-  absl::Status RunTouched(absl::Span<const HloInstruction* const> touched) {
+  absl::Status RunTouched(absl::Span<const HloInstruction* const> touched, bool search_cycles) {
     if (module_.entry_computation() == nullptr) return Run();
     computations_ = ComputationSlots(module_.computation_slots());
     IndexComputations();
@@ -643,6 +643,7 @@ class Verifier {
         return FailComputation(comp, "the root instruction %", root->name(),
                                " is not in this computation");
       }
+      if (!search_cycles) continue;
       if (std::optional<HloComputation::CycleEdge> edge = comp->FindCycle()) {
         return Fail(comp, edge->to, "it is on a cycle (through ",
                     edge->control ? "a control edge" : "operands", " from %", edge->from->name(),
@@ -2060,7 +2061,13 @@ bool ReroutedUserNeedsNoCheck(HloOpcode user_opcode) {
 
 absl::Status VerifyHloInstructions(const HloModule& module,
                                   absl::Span<const HloInstruction* const> touched) {
-  return Verifier(module, HloVerifierOptions()).RunTouched(touched);
+  return Verifier(module, HloVerifierOptions()).RunTouched(touched, /*search_cycles=*/true);
+}
+
+absl::Status VerifyHloInstructions(const HloModule& module,
+                                  absl::Span<const HloInstruction* const> touched,
+                                  bool search_cycles) {
+  return Verifier(module, HloVerifierOptions()).RunTouched(touched, search_cycles);
 }
 
 std::optional<VerifierLocation> GetVerifierLocation(const absl::Status& status) {

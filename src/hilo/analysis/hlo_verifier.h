@@ -118,6 +118,11 @@ absl::Status VerifyHloModule(const HloModule& module, const HloShapePrecheck& pr
 // (docs/pass-framework.md).
 absl::Status VerifyHloInstructions(const HloModule& module,
                                   absl::Span<const HloInstruction* const> touched);
+// The same; `search_cycles` false leaves out the cycle search, for a change
+// its maker proved cannot close a cycle (HloPassInterface::touched_made_no_cycle).
+absl::Status VerifyHloInstructions(const HloModule& module,
+                                  absl::Span<const HloInstruction* const> touched,
+                                  bool search_cycles);
 
 // Whether a user whose only change is that an operand was swapped for an
 // instruction with the very same shape object (HloInstruction::shape()

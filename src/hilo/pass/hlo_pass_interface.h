@@ -64,6 +64,12 @@ class HloPassInterface {
   virtual const std::vector<const HloInstruction*>* touched_instructions() const {
     return nullptr;
   }
+  // True when the last Run, with a touched list, proved that its changes
+  // cannot have closed a cycle in a computation that had none: then the
+  // check of the touched list leaves out the cycle search
+  // (VerifyHloInstructions' `search_cycles`). OpExpanderPass says so when
+  // each expansion vouched for it (NoteExpansionReadsOnlyAncestors).
+  virtual bool touched_made_no_cycle() const { return false; }
 };
 
 // "1 dot", "3 dots" (`plural` when it is not `singular` + "s"), for

@@ -106,7 +106,13 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
       absl::Status verified = VerifyHloModule(*module);
       if (!verified.ok()) return InvalidAfter(pass.name(), verified);
     } else if (verification_ == Verification::kAtEnd && verify_touched) {
-      absl::Status verified = VerifyHloInstructions(*module, *pass.touched_instructions());
+      // HILO_TOUCHED_NO_CYCLE_PROOF=0: search for cycles even when the pass
+      // proved its change made none (the switch of this saving,
+      // docs/performance.md).
+      const bool search_cycles =
+          !pass.touched_made_no_cycle() || EnvSwitchIsZero("HILO_TOUCHED_NO_CYCLE_PROOF");
+      absl::Status verified =
+          VerifyHloInstructions(*module, *pass.touched_instructions(), search_cycles);
       if (!verified.ok()) return InvalidAfter(pass.name(), verified);
     }
   }

@@ -16,6 +16,7 @@ namespace hilo {
 absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
   bool changed = false;
   touched_.clear();
+  made_no_cycle_ = true;
   // Which opcodes are offered to InstructionMatchesPattern (by value).
   std::array<bool, 256> offered;
   const absl::Span<const HloOpcode> opcodes = OfferedOpcodes();
@@ -64,6 +65,7 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
     bool computation_changed = false;
     for (HloInstruction* inst : matching) {
       if (inst->parent() != computation) continue;  // removed by an earlier expansion
+      expansion_vouched_ = false;
       absl::StatusOr<HloInstruction*> expanded = ExpandInstruction(inst);
       if (!expanded.ok()) {
         return absl::Status(expanded.status().code(),
@@ -72,6 +74,7 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
       }
       HloInstruction* replacement = *expanded;
       if (replacement == nullptr || replacement == inst) continue;
+      made_no_cycle_ &= expansion_vouched_;
       touched_.push_back(replacement);
       // A user only rerouted to a replacement with the very same shape
       // object has nothing left to check (VerifyHloInstructions would give
