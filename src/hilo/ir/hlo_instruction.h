@@ -469,13 +469,6 @@ class HloInstruction {
   uint32_t text_flags() const { return text_flags_; }
   void set_text_flags(uint32_t flags) { text_flags_ = flags & ((1u << kTextFlagBits) - 1); }
 
-  // Whether the block of uncommon attribute groups (collective, dot,
-  // frontend, rare) exists. Once it does it stays, and adding a group to it
-  // (a parser adding users or control edges) writes none of the others: a
-  // thread may read this instruction's attributes meanwhile
-  // (HloShapePrecheck, analysis/hlo_verifier.h).
-  bool has_uncommon_block() const { return uncommon_ != nullptr; }
-
   // Takes metadata and frontend attributes from `removed` where this
   // instruction has none (what XLA does when replacing an instruction). They
   // move, not copy (a heap block each): `removed` is dead, and loses them.
