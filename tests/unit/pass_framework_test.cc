@@ -926,11 +926,9 @@ TEST(OpExpanderPassTest, OfferedOpcodesComeInPostOrder) {
   EXPECT_GE(chains, 50);
 }
 
-// Issue 16 (2): as XLA's OpExpanderPass::Run (module->MakeNonfusionComputations()),
-// a fusion computation is not walked; a computation the fused computation
-// calls (a reduce's to_apply) is not a fusion computation and is walked.
-TEST(OpExpanderPassTest, WalksNonFusionComputationsOnly) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+// A fusion computation (%fused), the computation its reduce calls (%add)
+// and one a call calls (%called), each with a negate.
+constexpr char kFusionAndCalls[] = R"(
 HloModule m
 %add (x: f32[], y: f32[]) -> f32[] {
   %x = f32[] parameter(0)
@@ -955,7 +953,13 @@ ENTRY %main (a: f32[4]) -> (f32[], f32[4], f32[4]) {
   %e = f32[4]{0} negate(f32[4]{0} %a)
   ROOT %t = (f32[], f32[4]{0}, f32[4]{0}) tuple(%f, %c, %e)
 }
-)");
+)";
+
+// Issue 16 (2): as XLA's OpExpanderPass::Run (module->MakeNonfusionComputations()),
+// a fusion computation is not walked; a computation the fused computation
+// calls (a reduce's to_apply) is not a fusion computation and is walked.
+TEST(OpExpanderPassTest, WalksNonFusionComputationsOnly) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kFusionAndCalls);
   ASSERT_TRUE(module.ok()) << module.status();
   std::vector<std::string> walked;
   for (const HloComputation* c : (*module)->MakeNonfusionComputations()) walked.emplace_back(c->name());
@@ -966,6 +970,47 @@ ENTRY %main (a: f32[4]) -> (f32[], f32[4], f32[4]) {
   ASSERT_TRUE(expander.Run(module->get()).ok());
   // %n, in the fusion computation, is not visited.
   EXPECT_THAT(expander.expanded, ElementsAre("nx", "m", "e"));
+}
+
+// A pass that names its opcodes (negate) scans every computation once
+// before expanding (HILO_EXPANDER_ONE_SCAN, the fused set and each
+// computation's negates in one walk). That scan holds only until the first
+// expansion: here expanding %nx, in the first computation, adds a negate
+// %late to %called (after %m, depending on it), which a stale scan would
+// not offer. The fusion computation's %n is never offered. Both settings of
+// the switch give the same order.
+TEST(OpExpanderPassTest, OneScanListsAgainAfterAnExpansion) {
+  class OfferedNegates : public OpExpanderPass {
+   public:
+    absl::string_view name() const override { return "offered-negates"; }
+    std::vector<std::string> expanded;
+
+   protected:
+    bool InstructionMatchesPattern(HloInstruction*) override { return true; }
+    absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* inst) override {
+      expanded.emplace_back(inst->name());
+      if (inst->name() == "nx") {
+        HloComputation* called = inst->parent()->parent()->GetComputationWithName("called");
+        HloInstruction* m = called->root_instruction();
+        called->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, m->shape(), {m}, "late"));
+      }
+      return nullptr;
+    }
+    absl::Span<const HloOpcode> OfferedOpcodes() const override {
+      static constexpr HloOpcode kNegateOnly[] = {HloOpcode::kNegate};
+      return kNegateOnly;
+    }
+  };
+  for (const char* one_scan : {"1", "0"}) {
+    setenv("HILO_EXPANDER_ONE_SCAN", one_scan, 1);
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kFusionAndCalls);
+    ASSERT_TRUE(module.ok()) << module.status();
+    OfferedNegates pass;
+    absl::StatusOr<bool> changed = pass.Run(module->get());
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_THAT(pass.expanded, ElementsAre("nx", "m", "late", "e")) << "one scan " << one_scan;
+  }
+  unsetenv("HILO_EXPANDER_ONE_SCAN");
 }
 
 TEST(OpExpanderPassTest, SkipsInstructionsRemovedByAnEarlierExpansion) {
