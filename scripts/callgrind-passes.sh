@@ -5,7 +5,7 @@
 # so they can be compared across sessions where wall time cannot.
 # Usage: scripts/callgrind-passes.sh BIN OUTDIR [MODULE]   (MODULE: /tmp/L17000.hlo;
 #        scripts/perf-inputs.sh writes it). Extra environment passes through, e.g.
-#        HILO_VERIFY_AHEAD=1 scripts/callgrind-passes.sh ...
+#        HILO_VERIFY_THREAD=0 scripts/callgrind-passes.sh ...
 # Prints one line per command: name, instructions, extra over the round trip in percent.
 # Keeps each profile as OUTDIR/NAME.cg for callgrind_annotate.
 set -eu

@@ -446,6 +446,81 @@ TEST(SmallPointerListTest, SpanAndEmptyAgreeWithDataAndSize) {
   CheckSpanAndEmptyAgree<SmallPointerList<Node>>(8);
 }
 
+// An arena's blocks (push_back with an arena): blocks of up to
+// kArenaCapacity elements come from it and are never freed by the list,
+// larger ones from the heap; the order holds across both, and a copy is on
+// the heap.
+// (Its storage is one buffer: Holds says whether a block is its.)
+struct CountingArena {
+  CountingArena() { sizes.reserve(16); }
+  void* Allocate(size_t size, size_t alignment) {
+    EXPECT_EQ(alignment, alignof(Node*));
+    EXPECT_LE(used + size, sizeof(buffer));
+    sizes.push_back(size);
+    void* block = buffer + used;
+    used += (size + 7) / 8 * 8;
+    return block;
+  }
+  bool Holds(const void* p) const {
+    const auto* byte = static_cast<const unsigned char*>(p);
+    return byte >= buffer && byte < buffer + sizeof(buffer);
+  }
+  std::vector<size_t> sizes;
+  alignas(8) unsigned char buffer[1024];
+  size_t used = 0;
+};
+
+TEST(SmallPointerListTest, SmallBlocksFromAnArenaLargerFromTheHeap) {
+  constexpr size_t kArenaCapacity = SmallPointerList<Node>::kArenaCapacity;
+  std::vector<Node> nodes(40);
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].value = static_cast<int>(i);
+  CountingArena arena;
+  std::vector<int> expected;
+  expected.reserve(nodes.size());
+  {
+    SmallPointerList<Node> list;
+    for (size_t i = 0; i <= kArenaCapacity; ++i) {
+      list.push_back(&nodes[i], [&] { return &arena; });
+      expected.push_back(static_cast<int>(i));
+      if (i >= 1) {
+        EXPECT_EQ(arena.Holds(list.data()), i < kArenaCapacity) << i;
+      }
+    }
+    // Blocks of 2, 4, 8, 16 from the arena (header and elements), the 32
+    // from the heap.
+    EXPECT_EQ(arena.sizes, (std::vector<size_t>{24, 40, 72, 136}));
+    EXPECT_EQ(Values(list), expected);
+    for (size_t i = kArenaCapacity + 1; i < nodes.size(); ++i) {
+      list.push_back(&nodes[i], [&] { return &arena; });
+      expected.push_back(static_cast<int>(i));
+    }
+    EXPECT_EQ(arena.sizes.size(), 4u);
+    EXPECT_EQ(Values(list), expected);
+    SmallPointerList<Node> copy = list;
+    EXPECT_FALSE(arena.Holds(copy.data()));
+    EXPECT_EQ(Values(copy), expected);
+  }
+  {
+    // Left in an arena block: destroyed without freeing it (a free of the
+    // arena's buffer would abort).
+    SmallPointerList<Node> small;
+    for (size_t i = 0; i < 3; ++i) small.push_back(&nodes[i], [&] { return &arena; });
+    EXPECT_TRUE(arena.Holds(small.data()));
+    EXPECT_EQ(Values(small), (std::vector<int>{0, 1, 2}));
+    small.erase(small.begin());
+    EXPECT_EQ(Values(small), (std::vector<int>{1, 2}));
+    // No arena: the heap, as push_back(value).
+    SmallPointerList<Node> heap;
+    const size_t before = arena.sizes.size();
+    for (size_t i = 0; i < 3; ++i) {
+      heap.push_back(&nodes[i], [] { return static_cast<CountingArena*>(nullptr); });
+    }
+    EXPECT_EQ(arena.sizes.size(), before);
+    EXPECT_FALSE(arena.Holds(heap.data()));
+    EXPECT_EQ(Values(heap), (std::vector<int>{0, 1, 2}));
+  }
+}
+
 TEST(SmallPointerListTest, EraseReserveCopyAndMoveInBothForms) {
   Node nodes[4] = {{0}, {1}, {2}, {3}};
   SmallPointerList<Node> one;

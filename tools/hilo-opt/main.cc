@@ -14,16 +14,13 @@
 // written to stdout, -o or --report unless every part of the input went
 // through. See docs/hilo-opt.md.
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -178,12 +175,7 @@ std::string ShiftErrorLine(absl::string_view message, absl::string_view display,
 // Verifies one module on a second thread. The thread is started before the
 // module exists (while the input is parsed) and waits for it: starting a
 // thread once the module is parsed cost 1.3-2.9 ms on a 2-core VM, a
-// twentieth of a 4 MB module's round trip. Meanwhile, when it checks ahead,
-// it runs the shape checks of the instructions the parser reports final
-// (ParseHloModule's `finished`) as they come, so that less of the
-// verification is left once the module is parsed (HloShapePrecheck;
-// HILO_VERIFY_AHEAD=0 turns it off: docs/performance.md, "twentieth
-// session: verifying while parsing").
+// twentieth of a 4 MB module's round trip.
 class BackgroundVerifier {
  public:
   BackgroundVerifier() = default;
@@ -191,51 +183,20 @@ class BackgroundVerifier {
   BackgroundVerifier& operator=(const BackgroundVerifier&) = delete;
   // A thread that never got a module ends without verifying anything.
   ~BackgroundVerifier() {
-    if (!result_.valid()) return;
-    if (check_ahead_) EndOfParse();
-    if (!has_module_) module_.set_value(nullptr);
+    if (result_.valid() && !has_module_) module_.set_value(nullptr);
   }
 
   // False if no thread could be started (then verify on this thread).
-  // `check_ahead`: the parse will report instructions to Finished().
-  bool Start(bool check_ahead) {
-    check_ahead_ = check_ahead;
+  bool Start() {
     try {
-      result_ = std::async(std::launch::async, [this, module = module_.get_future()]() mutable {
-        if (check_ahead_) CheckAhead();
+      result_ = std::async(std::launch::async, [module = module_.get_future()]() mutable {
         const HloModule* to_verify = module.get();
-        if (to_verify == nullptr) return absl::OkStatus();
-        return check_ahead_ ? VerifyHloModule(*to_verify, precheck_) : VerifyHloModule(*to_verify);
+        return to_verify == nullptr ? absl::OkStatus() : VerifyHloModule(*to_verify);
       });
     } catch (const std::system_error&) {
-      check_ahead_ = false;
       return false;
     }
     return true;
-  }
-  // ParseHloModule's `finished`, on the parsing thread: the batch's
-  // instructions that may be checked ahead go to the thread (one lock and
-  // wake-up a batch), and the end of the parse waits until the thread
-  // checked all of them, since the parse frees the module after an error
-  // and the caller may change it. MayCheckAhead is asked here, on the
-  // parsing thread, when the batch is handed over: from then on the parser
-  // adds only users and control edges.
-  void Finished(absl::Span<const HloInstruction* const> batch, bool parse_over) {
-    // Reserved, not sized: a zero-filled vector's memset of 8 KB a batch
-    // was 3 M of the parsing thread's instructions (callgrind).
-    std::vector<const HloInstruction*> checkable;
-    checkable.reserve(batch.size());
-    for (const HloInstruction* inst : batch) {
-      if (HloShapePrecheck::MayCheckAhead(*inst)) checkable.push_back(inst);
-    }
-    if (!checkable.empty()) {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        queue_.push_back(std::move(checkable));
-      }
-      to_checker_.notify_one();
-    }
-    if (parse_over) EndOfParse();
   }
   // Hands the module over (once, after Start()); it must stay alive until
   // Wait() returned or this object is destroyed.
@@ -248,38 +209,6 @@ class BackgroundVerifier {
   absl::Status Wait() { return result_.get(); }
 
  private:
-  void EndOfParse() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (parse_over_) return;
-    parse_over_ = true;
-    to_checker_.notify_one();
-    to_parser_.wait(lock, [this] { return drained_; });
-  }
-
-  // On the thread, until the parse is over and every batch checked.
-  void CheckAhead() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (true) {
-      to_checker_.wait(lock, [this] { return !queue_.empty() || parse_over_; });
-      if (queue_.empty()) break;
-      std::vector<const HloInstruction*> batch = std::move(queue_.front());
-      queue_.pop_front();
-      lock.unlock();
-      for (const HloInstruction* inst : batch) precheck_.Check(*inst);
-      lock.lock();
-    }
-    drained_ = true;
-    to_parser_.notify_one();
-  }
-
-  bool check_ahead_ = false;
-  std::mutex mutex_;                          // guards the three below
-  std::deque<std::vector<const HloInstruction*>> queue_;
-  bool parse_over_ = false;
-  bool drained_ = false;
-  std::condition_variable to_checker_;
-  std::condition_variable to_parser_;
-  HloShapePrecheck precheck_;  // the thread's
   std::promise<const HloModule*> module_;
   bool has_module_ = false;
   // Last: destroyed first, which waits for the thread (that uses the above).
@@ -316,20 +245,7 @@ class Driver {
     // HILO_VERIFY_THREAD=0 verifies first, on this thread (to measure the
     // thread's gain: docs/performance.md).
     if (EnvSwitchIsZero("HILO_VERIFY_THREAD")) verify_while_printing_ = false;
-    // With HILO_VERIFY_AHEAD=1 the thread also checks ahead while a text
-    // module is parsed, unless --replica-count or --num-partitions change
-    // what collectives' checks read after the parse. Off by default since
-    // the shape memo got cheaper: the verification left after the parse is
-    // then below the printing either way, and checking ahead cost -L 20000
-    // 6-8% of its wall time and 62 M instructions (docs/performance.md,
-    // "twenty-first session: a leaner check ahead"). Not with passes: there
-    // it would take 64 M instructions off the wait for the verdict for 68 M
-    // more in all.
-    check_ahead_ = verify_while_printing_ && input_format_ == ModuleFormat::kText &&
-                   !options_.replica_count.has_value() && !options_.num_partitions.has_value() &&
-                   EnvSwitchIsOne("HILO_VERIFY_AHEAD");
-    if (verify_while_printing_) verify_while_printing_ = verifier_.Start(check_ahead_);
-    if (!verify_while_printing_) check_ahead_ = false;
+    if (verify_while_printing_) verify_while_printing_ = verifier_.Start();
     int exit_code = kExitOk;
     // The modules are printed once every part went through (nothing is
     // written otherwise), straight to the output: no copy of the text.
@@ -420,13 +336,7 @@ class Driver {
       done_from = [this, part_offset](size_t offset) { input_.DropPagesFrom(part_offset + offset); };
     }
     if (input_format_ == ModuleFormat::kText) {
-      FinishedInstructions finished;
-      if (check_ahead_) {
-        finished = [this](absl::Span<const HloInstruction* const> batch, bool parse_over) {
-          verifier_.Finished(batch, parse_over);
-        };
-      }
-      module = ParseTextModule(part.text, display_, done_before, finished);
+      module = ParseTextModule(part.text, display_, done_before);
     } else {
       absl::StatusOr<LoadedModule> loaded =
           LoadModule(part.text, display_, input_format_ == ModuleFormat::kProto ? done_before : nullptr,
@@ -780,7 +690,6 @@ class Driver {
   InputBuffer input_;
   bool split_ = false;
   bool verify_while_printing_ = false;
-  bool check_ahead_ = false;  // the parse reports instructions to verifier_
   // The verification running beside the printing, when verify_while_printing_.
   BackgroundVerifier verifier_;
   const InputPart* part_ = nullptr;

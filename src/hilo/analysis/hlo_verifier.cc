@@ -1156,34 +1156,9 @@ class Verifier {
     return absl::OkStatus();
   }
 
- public:
-  // HloShapePrecheck::Check: what VerifyStructure establishes before it
-  // runs the shape check of `inst` (parent, operands, arity), then the
-  // check. Whether all of it passed.
-  bool CheckAhead(const HloInstruction* inst) {
-    const HloComputation* comp = inst->parent();
-    if (comp == nullptr || comp->parent() != &module_) return false;
-    const absl::Span<HloInstruction* const> operands = AsSpan(inst->operands());
-    for (size_t i = 0; i < operands.size(); ++i) {
-      if (!CheckOperand(comp, inst, i, operands[i]).ok()) return false;
-    }
-    return CheckArity(comp, inst).ok() && VerifyShape(comp, inst).ok();
-  }
-
-  // The shape checks that passed ahead (HloShapePrecheck's bits by unique
-  // id): Run() skips them.
-  void SkipShapeChecks(const std::vector<uint64_t>* passed) { passed_ahead_ = passed; }
-
- private:
   // ---------------------------------------------------------------------
   // Phase 3: shapes.
   absl::Status VerifyShape(const HloComputation* comp, const HloInstruction* inst) {
-    if (passed_ahead_ != nullptr) {
-      const auto id = static_cast<uint64_t>(inst->unique_id());
-      if (id / 64 < passed_ahead_->size() && ((*passed_ahead_)[id / 64] >> (id % 64) & 1) != 0) {
-        return absl::OkStatus();
-      }
-    }
     if (shape_memo_.Seen(*inst)) return absl::OkStatus();
     absl::Status status = CheckShape(comp, inst);
     if (status.ok()) shape_memo_.Remember(*inst);
@@ -1943,7 +1918,6 @@ class Verifier {
   size_t groups_cache_next_ = 0;
 
   ShapeMemo shape_memo_;
-  const std::vector<uint64_t>* passed_ahead_ = nullptr;  // SkipShapeChecks
 
   // Which users of the instruction CheckUsers reads (one with more than
   // kDirectSearchOperands users) it has seen: a bit per unique id (ids
@@ -2020,39 +1994,6 @@ absl::Status VerifyHloModule(const HloModule& module) {
 
 absl::Status VerifyHloModule(const HloModule& module, const HloVerifierOptions& options) {
   return Verifier(module, options).Run();
-}
-
-class HloShapePrecheck::Checker {
- public:
-  Checker(const HloModule& module, const HloVerifierOptions& options)
-      : module_(module), verifier_(module, options) {}
-  const HloModule& module() const { return module_; }
-  Verifier& verifier() { return verifier_; }
-
- private:
-  const HloModule& module_;
-  Verifier verifier_;
-};
-
-HloShapePrecheck::HloShapePrecheck(const HloVerifierOptions& options) : options_(options) {}
-HloShapePrecheck::~HloShapePrecheck() = default;
-
-void HloShapePrecheck::Check(const HloInstruction& inst) {
-  if (inst.parent() == nullptr || inst.parent()->parent() == nullptr || inst.unique_id() < 0) return;
-  if (checker_ == nullptr) checker_ = std::make_unique<Checker>(*inst.parent()->parent(), options_);
-  if (!checker_->verifier().CheckAhead(&inst)) return;
-  const auto id = static_cast<uint64_t>(inst.unique_id());
-  if (id / 64 >= passed_.size()) passed_.resize(std::max<size_t>(id / 64 + 1, passed_.size() * 2));
-  passed_[id / 64] |= uint64_t{1} << (id % 64);
-  ++passed_count_;
-}
-
-absl::Status VerifyHloModule(const HloModule& module, const HloShapePrecheck& precheck) {
-  Verifier verifier(module, precheck.options_);
-  if (precheck.checker_ != nullptr && &precheck.checker_->module() == &module) {
-    verifier.SkipShapeChecks(&precheck.passed_);
-  }
-  return verifier.Run();
 }
 
 bool ReroutedUserNeedsNoCheck(HloOpcode user_opcode) {

@@ -8,11 +8,8 @@
 #ifndef HILO_ANALYSIS_HLO_VERIFIER_H_
 #define HILO_ANALYSIS_HLO_VERIFIER_H_
 
-#include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
@@ -33,78 +30,6 @@ struct HloVerifierOptions {
 
 absl::Status VerifyHloModule(const HloModule& module);
 absl::Status VerifyHloModule(const HloModule& module, const HloVerifierOptions& options);
-
-// The per-instruction shape checks of VerifyHloModule run ahead, on
-// instructions of a module still being built (hilo-opt runs them on its
-// verifier thread while the parser reads the rest of the module: docs/
-// verifier.md, "Checking ahead"). Each check that passes is remembered, and
-// VerifyHloModule(module, precheck) skips it; one that fails is only not
-// remembered, so the verdict and its message are those of VerifyHloModule
-// whatever ran ahead. Not thread-safe itself: one thread calls Check and
-// then VerifyHloModule.
-class HloShapePrecheck {
- public:
-  explicit HloShapePrecheck(const HloVerifierOptions& options = {});
-  ~HloShapePrecheck();
-  HloShapePrecheck(const HloShapePrecheck&) = delete;
-  HloShapePrecheck& operator=(const HloShapePrecheck&) = delete;
-
-  // Whether Check(inst) may run on another thread from now on while the
-  // builder still adds users and control edges to `inst` and its operands
-  // (nothing else of them may change: opcode, shape, operands, attributes,
-  // called computations, and the module's replica and partition counts).
-  // Asked on the building thread: a check that reads the attribute block
-  // the builder may still allocate (HloInstruction::has_uncommon_block),
-  // or other instructions' attributes, or called computations, is not
-  // run ahead.
-  // Inline: asked on the parsing thread for every instruction it reports.
-  static bool MayCheckAhead(const HloInstruction& inst) {
-    switch (inst.opcode()) {
-      // The checks of these read called computations (built later, maybe)
-      // or the operand's attribute block.
-      case HloOpcode::kWhile:
-      case HloOpcode::kConditional:
-      case HloOpcode::kCall:
-      case HloOpcode::kSendDone:
-      case HloOpcode::kRecvDone:
-        return false;
-      // These read their own attribute block (replica groups, channel, dot
-      // dimensions): only once it exists can a user added meanwhile (which
-      // may allocate it for its rare group) not race with the check.
-      case HloOpcode::kDot:
-      case HloOpcode::kAllGather:
-      case HloOpcode::kReduceScatter:
-      case HloOpcode::kAllReduce:
-      case HloOpcode::kSend:
-      case HloOpcode::kRecv:
-        return inst.has_uncommon_block();
-      // The others read the opcode, shape, operands' shapes, dimensions and
-      // tuple index: final once built.
-      default:
-        return true;
-    }
-  }
-  // Runs the shape check of `inst` (with the arity and operand checks it
-  // relies on), all instructions of one module.
-  void Check(const HloInstruction& inst);
-  // How many checks passed (for tests).
-  int64_t passed_count() const { return passed_count_; }
-
- private:
-  friend absl::Status VerifyHloModule(const HloModule& module, const HloShapePrecheck& precheck);
-  class Checker;
-  bool Passed(const HloInstruction& inst) const;
-
-  HloVerifierOptions options_;
-  std::unique_ptr<Checker> checker_;  // made for the first instruction's module
-  std::vector<uint64_t> passed_;      // one bit per unique id
-  int64_t passed_count_ = 0;
-};
-
-// VerifyHloModule with the precheck's options, skipping the checks that
-// passed in `precheck` (which saw instructions of this module only, and
-// none of them changed since).
-absl::Status VerifyHloModule(const HloModule& module, const HloShapePrecheck& precheck);
 
 // The checks of VerifyHloModule that concern `touched` (instructions a
 // pass added, or whose operands or users it changed), for a module that was

@@ -210,7 +210,10 @@ void HloInstruction::AddUser(HloInstruction* user) {
   }
   const absl::Span<HloInstruction* const> users = users_.span();
   if (std::find(users.begin(), users.end(), user) != users.end()) return;
-  users_.push_back(user);
+  // A loader's small lists go to the module's arena with its groups
+  // (HILO_ARENA_USERS=0: the heap; docs/performance.md, "twenty-fifth
+  // session", ir-88).
+  users_.push_back(user, [this] { return ArenaUsersEnabled() ? GroupArena() : nullptr; });
   if (users.size() + 1 > kIndexThreshold) {
     auto& user_index = mutable_rare().user_index;
     user_index.reset(new UserIndex(this));
@@ -375,8 +378,7 @@ HloInstruction::~HloInstruction() {
   }
 }
 
-HloInstruction::Uncommon& HloInstruction::MaterializeUncommon() {
-  if (Uncommon* existing = uncommon_or_null(); existing != nullptr) return *existing;
+HloInstruction::Uncommon& HloInstruction::NewUncommon() {
   static_assert(alignof(Uncommon) >= 8, "the block's address leaves the three tag bits clear");
   InstructionArena* arena = GroupArena();
   Uncommon* uncommon = NewIn<Uncommon>(arena);
@@ -443,6 +445,11 @@ void HloInstruction::CommonGroup::ClearCalled() {
 
 bool HloInstruction::ArenaGroupsEnabled() {
   static const bool enabled = !EnvSwitchIsZero("HILO_ARENA_GROUPS");
+  return enabled;
+}
+
+bool HloInstruction::ArenaUsersEnabled() {
+  static const bool enabled = !EnvSwitchIsZero("HILO_ARENA_USERS");
   return enabled;
 }
 

@@ -456,6 +456,10 @@ class HloInstruction {
   // Whether a loaded instruction's groups go to its module's arena
   // (GroupArena(); HILO_ARENA_GROUPS=0 keeps them on the heap). Read once.
   static bool ArenaGroupsEnabled();
+  // Whether a loaded instruction's users' blocks of up to
+  // SmallPointerList's kArenaCapacity go there too (HILO_ARENA_USERS=0
+  // keeps them on the heap). Read once.
+  static bool ArenaUsersEnabled();
 
   // Fields of the XLA proto this instruction was read from that hilo does
   // not model, serialized (an HloInstructionProto holding only them); empty
@@ -465,6 +469,11 @@ class HloInstruction {
     if (!bytes.empty() || rare_or_null() != nullptr) mutable_rare().opaque_proto_fields = std::move(bytes);
   }
 
+  // Whether the block of uncommon attribute groups (collective, dot,
+  // frontend, rare) exists (it then holds the common group's word): for
+  // tests of the layout.
+  bool has_uncommon_block() const { return uncommon_or_null() != nullptr; }
+
   // Text-format fidelity bits owned by the parser and printer (for example
   // whether operand shapes were written before operand names): the low
   // kTextFlagBits bits of a uint32_t (text_flags.h asserts that its flags
@@ -472,13 +481,6 @@ class HloInstruction {
   static constexpr int kTextFlagBits = 23;
   uint32_t text_flags() const { return text_flags_; }
   void set_text_flags(uint32_t flags) { text_flags_ = flags & ((1u << kTextFlagBits) - 1); }
-
-  // Whether the block of uncommon attribute groups (collective, dot,
-  // frontend, rare) exists. Once it does it stays, and adding a group to it
-  // (a parser adding users or control edges) writes none of the others: a
-  // thread may read this instruction's attributes meanwhile
-  // (HloShapePrecheck, analysis/hlo_verifier.h).
-  bool has_uncommon_block() const { return uncommon_or_null() != nullptr; }
 
   // Takes metadata and frontend attributes from `removed` where this
   // instruction has none (what XLA does when replacing an instruction). They
@@ -604,19 +606,17 @@ class HloInstruction {
     bool holds_uncommon() const { return (Bits() & kUncommonTag) == kUncommonTag; }
     void* uncommon_block() const { return reinterpret_cast<void*>(Bits() & ~kTags); }
     bool uncommon_in_arena() const { return (Bits() & kInArena) != 0; }
+    // False when the word is neither the whole group nor the Uncommon
+    // block (common()'s one test).
+    ABSL_ATTRIBUTE_ALWAYS_INLINE bool may_hold_group() const { return (Bits() & kGroup) != 0; }
     // Gives this word's form to `fresh` (absent until now): the group, list
     // or inline computation is now fresh's, and this word still holds it
     // until Publish replaces it.
     void CopyTo(CommonGroup& fresh) const { fresh.word_ = word_; }
     // This word becomes the Uncommon block `block`, which holds the group
-    // this word held (CopyTo): one store, released, so that a thread
-    // reading this instruction's attributes meanwhile sees the group either
-    // way (HloShapePrecheck, analysis/hlo_verifier.h).
+    // this word held (CopyTo).
     void PublishUncommon(void* block, bool in_arena) {
-      __atomic_store_n(&word_,
-                       reinterpret_cast<HloComputation*>(reinterpret_cast<uintptr_t>(block) |
-                                                         kUncommonTag | (in_arena ? kInArena : 0)),
-                       __ATOMIC_RELEASE);
+      SetBits(reinterpret_cast<uintptr_t>(block) | kUncommonTag | (in_arena ? kInArena : 0));
     }
     // Forgets the Uncommon block (its owner destroys it).
     void ForgetUncommon() { word_ = nullptr; }
@@ -779,8 +779,13 @@ class HloInstruction {
   ABSL_ATTRIBUTE_ALWAYS_INLINE Uncommon* uncommon_or_null() const {
     return common_.holds_uncommon() ? static_cast<Uncommon*>(common_.uncommon_block()) : nullptr;
   }
-  // The block (made, with the common group moved into it, if there was none).
-  Uncommon& MaterializeUncommon();
+  // The block (made, with the common group moved into it, if there was
+  // none: NewUncommon, out of line).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Uncommon& MaterializeUncommon() {
+    Uncommon* existing = uncommon_or_null();
+    return existing != nullptr ? *existing : NewUncommon();
+  }
+  ABSL_ATTRIBUTE_NOINLINE Uncommon& NewUncommon();
   // The common group: common_ itself, or the one in the Uncommon block.
   ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonGroup& common_group() const {
     const Uncommon* uncommon = uncommon_or_null();
@@ -796,7 +801,13 @@ class HloInstruction {
   CollectiveAttributes& mutable_collective() { return MutableGroup(&Uncommon::collective); }
   ABSL_ATTRIBUTE_ALWAYS_INLINE const Rare& rare() const { return Group(&Uncommon::rare); }
   Rare& mutable_rare() { return MutableGroup(&Uncommon::rare); }
-  ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& common() const { return common_group().group(); }
+  // One test for most instructions: kGroup is in both the whole group's
+  // form and the Uncommon block's tag, so a word without it has neither.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& common() const {
+    if (!common_.may_hold_group()) return Default<CommonAttributes>();
+    const Uncommon* uncommon = uncommon_or_null();
+    return uncommon != nullptr ? uncommon->common.group() : common_.group();
+  }
   Rare* rare_or_null() const {
     const Uncommon* uncommon = uncommon_or_null();
     return uncommon != nullptr ? uncommon->rare.get() : nullptr;

@@ -308,14 +308,36 @@ class SmallPointerList {
   void reserve(size_t n) {
     if (n > capacity()) MoveToHeap(n);
   }
-  // Removes every element and frees the heap block.
+  // Removes every element and frees the heap block (a block given by an
+  // arena stays there).
   void clear() {
-    if (OnHeap()) ::operator delete(Block());
+    if (OwnsBlock()) ::operator delete(Block());
     word_ = nullptr;
+  }
+  // push_back, a new block of up to kArenaCapacity elements taken from
+  // the arena `get_arena()` returns (called only then: anything with
+  // Allocate(size, alignment) whose memory outlives this list, or nullptr
+  // for the heap). A larger block goes to the heap: doubling blocks in an
+  // arena would keep every old one.
+  static constexpr size_t kArenaCapacity = 16;
+  template <typename GetArena>
+  void push_back(T* value, GetArena get_arena) {
+    if (word_ == nullptr) {
+      word_ = value;
+      return;
+    }
+    if (const size_t capacity = NextCapacity(); capacity != 0 && capacity <= kArenaCapacity) {
+      if (auto* arena = get_arena(); arena != nullptr) {
+        MoveTo(arena->Allocate(BlockBytes(capacity), alignof(T*)), capacity, kArenaBit);
+      }
+    }
+    PushBackOnHeap(value);
   }
 
  private:
-  static_assert(alignof(T*) >= 2, "the heap block's lowest bit is the tag");
+  static_assert(alignof(T*) >= 4, "the block's two lowest bits are tags");
+  // The block was given by an arena: never freed here.
+  static constexpr uintptr_t kArenaBit = 2;
   struct Header {
     uint32_t size;
     uint32_t capacity;
@@ -324,28 +346,37 @@ class SmallPointerList {
   static_assert(sizeof(Header) == sizeof(T*), "the elements follow the header, aligned");
 
   uintptr_t Word() const { return reinterpret_cast<uintptr_t>(word_); }
+  // A block holds the elements (on the heap, or an arena's: kArenaBit).
   bool OnHeap() const { return (Word() & 1) != 0; }
-  Header* Block() const { return reinterpret_cast<Header*>(Word() & ~uintptr_t{1}); }
+  bool OwnsBlock() const { return (Word() & (1 | kArenaBit)) == 1; }
+  Header* Block() const { return reinterpret_cast<Header*>(Word() & ~uintptr_t{1 | kArenaBit}); }
+  static size_t BlockBytes(size_t capacity) { return sizeof(Header) + capacity * sizeof(T*); }
+  // The capacity the next push_back moves to, or 0 when it has room.
+  size_t NextCapacity() const {
+    if (!OnHeap()) return 2;
+    return Block()->size == Block()->capacity ? 2 * size_t{Block()->capacity} : 0;
+  }
   // push_back beyond the inline element (not inlined: the inline path is
   // the common one).
   ABSL_ATTRIBUTE_NOINLINE void PushBackOnHeap(T* value) {
-    if (!OnHeap()) {
-      MoveToHeap(2);
-    } else if (Block()->size == Block()->capacity) {
-      MoveToHeap(2 * size_t{Block()->capacity});
-    }
+    if (const size_t capacity = NextCapacity(); capacity != 0) MoveToHeap(capacity);
     Header* block = Block();
     block->elements()[block->size++] = value;
   }
   // Moves the elements to a heap block of `capacity` (> size()).
   ABSL_ATTRIBUTE_NOINLINE void MoveToHeap(size_t capacity) {
+    MoveTo(::operator new(BlockBytes(capacity)), capacity, 0);
+  }
+  // Moves the elements to `memory`, a block of `capacity` (> size());
+  // `tag`: kArenaBit when an arena gave it.
+  void MoveTo(void* memory, size_t capacity, uintptr_t tag) {
     const absl::Span<T* const> elements = span();
-    auto* block = static_cast<Header*>(::operator new(sizeof(Header) + capacity * sizeof(T*)));
+    auto* block = static_cast<Header*>(memory);
     block->size = static_cast<uint32_t>(elements.size());
     block->capacity = static_cast<uint32_t>(capacity);
     if (!elements.empty()) std::memcpy(block->elements(), elements.data(), elements.size() * sizeof(T*));
-    if (OnHeap()) ::operator delete(Block());
-    word_ = reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(block) | 1);
+    if (OwnsBlock()) ::operator delete(Block());
+    word_ = reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(block) | 1 | tag);
   }
   void Append(absl::Span<T* const> values) {
     reserve(values.size());

@@ -331,10 +331,8 @@ ModuleFormat DetectModuleFormat(absl::string_view bytes, absl::string_view filen
 
 absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
     absl::string_view bytes, absl::string_view filename,
-    const std::function<void(size_t)>& done_before,
-    const FinishedInstructions& finished) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module =
-      ParseHloModule(bytes, filename, done_before, finished);
+    const std::function<void(size_t)>& done_before) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(bytes, filename, done_before);
   if (!module.ok() && LooksBinary(bytes)) {
     return absl::Status(module.status().code(),
                         absl::StrCat(module.status().message(),

@@ -51,11 +51,10 @@ struct LoadedModule {
 
 // HLO text `bytes` parsed (ParseHloModule); a parse error of bytes that look
 // binary gets a note saying how protos are recognised.
-// `done_before`, `finished`: as ParseHloModule's (parser.h).
+// `done_before`: as ParseHloModule's (parser.h).
 absl::StatusOr<std::unique_ptr<HloModule>> ParseTextModule(
     absl::string_view bytes, absl::string_view filename,
-    const std::function<void(size_t)>& done_before = {},
-    const FinishedInstructions& finished = {});
+    const std::function<void(size_t)>& done_before = {});
 
 // Reads a module from `bytes` (the content of `filename`, which is used for
 // messages and as a hint: a `.pb` name is read as binary, `.pbtxt` as text

@@ -175,15 +175,8 @@ absl::string_view LegacyCompareDirection(absl::string_view opcode) {
 class Parser {
  public:
   Parser(absl::string_view text, absl::string_view filename,
-         const std::function<void(size_t)>* done_before = nullptr,
-         const FinishedInstructions* finished = nullptr)
-      : text_(text), filename_(filename), done_before_(done_before), finished_(finished) {
-    if (finished_ != nullptr) finished_batch_.resize(kFinishedBatch);
-  }
-  // The last batch of final instructions (ParseHloModule in parser.h).
-  void EndFinished() {
-    (*finished_)(absl::MakeConstSpan(finished_batch_.data(), finished_count_), /*parse_over=*/true);
-  }
+         const std::function<void(size_t)>* done_before = nullptr)
+      : text_(text), filename_(filename), done_before_(done_before) {}
 
   absl::StatusOr<std::unique_ptr<HloModule>> Run();
   absl::StatusOr<std::vector<Shape>> RunShapeList();
@@ -406,12 +399,6 @@ class Parser {
   absl::string_view filename_;
   // Told every kDoneStep bytes of progress (ParseHloModule in parser.h).
   const std::function<void(size_t)>* done_before_ = nullptr;
-  // Told of final instructions (ParseHloModule in parser.h), a batch at a
-  // time: one call per instruction cost the parse 66 instructions each
-  // (std::function, the receiver's filter and batching).
-  const FinishedInstructions* finished_ = nullptr;
-  std::vector<const HloInstruction*> finished_batch_;  // kFinishedBatch slots
-  size_t finished_count_ = 0;                           // of them filled
   // 140 KB: the text read but not dropped yet is part of the peak memory,
   // which a module of a few MB reaches at the end of its parse (with 1 MB
   // steps, up to 1 MB of it; docs/performance.md, "eleventh session"; 256 KB
@@ -1283,19 +1270,7 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
     size_t inst_pos = pos_;
     bool is_root = false;
     HloInstruction* inst = nullptr;
-    const size_t calls_before = pending_calls_.size();
     if (!ParseInstruction(comp, &is_root, &inst)) return false;
-    // Final (parser.h): its operands taken at once (resolve_now), no shape
-    // of the computation waits for inference, no call waits for a
-    // computation defined later.
-    if (finished_ != nullptr && cur_.resolve_now && cur_.needs_shape.empty() &&
-        pending_calls_.size() == calls_before) {
-      finished_batch_[finished_count_++] = inst;
-      if (finished_count_ == kFinishedBatch) {
-        (*finished_)(finished_batch_, /*parse_over=*/false);
-        finished_count_ = 0;
-      }
-    }
     if (pos_ - reported_done_ >= kDoneStep) ReportProgress();
     if (is_root) {
       if (root != nullptr) return Fail(inst_pos, "a computation can have only one ROOT");
@@ -3363,16 +3338,5 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(
   return parser.Run();
 }
 
-absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(
-    absl::string_view text, absl::string_view filename,
-    const std::function<void(size_t)>& done_before,
-    const FinishedInstructions& finished) {
-  Parser parser(text, filename, done_before ? &done_before : nullptr,
-                finished ? &finished : nullptr);
-  absl::StatusOr<std::unique_ptr<HloModule>> module = parser.Run();
-  // Before `parser` (which holds the module after an error) goes.
-  if (finished) parser.EndFinished();
-  return module;
-}
 
 }  // namespace hilo

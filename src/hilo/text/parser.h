@@ -35,26 +35,6 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(
     absl::string_view text, absl::string_view filename,
     const std::function<void(size_t)>& done_before);
-// As above; `finished(batch, parse_over)` is told (on this thread) of
-// instructions that the rest of the parse changes no more than by adding
-// users and control edges: opcode, name, shape, operands, attributes and
-// called computations are final, and so are its operands' shapes. Those are
-// the instructions defined after their operands, with their shapes
-// written, in a computation without forward references or inferred shapes
-// so far, and calling computations defined before them; the others are not
-// told (nor instructions nested in an operand list). They come in batches
-// of kFinishedBatch, in parse order (one call per batch, not one per
-// instruction: the parse is the round trip's critical path); the last call,
-// once the parse is over (after an error too), before the module is
-// returned or freed, has `parse_over` and the rest (maybe none). hilo-opt
-// checks the told ones ahead on its verifier thread (HloShapePrecheck in
-// analysis/hlo_verifier.h).
-using FinishedInstructions =
-    std::function<void(absl::Span<const HloInstruction* const> batch, bool parse_over)>;
-inline constexpr size_t kFinishedBatch = 1024;
-absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(
-    absl::string_view text, absl::string_view filename,
-    const std::function<void(size_t)>& done_before, const FinishedInstructions& finished);
 
 // `s1, s2, ...`: shapes written as the text format writes them (an empty
 // text is no shape), for attributes whose value holds shapes
