@@ -35,46 +35,21 @@ struct Node {
   int value;
 };
 
-std::vector<int> Values(const PointerList<Node>& list) {
+template <typename List>  // PointerList<Node> or SmallPointerList<Node>
+std::vector<int> Values(const List& list) {
   std::vector<int> values;
   for (Node* node : list) values.push_back(node->value);
   return values;
 }
 
-TEST(PointerListTest, SixteenBytes) { EXPECT_EQ(sizeof(PointerList<Node>), 16u); }
-
-TEST(PointerListTest, InlineThenHeapKeepsOrder) {
-  Node nodes[10];
-  for (int i = 0; i < 10; ++i) nodes[i].value = i;
-  PointerList<Node> list;
-  EXPECT_TRUE(list.empty());
-  EXPECT_EQ(list.size(), 0u);
-  EXPECT_EQ(list.begin(), list.end());
-  std::vector<int> expected;
-  for (int i = 0; i < 10; ++i) {
-    list.push_back(&nodes[i]);
-    expected.push_back(i);
-    ASSERT_EQ(list.size(), expected.size());
-    ASSERT_EQ(Values(list), expected);
-    EXPECT_EQ(list.back(), &nodes[i]);
-    EXPECT_EQ(list.front(), &nodes[0]);
-    EXPECT_GE(list.capacity(), list.size());
-  }
-  EXPECT_EQ(list.capacity(), 16u);  // 2 inline, then 4, 8, 16
-  EXPECT_EQ(list[7], &nodes[7]);
-  list[7] = &nodes[0];
-  EXPECT_EQ(list[7]->value, 0);
-  list.clear();
-  EXPECT_TRUE(list.empty());
-  EXPECT_EQ(list.capacity(), 2u);
-}
-
-// span() and empty() decode the two words their own way (once, and without
-// the size): they must agree with data(), size() and size() == 0 in every
-// state, the heap form emptied by pop_back included.
-TEST(PointerListTest, SpanAndEmptyAgreeWithDataAndSize) {
+// span() and empty() decode the words their own way (once, and without the
+// size): they must agree with data(), size() and size() == 0 in every state
+// of `List`, the heap form emptied by pop_back included; it then has
+// `heap_capacity` left.
+template <typename List>
+void CheckSpanAndEmptyAgree(size_t heap_capacity) {
   Node nodes[5] = {{0}, {1}, {2}, {3}, {4}};
-  PointerList<Node> list;
+  List list;
   auto check = [&list] {
     ASSERT_EQ(list.span().data(), list.data());
     ASSERT_EQ(list.span().size(), list.size());
@@ -91,7 +66,54 @@ TEST(PointerListTest, SpanAndEmptyAgreeWithDataAndSize) {
     check();
   }
   EXPECT_TRUE(list.empty());
-  EXPECT_GT(list.capacity(), 2u);  // still on the heap, and empty
+  EXPECT_EQ(list.capacity(), heap_capacity);  // still on the heap, and empty
+  list.push_back(&nodes[2]);
+  check();
+  EXPECT_EQ(Values(list), (std::vector<int>{2}));
+}
+
+TEST(PointerListTest, SixteenBytes) { EXPECT_EQ(sizeof(PointerList<Node>), 16u); }
+
+// Ten elements pushed to a `List` that keeps `inline_capacity` inline: in
+// order through every form, 16 of room at the end (doubling), and inline
+// again once cleared.
+template <typename List>
+void CheckInlineThenHeap(size_t inline_capacity) {
+  Node nodes[10];
+  for (int i = 0; i < 10; ++i) nodes[i].value = i;
+  List list;
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(list.size(), 0u);
+  EXPECT_EQ(list.begin(), list.end());
+  EXPECT_EQ(list.capacity(), inline_capacity);
+  std::vector<int> expected;
+  for (int i = 0; i < 10; ++i) {
+    list.push_back(&nodes[i]);
+    expected.push_back(i);
+    ASSERT_EQ(list.size(), expected.size());
+    ASSERT_EQ(Values(list), expected);
+    EXPECT_EQ(list.back(), &nodes[i]);
+    EXPECT_EQ(list.front(), &nodes[0]);
+    EXPECT_GE(list.capacity(), list.size());
+  }
+  EXPECT_EQ(list.capacity(), 16u);
+  EXPECT_EQ(list[7], &nodes[7]);
+  list[7] = &nodes[0];
+  EXPECT_EQ(list[7]->value, 0);
+  list.clear();
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(list.capacity(), inline_capacity);
+  // An inline element written through operator[].
+  list.push_back(&nodes[3]);
+  list[0] = &nodes[4];
+  EXPECT_EQ(Values(list), (std::vector<int>{4}));
+}
+
+TEST(PointerListTest, InlineThenHeapKeepsOrder) { CheckInlineThenHeap<PointerList<Node>>(2); }
+
+TEST(PointerListTest, SpanAndEmptyAgreeWithDataAndSize) {
+  CheckSpanAndEmptyAgree<PointerList<Node>>(8);
+  Node nodes[2] = {{0}, {1}};
   PointerList<Node> small;
   small.push_back(&nodes[0]);
   small.push_back(&nodes[1]);
@@ -413,6 +435,398 @@ HloInstruction* FindInEntry(const HloModule& module, absl::string_view name) {
 // (HloInstruction::CommonGroup's inline form): read as a one-element list,
 // replaced in place, turned into a list by a second attribute, a braced or a
 // null one, moved into the group by dimensions, cleared.
+// The users' list: one word, one element inline, then a heap block whose
+// header holds the size and the capacity.
+TEST(SmallPointerListTest, EightBytesOneInlineThenHeapKeepsOrder) {
+  EXPECT_EQ(sizeof(SmallPointerList<Node>), 8u);
+  CheckInlineThenHeap<SmallPointerList<Node>>(1);
+}
+
+TEST(SmallPointerListTest, SpanAndEmptyAgreeWithDataAndSize) {
+  CheckSpanAndEmptyAgree<SmallPointerList<Node>>(8);
+}
+
+// An arena's blocks (push_back with an arena): blocks of up to
+// kArenaCapacity elements come from it and are never freed by the list,
+// larger ones from the heap; the order holds across both, and a copy is on
+// the heap.
+// (Its storage is one buffer: Holds says whether a block is its.)
+struct CountingArena {
+  CountingArena() { sizes.reserve(16); }
+  void* Allocate(size_t size, size_t alignment) {
+    EXPECT_EQ(alignment, alignof(Node*));
+    EXPECT_LE(used + size, sizeof(buffer));
+    sizes.push_back(size);
+    void* block = buffer + used;
+    used += (size + 7) / 8 * 8;
+    return block;
+  }
+  bool Holds(const void* p) const {
+    const auto* byte = static_cast<const unsigned char*>(p);
+    return byte >= buffer && byte < buffer + sizeof(buffer);
+  }
+  std::vector<size_t> sizes;
+  alignas(8) unsigned char buffer[1024];
+  size_t used = 0;
+};
+
+TEST(SmallPointerListTest, SmallBlocksFromAnArenaLargerFromTheHeap) {
+  constexpr size_t kArenaCapacity = SmallPointerList<Node>::kArenaCapacity;
+  std::vector<Node> nodes(40);
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].value = static_cast<int>(i);
+  CountingArena arena;
+  std::vector<int> expected;
+  expected.reserve(nodes.size());
+  {
+    SmallPointerList<Node> list;
+    for (size_t i = 0; i <= kArenaCapacity; ++i) {
+      list.push_back(&nodes[i], [&] { return &arena; });
+      expected.push_back(static_cast<int>(i));
+      if (i >= 1) {
+        EXPECT_EQ(arena.Holds(list.data()), i < kArenaCapacity) << i;
+      }
+    }
+    // Blocks of 2, 4, 8, 16 from the arena (header and elements), the 32
+    // from the heap.
+    EXPECT_EQ(arena.sizes, (std::vector<size_t>{24, 40, 72, 136}));
+    EXPECT_EQ(Values(list), expected);
+    for (size_t i = kArenaCapacity + 1; i < nodes.size(); ++i) {
+      list.push_back(&nodes[i], [&] { return &arena; });
+      expected.push_back(static_cast<int>(i));
+    }
+    EXPECT_EQ(arena.sizes.size(), 4u);
+    EXPECT_EQ(Values(list), expected);
+    SmallPointerList<Node> copy = list;
+    EXPECT_FALSE(arena.Holds(copy.data()));
+    EXPECT_EQ(Values(copy), expected);
+  }
+  {
+    // Left in an arena block: destroyed without freeing it (a free of the
+    // arena's buffer would abort).
+    SmallPointerList<Node> small;
+    for (size_t i = 0; i < 3; ++i) small.push_back(&nodes[i], [&] { return &arena; });
+    EXPECT_TRUE(arena.Holds(small.data()));
+    EXPECT_EQ(Values(small), (std::vector<int>{0, 1, 2}));
+    small.erase(small.begin());
+    EXPECT_EQ(Values(small), (std::vector<int>{1, 2}));
+    // No arena: the heap, as push_back(value).
+    SmallPointerList<Node> heap;
+    const size_t before = arena.sizes.size();
+    for (size_t i = 0; i < 3; ++i) {
+      heap.push_back(&nodes[i], [] { return static_cast<CountingArena*>(nullptr); });
+    }
+    EXPECT_EQ(arena.sizes.size(), before);
+    EXPECT_FALSE(arena.Holds(heap.data()));
+    EXPECT_EQ(Values(heap), (std::vector<int>{0, 1, 2}));
+  }
+}
+
+TEST(SmallPointerListTest, EraseReserveCopyAndMoveInBothForms) {
+  Node nodes[4] = {{0}, {1}, {2}, {3}};
+  SmallPointerList<Node> one;
+  one.push_back(&nodes[0]);
+  one.erase(one.begin());
+  EXPECT_TRUE(one.empty());
+  one.push_back(&nodes[1]);
+  one.pop_back();
+  EXPECT_TRUE(one.empty());
+  EXPECT_EQ(one.capacity(), 1u);  // never left the word
+
+  SmallPointerList<Node> big;
+  for (Node& node : nodes) big.push_back(&node);
+  big.erase(big.begin() + 1);
+  EXPECT_EQ(Values(big), (std::vector<int>{0, 2, 3}));
+  big.erase(big.end() - 1);
+  EXPECT_EQ(Values(big), (std::vector<int>{0, 2}));
+
+  SmallPointerList<Node> reserved;
+  reserved.reserve(1);
+  EXPECT_EQ(reserved.capacity(), 1u);
+  reserved.push_back(&nodes[3]);
+  reserved.reserve(5);  // the inline element moves to the block
+  EXPECT_EQ(reserved.capacity(), 5u);
+  EXPECT_EQ(Values(reserved), (std::vector<int>{3}));
+
+  SmallPointerList<Node> copy(big);
+  EXPECT_EQ(Values(copy), (std::vector<int>{0, 2}));
+  SmallPointerList<Node> moved(std::move(copy));
+  EXPECT_EQ(Values(moved), (std::vector<int>{0, 2}));
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): defined as empty
+  SmallPointerList<Node> single;
+  single.push_back(&nodes[1]);
+  moved = single;  // a heap list assigned one element
+  EXPECT_EQ(Values(moved), (std::vector<int>{1}));
+  single = std::move(big);
+  EXPECT_EQ(Values(single), (std::vector<int>{0, 2}));
+  SmallPointerList<Node> inline_copy(moved);
+  EXPECT_EQ(Values(inline_copy), (std::vector<int>{1}));
+  EXPECT_EQ(inline_copy.capacity(), 1u);
+}
+
+// An instruction's users through the IR: none, one (inline), two and many
+// (the heap block, and past 16 the position index), each user once, order
+// kept, removal in both forms.
+TEST(SmallPointerListTest, AnInstructionsUsersInEveryForm) {
+  HloComputation comp("c");
+  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+  HloInstruction* x = comp.AddInstruction(HloInstruction::CreateParameter(0, scalar, "x"));
+  EXPECT_TRUE(x->users().empty());
+  std::vector<HloInstruction*> users;
+  for (int i = 0; i < 40; ++i) {
+    auto add = HloInstruction::Create(HloOpcode::kAdd, scalar, {x, x});
+    users.push_back(comp.AddInstruction(std::move(add)));
+    ASSERT_EQ(x->user_count(), i + 1);
+    ASSERT_EQ(std::vector<HloInstruction*>(x->users().begin(), x->users().end()), users);
+    ASSERT_EQ(users.back()->user_count(), 0);
+  }
+  // Removed from the middle and the end: each user's edge goes with it.
+  ASSERT_TRUE(comp.RemoveInstruction(users[5]).ok());
+  ASSERT_TRUE(comp.RemoveInstruction(users.back()).ok());
+  EXPECT_EQ(x->user_count(), 38);
+  for (HloInstruction* user : x->users()) {
+    EXPECT_NE(user, users[5]);
+    EXPECT_NE(user, users.back());
+  }
+  // One user, inline, replaced by another.
+  HloInstruction* y = comp.AddInstruction(HloInstruction::CreateParameter(1, scalar, "y"));
+  HloInstruction* neg =
+      comp.AddInstruction(HloInstruction::Create(HloOpcode::kNegate, scalar, {y}));
+  ASSERT_EQ(y->user_count(), 1);
+  EXPECT_EQ(y->users()[0], neg);
+  neg->ReplaceOperandWith(0, x);
+  EXPECT_TRUE(y->users().empty());
+  EXPECT_EQ(x->users().back(), neg);
+}
+
+// The common group's word and the uncommon block share one word: the
+// block, once made, holds the common word, which every form of the common
+// group keeps across (inline call, list alone, the group), in both orders,
+// on the heap and in the arena, and the instruction dies either way.
+TEST(UncommonWordTest, CommonAttributesSurviveTheUncommonBlock) {
+  EXPECT_EQ(sizeof(HloInstruction), 88u);
+  HloModule module("m");
+  HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));
+  HloComputation* body = module.AddComputation(std::make_unique<HloComputation>("body"));
+  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+
+  // Inline call, then a collective group: the call stays inline.
+  auto call = HloInstruction::Create(HloOpcode::kCall, scalar);
+  call->SetCalledComputations("to_apply", {add});
+  EXPECT_FALSE(call->has_uncommon_block());
+  call->set_channel_id(3);
+  EXPECT_TRUE(call->has_uncommon_block());
+  EXPECT_EQ(call->channel_id(), 3);
+  EXPECT_EQ(call->called_list_block(), nullptr);
+  EXPECT_EQ(call->to_apply(), add);
+  // Changed after the block exists: a second attribute, dimensions, raw.
+  call->SetCalledComputations("body", {body});
+  EXPECT_NE(call->called_list_block(), nullptr);
+  EXPECT_EQ(call->to_apply(), add);
+  EXPECT_EQ(call->while_body(), body);
+  call->set_dimensions({0, 1});
+  call->SetRawAttribute("is_stable", "true");
+  EXPECT_EQ(call->dimensions(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(*call->raw_attribute("is_stable"), "true");
+  EXPECT_EQ(call->channel_id(), 3);
+  EXPECT_EQ(call->attribute_groups(), HloInstruction::kCollectiveGroup);
+  call->ClearCalledComputations();
+  EXPECT_TRUE(call->called_computations().empty());
+  EXPECT_EQ(call->dimensions(), (std::vector<int64_t>{0, 1}));
+
+  // The uncommon block first, then each common form.
+  auto reduce = HloInstruction::Create(HloOpcode::kReduce, scalar);
+  reduce->mutable_frontend_attributes()->Set("k", "v");
+  EXPECT_TRUE(reduce->dimensions() == std::nullopt);
+  EXPECT_TRUE(reduce->called_computations().empty());
+  reduce->SetCalledComputations("to_apply", {add});
+  EXPECT_EQ(reduce->called_list_block(), nullptr);
+  EXPECT_EQ(reduce->to_apply(), add);
+  reduce->set_dimensions({1});
+  EXPECT_EQ(reduce->to_apply(), add);
+  EXPECT_EQ(reduce->dimensions(), std::vector<int64_t>{1});
+  EXPECT_EQ(reduce->frontend_attributes().size(), 1u);
+  EXPECT_EQ(reduce->attribute_groups(), HloInstruction::kFrontendGroup);
+
+  // Neither: no block, every group at its default.
+  auto plain = HloInstruction::Create(HloOpcode::kAdd, scalar);
+  EXPECT_FALSE(plain->has_uncommon_block());
+  EXPECT_EQ(plain->attribute_groups(), 0u);
+  EXPECT_TRUE(plain->raw_attributes().empty());
+  call.reset();
+  reduce.reset();
+}
+
+// Parsed: the groups in the module's arena, a call with a channel and a
+// control edge printed back, reparsed and through the proto unchanged.
+TEST(UncommonWordTest, ParsedInstructionsWithBothGroupsRoundTrip) {
+  constexpr absl::string_view kText = R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  k = f32[8] all-reduce(p), channel_id=2, replica_groups={}, to_apply=add
+  r = f32[] reduce(k, c), dimensions={0}, to_apply=add, frontend_attributes={x="y"}
+  c = f32[] constant(0)
+  ROOT t = (f32[8], f32[]) tuple(k, r), control-predecessors={c}
+}
+)";
+  auto parsed = ParseHloModule(kText);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto check = [](const HloModule& m) {
+    const HloInstruction* k = FindInEntry(m, "k");
+    const HloInstruction* r = FindInEntry(m, "r");
+    ASSERT_TRUE(k != nullptr && r != nullptr);
+    EXPECT_TRUE(k->has_uncommon_block());
+    EXPECT_EQ(k->channel_id(), 2);
+    EXPECT_EQ(k->to_apply(), m.GetComputationWithName("add"));
+    EXPECT_EQ(r->to_apply(), m.GetComputationWithName("add"));
+    EXPECT_EQ(r->dimensions(), std::vector<int64_t>{0});
+    EXPECT_EQ(r->frontend_attributes().size(), 1u);
+    EXPECT_EQ(FindInEntry(m, "t")->control_predecessors().size(), 1u);
+    EXPECT_EQ(FindInEntry(m, "c")->control_successors().size(), 1u);
+  };
+  check(**parsed);
+  const std::string text = PrintHloModule(**parsed);
+  auto reparsed = ParseHloModule(text);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  check(**reparsed);
+  EXPECT_EQ(PrintHloModule(**reparsed), text);
+  absl::StatusOr<std::string> bytes = HloModuleToBytes(**parsed);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  auto read = HloModuleFromBytes(*bytes, DefaultProtoRecursionBudget());
+  ASSERT_TRUE(read.ok()) << read.status();
+  check(**read);
+  EXPECT_EQ(PrintHloModule(**read), text);
+  // An arena instruction with both groups removed (its block's destructor
+  // runs, the arena keeps the memory), then the module dies.
+  HloComputation* entry = (*parsed)->entry_computation();
+  HloInstruction* k = FindInEntry(**parsed, "k");
+  HloInstruction* r = FindInEntry(**parsed, "r");
+  r->ReplaceOperandWith(0, FindInEntry(**parsed, "p"));
+  FindInEntry(**parsed, "t")->ReplaceOperandWith(0, FindInEntry(**parsed, "p"));
+  EXPECT_TRUE(k->users().empty());
+  ASSERT_TRUE(entry->RemoveInstruction(k).ok());
+  EXPECT_EQ(k->parent(), nullptr);
+  parsed->reset();
+}
+
+// A computation's parameters in a PointerList: inline while numbered
+// 0, 1, ... with no hole; a hole (a number added out of order, a removed
+// parameter) moves them to the heap form, where an element may be null.
+TEST(ParameterListTest, HolesOutOfOrderRemovalAndCopies) {
+  EXPECT_EQ(sizeof(HloComputation), 88u);
+  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+  HloComputation in_order("in_order");
+  HloInstruction* a0 = in_order.AddInstruction(HloInstruction::CreateParameter(0, scalar, "a0"));
+  HloInstruction* a1 = in_order.AddInstruction(HloInstruction::CreateParameter(1, scalar, "a1"));
+  EXPECT_EQ(in_order.parameter_instructions().capacity(), 2u);  // inline
+  EXPECT_EQ(std::vector<HloInstruction*>(in_order.parameter_instructions().begin(),
+                                         in_order.parameter_instructions().end()),
+            (std::vector<HloInstruction*>{a0, a1}));
+  HloInstruction* a2 = in_order.AddInstruction(HloInstruction::CreateParameter(2, scalar, "a2"));
+  EXPECT_EQ(in_order.num_parameters(), 3);
+  EXPECT_EQ(in_order.parameter_instruction(2), a2);
+
+  HloComputation holes("holes");
+  HloInstruction* p1 = holes.AddInstruction(HloInstruction::CreateParameter(1, scalar, "p1"));
+  EXPECT_EQ(holes.num_parameters(), 2);
+  EXPECT_EQ(holes.parameter_instruction(0), nullptr);
+  EXPECT_EQ(holes.parameter_instruction(1), p1);
+  EXPECT_EQ(holes.parameter_instructions().size(), 2u);
+  EXPECT_EQ(holes.parameter_instructions()[0], nullptr);
+  // A copy keeps the hole.
+  HloComputation::ParameterList copy(holes.parameter_instructions());
+  ASSERT_EQ(copy.size(), 2u);
+  EXPECT_EQ(copy[0], nullptr);
+  EXPECT_EQ(copy[1], p1);
+  HloComputation::ParameterList assigned;
+  assigned = holes.parameter_instructions();
+  ASSERT_EQ(assigned.size(), 2u);
+  EXPECT_EQ(assigned[0], nullptr);
+  // The hole filled; a second parameter of one number is not listed.
+  HloInstruction* p0 = holes.AddInstruction(HloInstruction::CreateParameter(0, scalar, "p0"));
+  holes.AddInstruction(HloInstruction::CreateParameter(0, scalar, "again"));
+  EXPECT_EQ(holes.num_parameters(), 2);
+  EXPECT_EQ(holes.parameter_instruction(0), p0);
+  // Removed: the count stays, the number yields nullptr.
+  ASSERT_TRUE(in_order.RemoveInstruction(a1).ok());
+  EXPECT_EQ(in_order.num_parameters(), 3);
+  EXPECT_EQ(in_order.parameter_instruction(1), nullptr);
+  EXPECT_EQ(in_order.parameter_instruction(0), a0);
+  EXPECT_EQ(in_order.parameter_instruction(2), a2);
+  HloComputation two("two");
+  HloInstruction* b0 = two.AddInstruction(HloInstruction::CreateParameter(0, scalar, "b0"));
+  HloInstruction* b1 = two.AddInstruction(HloInstruction::CreateParameter(1, scalar, "b1"));
+  ASSERT_TRUE(two.RemoveInstruction(b0).ok());  // inline, the hole first
+  EXPECT_EQ(two.num_parameters(), 2);
+  EXPECT_EQ(two.parameter_instruction(0), nullptr);
+  EXPECT_EQ(two.parameter_instruction(1), b1);
+}
+
+// The module and the extra block share a word: parent() is the module
+// before and after the block is made, for a computation given its module
+// before or after, and instructions removed (kept in the block) die with
+// the computation.
+TEST(ComputationWordTest, TheModuleSurvivesTheExtraBlock) {
+  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+  HloModule module("m");
+  HloComputation* before = module.AddComputation(std::make_unique<HloComputation>("before"));
+  EXPECT_EQ(before->parent(), &module);
+  EXPECT_TRUE(before->execution_thread().empty());
+  before->set_execution_thread("host");
+  EXPECT_EQ(before->parent(), &module);
+  EXPECT_EQ(before->execution_thread(), "host");
+  HloInstruction* p = before->AddInstruction(HloInstruction::CreateParameter(0, scalar, "p"));
+  HloInstruction* neg = before->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, scalar, {p}));
+  EXPECT_EQ(neg->parent(), before);
+  EXPECT_TRUE(module.IsInstructionNameUsed("p"));
+  ASSERT_TRUE(before->RemoveInstruction(neg).ok());  // kept in the block
+  EXPECT_EQ(neg->parent(), nullptr);
+  EXPECT_EQ(before->parent(), &module);
+
+  // The block made before the computation joins a module.
+  auto after_owned = std::make_unique<HloComputation>("after");
+  after_owned->set_written_signature("(x: f32[]) -> f32[]", "(x: f32[]) -> f32[]");
+  EXPECT_EQ(after_owned->parent(), nullptr);
+  HloComputation* after = module.AddComputation(std::move(after_owned));
+  EXPECT_EQ(after->parent(), &module);
+  EXPECT_EQ(after->written_signature(), "(x: f32[]) -> f32[]");
+  HloInstruction* q = after->AddInstruction(HloInstruction::CreateParameter(0, scalar, "q"));
+  EXPECT_EQ(q->unique_id() >= 0, true);
+  EXPECT_TRUE(module.IsInstructionNameUsed("q"));
+  // Without a block: the word is the module.
+  HloComputation* plain = module.AddComputation(std::make_unique<HloComputation>("plain"));
+  EXPECT_EQ(plain->parent(), &module);
+  EXPECT_TRUE(plain->written_signature().empty());
+}
+
+// Written out of order, printed back as written.
+TEST(ParameterListTest, ParametersOutOfOrderRoundTrip) {
+  constexpr absl::string_view kText = R"(HloModule m
+
+ENTRY e {
+  b = f32[] parameter(1)
+  a = f32[] parameter(0)
+  ROOT s = f32[] subtract(a, b)
+}
+)";
+  auto parsed = ParseHloModule(kText);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const HloComputation* entry = (*parsed)->entry_computation();
+  EXPECT_EQ(entry->parameter_instruction(0)->name(), "a");
+  EXPECT_EQ(entry->parameter_instruction(1)->name(), "b");
+  const std::string text = PrintHloModule(**parsed);
+  EXPECT_NE(text.find("b = f32[] parameter(1)\n  a = f32[] parameter(0)"), std::string::npos) << text;
+  auto reparsed = ParseHloModule(text);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_EQ(PrintHloModule(**reparsed), text);
+}
+
 TEST(CommonGroupTest, OneCalledComputationInline) {
   HloModule module("m");
   HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));

@@ -1063,6 +1063,38 @@ ENTRY e {
   EXPECT_EQ(p->users().size(), 3u);
 }
 
+// The parser keeps where each shape was written only once an operand's
+// shape has been written in the module (Parser::RecordShapeText): an
+// operand naming an instruction defined before that has its declared
+// shape parsed, one defined after it is compared by bytes; both are
+// checked, and both find the operand.
+TEST(ParserTest, DeclaredOperandShapesBeforeAndAfterTheFirstOne) {
+  constexpr absl::string_view kText = R"(HloModule m
+c {
+  x = f32[2]{0} parameter(0)
+  ROOT y = f32[2]{0} negate(x)
+}
+ENTRY e {
+  before = f32[2]{0} parameter(0)
+  first = f32[2]{0} negate(f32[2]{0} before)
+  after = f32[2]{0} negate(f32[2]{0} first)
+  ROOT r = f32[2]{0} add(f32[2]{0} before, f32[2]{0} after)
+}
+)";
+  auto m = Parse(kText);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "first")->operand(0), Find(*m, "before"));
+  EXPECT_EQ(Find(*m, "after")->operand(0), Find(*m, "first"));
+  EXPECT_EQ(Find(*m, "r")->operand(0), Find(*m, "before"));
+  EXPECT_EQ(Find(*m, "r")->operand(1), Find(*m, "after"));
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
+                         "  ROOT n = f32[2] negate(f32[3] p)\n}\n"),
+              HasSubstr("the declared operand shape f32[3] does not match the shape of operand 'p'"));
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
+                         "  a = f32[2] negate(f32[2] p)\n  ROOT n = f32[2] negate(f32[3] a)\n}\n"),
+              HasSubstr("the declared operand shape f32[3] does not match the shape of operand 'a'"));
+}
+
 // A name another computation already used is renamed; operands written
 // with the name still find this computation's instruction, with or without
 // a declared shape.

@@ -264,9 +264,10 @@ TEST(ProtoStreamTest, ConversionErrorsAsTheWholeMessage) {
   }
 }
 
-// Three computations of 14,000 instructions each (the entry calls the other
+// Three computations of 17,000 instructions each (the entry calls the other
 // two; one of them has a forward reference, so its order is recorded and
-// every id is read first), written as a binary proto.
+// every id is read first), written as a binary proto: more than two huge
+// blocks of the arena at 88 bytes an instruction (ArenaEndsInSmallPages).
 std::string LargeModuleText() {
   std::string text = "HloModule big\n\n";
   for (const char* name : {"c0", "c1", "e"}) {
@@ -278,7 +279,7 @@ std::string LargeModuleText() {
       last = "b";
     }
     if (std::strcmp(name, "c1") == 0) absl::StrAppend(&text, "  f = f32[] negate(later)\n  later = f32[] negate(p)\n");
-    for (int i = 0; i < 14000; ++i) {
+    for (int i = 0; i < 17000; ++i) {
       absl::StrAppend(&text, "  n", i, " = f32[] negate(", last, ")\n");
       last = absl::StrCat("n", i);
     }

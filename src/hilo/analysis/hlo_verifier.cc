@@ -52,7 +52,8 @@ namespace {
 // list (ir/pointer_list.h) derives its size and address from its two words
 // on every call, which the verifier's per-operand loops paid several times
 // per step (docs/performance.md, thirteenth session: merged).
-absl::Span<HloInstruction* const> AsSpan(const HloInstruction::InstructionList& list) {
+template <typename List>  // HloInstruction::InstructionList or UserList
+absl::Span<HloInstruction* const> AsSpan(const List& list) {
   return list.span();
 }
 

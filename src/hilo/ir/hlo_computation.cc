@@ -16,6 +16,30 @@ HloComputation::~HloComputation() {
   for (auto& inst : instructions_) {
     if (inst != nullptr) inst->operands_.clear();
   }
+  // Before the live instructions, as when it was the last member.
+  if (Extra* extra = extra_or_null(); extra != nullptr) {
+    module_or_extra_ = reinterpret_cast<uintptr_t>(extra->module);
+    delete extra;
+  }
+}
+
+void HloComputation::SetParent(HloModule* module) {
+  if (Extra* extra = extra_or_null(); extra != nullptr) {
+    extra->module = module;
+  } else {
+    module_or_extra_ = reinterpret_cast<uintptr_t>(module);
+  }
+}
+
+HloComputation::Extra& HloComputation::mutable_extra() {
+  if (Extra* existing = extra_or_null(); existing != nullptr) return *existing;
+  static_assert(alignof(Extra) >= 2, "the block's address leaves kExtraBit clear");
+  auto* extra = new Extra();
+  extra->module = parent();
+  // One store, released: a thread reading parent() meanwhile (the verifier
+  // checking ahead of a parse) sees the module either way.
+  __atomic_store_n(&module_or_extra_, reinterpret_cast<uintptr_t>(extra) | kExtraBit, __ATOMIC_RELEASE);
+  return *extra;
 }
 
 std::unique_ptr<HloComputation> HloComputation::CreateInArena(InstructionArena& arena,
@@ -35,7 +59,8 @@ void HloComputation::operator delete(HloComputation* computation, std::destroyin
 }
 
 bool HloComputation::IsEntryComputation() const {
-  return parent_ != nullptr && parent_->entry_computation() == this;
+  const HloModule* module = parent();
+  return module != nullptr && module->entry_computation() == this;
 }
 
 namespace {
@@ -92,18 +117,19 @@ void HloComputation::LogIfUpEdge(const HloInstruction* user, const HloInstructio
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
   HloInstruction* inst = instruction.get();
   inst->parent_ = this;
-  if (parent_ != nullptr) {
+  HloModule* const module = parent();
+  if (module != nullptr) {
     // A written name that is still free is kept as is (the common case:
     // one hash and one copy into the module's name set).
-    const bool trusted = parent_->bulk_loading() && !inst->name_.empty();
+    const bool trusted = module->bulk_loading() && !inst->name_.empty();
     if (!trusted && inst->name_.empty() && !UniqueNamesByCopy()) {
-      parent_->NameInstructionUniquely(inst, HloOpcodeString(inst->opcode()));
-    } else if (!trusted && (inst->name_.empty() || !parent_->ReserveInstructionName(inst->name()))) {
+      module->NameInstructionUniquely(inst, HloOpcodeString(inst->opcode()));
+    } else if (!trusted && (inst->name_.empty() || !module->ReserveInstructionName(inst->name()))) {
       absl::string_view hint = inst->name();
       if (hint.empty()) hint = HloOpcodeString(inst->opcode());
-      inst->name_.Assign(parent_->UniqueInstructionName(hint));
+      inst->name_.Assign(module->UniqueInstructionName(hint));
     }
-    inst->unique_id_ = static_cast<int32_t>(parent_->NextUniqueId());
+    inst->unique_id_ = static_cast<int32_t>(module->NextUniqueId());
   }
   inst->index_in_parent_ = static_cast<int32_t>(instructions_.size());
   if (up_edges_logged_) {
@@ -118,14 +144,19 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
   instructions_.push_back(std::move(instruction));
   count_and_arena_ += kCountUnit;
   // A bulk load notes its channel instructions once, at its end.
-  if (parent_ != nullptr && !parent_->bulk_loading() && IsChannelOpcode(inst->opcode())) {
-    parent_->NoteChannelInstructionsChanged();
+  if (module != nullptr && !module->bulk_loading() && IsChannelOpcode(inst->opcode())) {
+    module->NoteChannelInstructionsChanged();
   }
   if (inst->opcode() == HloOpcode::kParameter && inst->parameter_number() >= 0 &&
       inst->parameter_number() < (int64_t{1} << 20)) {
     size_t n = static_cast<size_t>(inst->parameter_number());
-    if (parameters_.size() <= n) parameters_.resize(n + 1, nullptr);
-    if (parameters_[n] == nullptr) parameters_[n] = inst;
+    if (n >= parameters_.size()) {
+      if (n > parameters_.size()) parameters_.MoveToHeapForNulls();  // holes before n
+      while (parameters_.size() < n) parameters_.push_back(nullptr);
+      parameters_.push_back(inst);
+    } else if (parameters_[n] == nullptr) {
+      parameters_[n] = inst;
+    }
   }
   return inst;
 }
@@ -425,11 +456,12 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
   if (instruction->opcode() == HloOpcode::kParameter) {
     int64_t n = instruction->parameter_number();
     if (n >= 0 && n < static_cast<int64_t>(parameters_.size()) && parameters_[n] == instruction) {
+      parameters_.MoveToHeapForNulls();
       parameters_[n] = nullptr;
     }
   }
-  if (parent_ != nullptr && IsChannelOpcode(instruction->opcode())) {
-    parent_->NoteChannelInstructionRemoved();
+  if (HloModule* module = parent(); module != nullptr && IsChannelOpcode(instruction->opcode())) {
+    module->NoteChannelInstructionRemoved();
   }
   int64_t index = instruction->index_in_parent_;
   mutable_extra().removed.push_back(std::move(instructions_[index]));

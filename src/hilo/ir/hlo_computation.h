@@ -20,6 +20,7 @@
 #include "hilo/ir/hlo_instruction.h"
 #include "hilo/ir/instruction_arena.h"
 #include "hilo/ir/instruction_name.h"
+#include "hilo/ir/pointer_list.h"
 
 namespace hilo {
 
@@ -42,7 +43,11 @@ class HloComputation {
 
   // 16 bytes in the computation (instruction_name.h); not NUL-terminated.
   absl::string_view name() const { return name_.view(); }
-  HloModule* parent() const { return parent_; }
+  HloModule* parent() const {
+    const uintptr_t bits = module_or_extra_;
+    return (bits & kExtraBit) != 0 ? reinterpret_cast<const Extra*>(bits & ~kExtraBit)->module
+                                   : reinterpret_cast<HloModule*>(bits);
+  }
   bool IsEntryComputation() const;
 
   // Adds `instruction` at the end of the instruction list and returns it.
@@ -70,8 +75,11 @@ class HloComputation {
 
   // Parameters by number; a number with no parameter yields nullptr.
   // Up to two are kept in the computation itself (most small computations
-  // have one or two: a reduce's or a call's `add`).
-  using ParameterList = absl::InlinedVector<HloInstruction*, 2>;
+  // have one or two: a reduce's or a call's `add`), in 16 bytes
+  // (pointer_list.h; absl::InlinedVector took 24: docs/performance.md,
+  // "twenty-fifth session"). A hole (a number without a parameter) puts
+  // the list on the heap (PointerList::MoveToHeapForNulls).
+  using ParameterList = PointerList<HloInstruction>;
   const ParameterList& parameter_instructions() const { return parameters_; }
   HloInstruction* parameter_instruction(int64_t number) const;
   int64_t num_parameters() const { return static_cast<int64_t>(parameters_.size()); }
@@ -177,7 +185,7 @@ class HloComputation {
   // not model, serialized; empty when none (owned by hilo/proto).
   const std::string& opaque_proto_fields() const { return extra().opaque_proto_fields; }
   void set_opaque_proto_fields(std::string bytes) {
-    if (!bytes.empty() || extra_ != nullptr) mutable_extra().opaque_proto_fields = std::move(bytes);
+    if (!bytes.empty() || extra_or_null() != nullptr) mutable_extra().opaque_proto_fields = std::move(bytes);
   }
 
   // Text-format fidelity state owned by the parser and printer. Opaque to
@@ -203,7 +211,7 @@ class HloComputation {
   absl::string_view written_signature() const { return extra().written_signature.view(); }
   absl::string_view canonical_signature() const { return extra().canonical_signature.view(); }
   void set_written_signature(absl::string_view written, absl::string_view canonical) {
-    if (written.empty() && canonical.empty() && extra_ == nullptr) return;
+    if (written.empty() && canonical.empty() && extra_or_null() == nullptr) return;
     Extra& extra = mutable_extra();
     extra.written_signature.Assign(written);
     extra.canonical_signature.Assign(canonical);
@@ -213,7 +221,13 @@ class HloComputation {
   friend class HloModule;
 
   InstructionName name_;
-  HloModule* parent_ = nullptr;
+  // The module (parent()), or, with kExtraBit set, the address of the Extra
+  // block, which then holds the module: one word where the two took one
+  // each (docs/performance.md, "twenty-fifth session").
+  static constexpr uintptr_t kExtraBit = 1;
+  uintptr_t module_or_extra_ = 0;
+  // Sets the module, where the word or the Extra block holds it (HloModule).
+  void SetParent(HloModule* module);
   // Owned instructions in list order; removed ones leave a null hole that
   // compaction closes once holes outnumber live instructions. A small
   // computation's (a reduce's `add`: two parameters and the sum) are kept in
@@ -241,6 +255,7 @@ class HloComputation {
   // What most computations do not have, allocated on first write: a module
   // of many small computations pays for every byte of a computation.
   struct Extra {
+    HloModule* module = nullptr;  // parent()
     // Removed instructions stay allocated until the computation is
     // destroyed, so that a pass holding a pointer to one (for example a
     // worklist collected before expanding) can still see that it was
@@ -255,22 +270,26 @@ class HloComputation {
     CompactString canonical_signature;
   };
   void LogIfUpEdge(const HloInstruction* user, const HloInstruction* dep);
+  Extra* extra_or_null() const {
+    const uintptr_t bits = module_or_extra_;
+    return (bits & kExtraBit) != 0 ? reinterpret_cast<Extra*>(bits & ~kExtraBit) : nullptr;
+  }
   const Extra& extra() const {
     static const Extra* const kDefault = new Extra();
-    return extra_ != nullptr ? *extra_ : *kDefault;
+    const Extra* extra = extra_or_null();
+    return extra != nullptr ? *extra : *kDefault;
   }
-  Extra& mutable_extra() {
-    if (extra_ == nullptr) extra_ = std::make_unique<Extra>();
-    return *extra_;
-  }
-  std::unique_ptr<Extra> extra_;
+  // Made on first write, with the module moved into it.
+  Extra& mutable_extra();
 };
 
 // A module of many small computations pays for every byte of one (docs/
-// performance.md, "tenth session"; 112 bytes with libstdc++ on a 64-bit
+// performance.md, "tenth session"; 88 bytes with libstdc++ on a 64-bit
 // target, three instructions and two parameters included; 112 before the
-// text info went into the live count's word, "twenty-third session").
-static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 104,
+// text info went into the live count's word, "twenty-third session"; 104
+// before the parameters' list took 16 bytes and the module and the extra
+// block shared a word, "twenty-fifth session").
+static_assert(sizeof(void*) != 8 || sizeof(HloComputation) <= 88,
               "HloComputation grew: every computation of every module pays for it");
 
 }  // namespace hilo

@@ -145,7 +145,6 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateCustomCall(
   return inst;
 }
 
-HloInstruction::~HloInstruction() = default;
 
 void HloInstruction::operator delete(HloInstruction* inst, std::destroying_delete_t) {
   const bool in_arena = inst->in_arena_;
@@ -211,7 +210,10 @@ void HloInstruction::AddUser(HloInstruction* user) {
   }
   const absl::Span<HloInstruction* const> users = users_.span();
   if (std::find(users.begin(), users.end(), user) != users.end()) return;
-  users_.push_back(user);
+  // A loader's small lists go to the module's arena with its groups
+  // (HILO_ARENA_USERS=0: the heap; docs/performance.md, "twenty-fifth
+  // session", ir-88).
+  users_.push_back(user, [this] { return ArenaUsersEnabled() ? GroupArena() : nullptr; });
   if (users.size() + 1 > kIndexThreshold) {
     auto& user_index = mutable_rare().user_index;
     user_index.reset(new UserIndex(this));
@@ -366,6 +368,25 @@ void DeleteIn(T* object, bool in_arena) {
 }
 }  // namespace
 
+HloInstruction::~HloInstruction() {
+  // The Uncommon block holds the common group's word, which its destructor
+  // ends (CommonGroup::~CommonGroup).
+  if (Uncommon* uncommon = uncommon_or_null(); uncommon != nullptr) {
+    const bool in_arena = common_.uncommon_in_arena();
+    common_.ForgetUncommon();
+    DeleteIn(uncommon, in_arena);
+  }
+}
+
+HloInstruction::Uncommon& HloInstruction::NewUncommon() {
+  static_assert(alignof(Uncommon) >= 8, "the block's address leaves the three tag bits clear");
+  InstructionArena* arena = GroupArena();
+  Uncommon* uncommon = NewIn<Uncommon>(arena);
+  common_.CopyTo(uncommon->common);
+  common_.PublishUncommon(uncommon, arena != nullptr);
+  return *uncommon;
+}
+
 void HloInstruction::CommonGroup::Destroy() {
   // Every tagged form's block must leave the three tag bits clear, and so
   // must a computation kept inline.
@@ -427,6 +448,11 @@ bool HloInstruction::ArenaGroupsEnabled() {
   return enabled;
 }
 
+bool HloInstruction::ArenaUsersEnabled() {
+  static const bool enabled = !EnvSwitchIsZero("HILO_ARENA_USERS");
+  return enabled;
+}
+
 InstructionArena* HloInstruction::GroupArena() const {
   return in_arena_ ? InstructionArena::Loading() : nullptr;
 }
@@ -477,12 +503,13 @@ bool FitsInline(HloOpcode opcode, absl::string_view name,
 void HloInstruction::SetCalledComputations(absl::string_view name,
                                            absl::Span<HloComputation* const> computations,
                                            bool braced) {
+  CommonGroup& common = common_group();
   // None yet, or the one inline, which has this name if it fits.
-  if (common_.absent_or_inline() && FitsInline(opcode_, name, computations, braced)) {
-    common_.SetInline(computations[0]);
+  if (common.absent_or_inline() && FitsInline(opcode_, name, computations, braced)) {
+    common.SetInline(computations[0]);
     return;
   }
-  CalledAttributeList& called = common_.MutableCalled(*this);
+  CalledAttributeList& called = common.MutableCalled(*this);
   for (auto& attr : called) {
     if (attr.name == name) {
       attr.computations.assign(computations.begin(), computations.end());
@@ -497,16 +524,17 @@ void HloInstruction::SetCalledComputations(absl::string_view name,
 void HloInstruction::AddCalledComputations(absl::string_view name,
                                            absl::Span<HloComputation* const> computations,
                                            bool braced) {
-  if (common_.list() == nullptr && !common_.is_inline() &&
+  CommonGroup& common = common_group();
+  if (common.list() == nullptr && !common.is_inline() &&
       FitsInline(opcode_, name, computations, braced)) {
-    common_.SetInline(computations[0]);
+    common.SetInline(computations[0]);
     return;
   }
-  common_.MutableCalled(*this).push_back(
+  common.MutableCalled(*this).push_back(
       {AttributeName(name), CalledComputationList(computations.begin(), computations.end()), braced});
 }
 
-void HloInstruction::ClearCalledComputations() { common_.ClearCalled(); }
+void HloInstruction::ClearCalledComputations() { common_group().ClearCalled(); }
 
 // ---------------------------------------------------------------------------
 // Attributes
@@ -542,7 +570,7 @@ const std::string* HloInstruction::raw_attribute(absl::string_view name) const {
 }
 
 void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) {
-  std::vector<RawAttribute>& raw = common_.MutableGroup(*this).raw;
+  std::vector<RawAttribute>& raw = common_group().MutableGroup(*this).raw;
   for (auto& attr : raw) {
     if (attr.name == name) {
       attr.value = std::move(value);
@@ -553,7 +581,7 @@ void HloInstruction::SetRawAttribute(absl::string_view name, std::string value) 
 }
 
 bool HloInstruction::RemoveRawAttribute(absl::string_view name) {
-  CommonAttributes* group = common_.own_group();
+  CommonAttributes* group = common_group().own_group();
   if (group == nullptr) return false;
   std::vector<RawAttribute>& raw = group->raw;
   for (auto it = raw.begin(); it != raw.end(); ++it) {

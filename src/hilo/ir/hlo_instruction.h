@@ -243,10 +243,12 @@ class HloInstruction {
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
   const HloInstruction* operand(int64_t i) const { return operands_[i]; }
   HloInstruction* mutable_operand(int64_t i) { return operands_[i]; }
-  // Most instructions have one or two operands and one or two users: both
-  // lists keep two entries inline, which saves two allocations per
-  // instruction of a parsed module, in 16 bytes each (pointer_list.h).
+  // Most instructions have one or two operands and at most one user: the
+  // operands keep two entries inline in 16 bytes, the users one in 8
+  // (pointer_list.h), which saves an allocation per list of a parsed
+  // module.
   using InstructionList = PointerList<HloInstruction>;
+  using UserList = SmallPointerList<HloInstruction>;
   const InstructionList& operands() const { return operands_; }
   void AppendOperand(HloInstruction* operand);
   void ReserveOperands(size_t n) { operands_.reserve(n); }
@@ -258,7 +260,7 @@ class HloInstruction {
   void DetachFromOperands();
 
   // Users in the order they were added; each user once.
-  const InstructionList& users() const { return users_; }
+  const UserList& users() const { return users_; }
   int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
   bool IsUserOf(const HloInstruction* operand) const;
 
@@ -285,11 +287,12 @@ class HloInstruction {
   // A view (CalledAttributes): it and the spans it gives hold until the
   // called computations, the dimensions or the raw attributes change.
   CalledAttributes called_computation_attributes() const {
-    if (const CalledAttributeList* list = common_.list(); list != nullptr) {
+    const CommonGroup& common = common_group();
+    if (const CalledAttributeList* list = common.list(); list != nullptr) {
       return CalledAttributes(list);
     }
-    if (!common_.is_inline()) return CalledAttributes();
-    return CalledAttributes(InlineCalledName(opcode_), common_.inline_computation());
+    if (!common.is_inline()) return CalledAttributes();
+    return CalledAttributes(InlineCalledName(opcode_), common.inline_computation());
   }
   // Every called computation, in attribute order.
   std::vector<HloComputation*> called_computations() const;
@@ -317,7 +320,7 @@ class HloInstruction {
   // Where the called list is stored (its block, in the arena or on the
   // heap), or nullptr when there is none or the one computation is inline:
   // for tests of the layout.
-  const void* called_list_block() const { return common_.list(); }
+  const void* called_list_block() const { return common_group().list(); }
 
   // --- Typed attributes ----------------------------------------------------
   // parameter(N)
@@ -334,7 +337,7 @@ class HloInstruction {
   // `dimensions={...}` (broadcast, transpose, reduce, all-gather, ...).
   const std::optional<std::vector<int64_t>>& dimensions() const { return common().dimensions; }
   void set_dimensions(std::vector<int64_t> dims) {
-    common_.MutableGroup(*this).dimensions = std::move(dims);
+    common_group().MutableGroup(*this).dimensions = std::move(dims);
   }
   // all-gather / reduce-scatter / all-to-all: dimensions()[0], or -1.
   int64_t collective_dimension() const;
@@ -412,7 +415,7 @@ class HloInstruction {
 
   // Attributes that are not typed, in the order written.
   const std::vector<RawAttribute>& raw_attributes() const { return common().raw; }
-  std::vector<RawAttribute>* mutable_raw_attributes() { return &common_.MutableGroup(*this).raw; }
+  std::vector<RawAttribute>* mutable_raw_attributes() { return &common_group().MutableGroup(*this).raw; }
   // The verbatim value of raw attribute `name`, or nullptr.
   const std::string* raw_attribute(absl::string_view name) const;
   void SetRawAttribute(absl::string_view name, std::string value);
@@ -443,15 +446,20 @@ class HloInstruction {
   // sharding, literal_text, opaque_proto_fields:
   static constexpr uint32_t kRareGroup = 8;
   uint32_t attribute_groups() const {
-    if (uncommon_ == nullptr) return 0;
-    return (uncommon_->collective != nullptr ? kCollectiveGroup : 0u) |
-           (uncommon_->dot != nullptr ? kDotGroup : 0u) |
-           (uncommon_->frontend != nullptr ? kFrontendGroup : 0u) |
-           (uncommon_->rare != nullptr ? kRareGroup : 0u);
+    const Uncommon* uncommon = uncommon_or_null();
+    if (uncommon == nullptr) return 0;
+    return (uncommon->collective != nullptr ? kCollectiveGroup : 0u) |
+           (uncommon->dot != nullptr ? kDotGroup : 0u) |
+           (uncommon->frontend != nullptr ? kFrontendGroup : 0u) |
+           (uncommon->rare != nullptr ? kRareGroup : 0u);
   }
   // Whether a loaded instruction's groups go to its module's arena
   // (GroupArena(); HILO_ARENA_GROUPS=0 keeps them on the heap). Read once.
   static bool ArenaGroupsEnabled();
+  // Whether a loaded instruction's users' blocks of up to
+  // SmallPointerList's kArenaCapacity go there too (HILO_ARENA_USERS=0
+  // keeps them on the heap). Read once.
+  static bool ArenaUsersEnabled();
 
   // Fields of the XLA proto this instruction was read from that hilo does
   // not model, serialized (an HloInstructionProto holding only them); empty
@@ -460,6 +468,11 @@ class HloInstruction {
   void set_opaque_proto_fields(std::string bytes) {
     if (!bytes.empty() || rare_or_null() != nullptr) mutable_rare().opaque_proto_fields = std::move(bytes);
   }
+
+  // Whether the block of uncommon attribute groups (collective, dot,
+  // frontend, rare) exists (it then holds the common group's word): for
+  // tests of the layout.
+  bool has_uncommon_block() const { return uncommon_or_null() != nullptr; }
 
   // Text-format fidelity bits owned by the parser and printer (for example
   // whether operand shapes were written before operand names): the low
@@ -517,7 +530,8 @@ class HloInstruction {
   // the attribute list and the computation list).
   static_assert(sizeof(void*) != 8 || sizeof(CommonAttributes) <= 104,
                 "CommonAttributes grew");
-  // common_: one word. Four forms, by its low three bits:
+  // common_: one word (in the instruction, or in its Uncommon block once
+  // there is one). Four forms, by its low three bits:
   // - 0 with the word null: no common attribute;
   // - 0 with the word not null: the instruction's only common attribute is
   //   one called computation, unbraced, named InlineCalledName(opcode) (a
@@ -582,6 +596,30 @@ class HloInstruction {
     }
     // No called computation; any other common attribute kept.
     void ClearCalled();
+
+    // The instruction's own word may instead point to its Uncommon block
+    // (HloInstruction::uncommon_or_null): kListAlone and kGroup together,
+    // which no form of this group has, and kInArena when the block is in
+    // the module's arena. Only the instruction reads and writes that form,
+    // through these.
+    static constexpr uintptr_t kUncommonTag = 5;  // kListAlone | kGroup
+    bool holds_uncommon() const { return (Bits() & kUncommonTag) == kUncommonTag; }
+    void* uncommon_block() const { return reinterpret_cast<void*>(Bits() & ~kTags); }
+    bool uncommon_in_arena() const { return (Bits() & kInArena) != 0; }
+    // False when the word is neither the whole group nor the Uncommon
+    // block (common()'s one test).
+    ABSL_ATTRIBUTE_ALWAYS_INLINE bool may_hold_group() const { return (Bits() & kGroup) != 0; }
+    // Gives this word's form to `fresh` (absent until now): the group, list
+    // or inline computation is now fresh's, and this word still holds it
+    // until Publish replaces it.
+    void CopyTo(CommonGroup& fresh) const { fresh.word_ = word_; }
+    // This word becomes the Uncommon block `block`, which holds the group
+    // this word held (CopyTo).
+    void PublishUncommon(void* block, bool in_arena) {
+      SetBits(reinterpret_cast<uintptr_t>(block) | kUncommonTag | (in_arena ? kInArena : 0));
+    }
+    // Forgets the Uncommon block (its owner destroys it).
+    void ForgetUncommon() { word_ = nullptr; }
 
    private:
     uintptr_t Bits() const { return reinterpret_cast<uintptr_t>(word_); }
@@ -667,7 +705,11 @@ class HloInstruction {
   };
   // The groups few instructions have, behind one pointer: a collective's,
   // a dot's, frontend attributes, and the rest.
+  // With the common group's word (common_ holds this block instead, once it
+  // exists: one word of every instruction, docs/performance.md,
+  // "twenty-fifth session"; 8 bytes more only here).
   struct Uncommon {
+    CommonGroup common;
     GroupPtr<CollectiveAttributes> collective;
     GroupPtr<DotDimensionNumbers> dot;
     GroupPtr<FrontendAttributes> frontend;
@@ -727,11 +769,31 @@ class HloInstruction {
   }
   template <typename T>
   ABSL_ATTRIBUTE_ALWAYS_INLINE const T& Group(GroupPtr<T> Uncommon::*group) const {
-    return uncommon_ != nullptr ? OrDefault((*uncommon_).*group) : Default<T>();
+    const Uncommon* uncommon = uncommon_or_null();
+    return uncommon != nullptr ? OrDefault(uncommon->*group) : Default<T>();
   }
   template <typename T>
   T& MutableGroup(GroupPtr<T> Uncommon::*group) {
-    return Materialize(Materialize(uncommon_).*group);
+    return Materialize(MaterializeUncommon().*group);
+  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Uncommon* uncommon_or_null() const {
+    return common_.holds_uncommon() ? static_cast<Uncommon*>(common_.uncommon_block()) : nullptr;
+  }
+  // The block (made, with the common group moved into it, if there was
+  // none: NewUncommon, out of line).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Uncommon& MaterializeUncommon() {
+    Uncommon* existing = uncommon_or_null();
+    return existing != nullptr ? *existing : NewUncommon();
+  }
+  ABSL_ATTRIBUTE_NOINLINE Uncommon& NewUncommon();
+  // The common group: common_ itself, or the one in the Uncommon block.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonGroup& common_group() const {
+    const Uncommon* uncommon = uncommon_or_null();
+    return uncommon != nullptr ? uncommon->common : common_;
+  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE CommonGroup& common_group() {
+    Uncommon* uncommon = uncommon_or_null();
+    return uncommon != nullptr ? uncommon->common : common_;
   }
   ABSL_ATTRIBUTE_ALWAYS_INLINE const CollectiveAttributes& collective() const {
     return Group(&Uncommon::collective);
@@ -739,8 +801,17 @@ class HloInstruction {
   CollectiveAttributes& mutable_collective() { return MutableGroup(&Uncommon::collective); }
   ABSL_ATTRIBUTE_ALWAYS_INLINE const Rare& rare() const { return Group(&Uncommon::rare); }
   Rare& mutable_rare() { return MutableGroup(&Uncommon::rare); }
-  ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& common() const { return common_.group(); }
-  Rare* rare_or_null() const { return uncommon_ != nullptr ? uncommon_->rare.get() : nullptr; }
+  // One test for most instructions: kGroup is in both the whole group's
+  // form and the Uncommon block's tag, so a word without it has neither.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& common() const {
+    if (!common_.may_hold_group()) return Default<CommonAttributes>();
+    const Uncommon* uncommon = uncommon_or_null();
+    return uncommon != nullptr ? uncommon->common.group() : common_.group();
+  }
+  Rare* rare_or_null() const {
+    const Uncommon* uncommon = uncommon_or_null();
+    return uncommon != nullptr ? uncommon->rare.get() : nullptr;
+  }
   UserIndex* FindUserIndex() const {
     Rare* rare = rare_or_null();
     return rare != nullptr ? rare->user_index.get() : nullptr;
@@ -763,19 +834,23 @@ class HloInstruction {
   int32_t index_in_parent_ = -1;
 
   InstructionList operands_;
-  InstructionList users_;
+  UserList users_;
 
   // The attribute order and the metadata text in one word (order_and_metadata.h).
   OrderAndMetadata order_and_metadata_;
+  // The common group's word, or (CommonGroup::holds_uncommon) the address of
+  // the Uncommon block, which then holds that word: the two were a word
+  // each (docs/performance.md, "twenty-fifth session").
   CommonGroup common_;
-  GroupPtr<Uncommon> uncommon_;
 };
 
 // An instruction of a parsed module is most of the module's memory (docs/
-// performance.md, "tenth session"): it must not grow unnoticed (104 bytes
+// performance.md, "tenth session"): it must not grow unnoticed (88 bytes
 // with libstdc++ on a 64-bit target; 112 before the attribute order and the
-// metadata shared a word, "twenty-third session").
-static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 104,
+// metadata shared a word, "twenty-third session"; 104 before the common and
+// the uncommon groups shared a word and the users' list took one word,
+// "twenty-fifth session").
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 88,
               "HloInstruction grew: every instruction of every module pays for it");
 
 }  // namespace hilo

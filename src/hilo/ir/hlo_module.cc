@@ -33,7 +33,7 @@ const std::string* HloModule::header_attribute(absl::string_view name) const {
 HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> computation,
                                           bool is_entry) {
   HloComputation* comp = computation.get();
-  comp->parent_ = this;
+  comp->SetParent(this);
   if (GetComputationWithName(comp->name()) != nullptr) {
     const std::string base(comp->name());
     for (int64_t i = 1;; ++i) {

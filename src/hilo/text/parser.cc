@@ -410,6 +410,7 @@ class Parser {
   // 82 MB `-L 20000` module ("nineteenth session: system time").
   static constexpr size_t kDoneStep = size_t{140} << 10;
   size_t reported_done_ = 0;
+  size_t reported_used_ = 0;  // the arena's used_bytes() then
   // Every kDoneStep bytes: tells done_before_, and the instruction arena
   // how much more the rest of the text will take at the rate so far
   // (InstructionArena::ExpectBytes: its last blocks in small pages).
@@ -573,6 +574,8 @@ class Parser {
     }
   };
   ComputationState cur_;
+  // Whether an operand with a written shape was read (RecordShapeText).
+  bool operand_shape_seen_ = false;
   // The names of pending calls to computations not yet defined, when the
   // input is dropped behind the parse.
   TextCopies call_text_;
@@ -1075,14 +1078,39 @@ HloInstruction* Parser::FindLocal(absl::string_view name, const HloComputation* 
 
 void Parser::ReportProgress() {
   if (done_before_ != nullptr) (*done_before_)(pos_);
-  reported_done_ = pos_;
   InstructionArena& arena = module_->instruction_arena();
-  const double rest = static_cast<double>(text_.size() - pos_) / static_cast<double>(pos_);
-  const double expected = static_cast<double>(arena.used_bytes()) * rest;
-  arena.ExpectBytes(static_cast<size_t>(std::min(expected, 0x1p60)));  // a size_t, whatever the text
+  const size_t used = arena.used_bytes();
+  const double rest_text = static_cast<double>(text_.size() - pos_);
+  // The rate so far, or the last step's if lower: a text whose last part
+  // makes less per byte (100,000 small computations, then an entry of
+  // 100,000 one-line calls) would otherwise be expected to need more than
+  // it does, and its last huge block, resident whole, be mostly unused at
+  // the parse's end, when the memory peaks (0.8 MB there; docs/
+  // performance.md, "twenty-fifth session"). Lower is safe: the arena's
+  // end is then in small pages sooner. HILO_ARENA_RECENT_RATE=0 uses the
+  // rate so far alone.
+  static const bool recent = !EnvSwitchIsZero("HILO_ARENA_RECENT_RATE");  // read once per process
+  double rate = static_cast<double>(used) / static_cast<double>(pos_);
+  if (recent && pos_ > reported_done_ && used >= reported_used_) {
+    rate = std::min(rate, static_cast<double>(used - reported_used_) /
+                              static_cast<double>(pos_ - reported_done_));
+  }
+  reported_done_ = pos_;
+  reported_used_ = used;
+  arena.ExpectBytes(static_cast<size_t>(std::min(rate * rest_text, 0x1p60)));  // a size_t, whatever the text
 }
 
 void Parser::RecordShapeText(const HloInstruction* inst, absl::string_view shape_text) {
+  // Only once an operand's shape has been written in the module
+  // (SkipDefinedOperand): a module that writes none (XLA's current style)
+  // never reads the table, which took 8 bytes per instruction of the
+  // computation being parsed (0.8 MB at the peak of 100,000 calls in one
+  // entry; docs/performance.md, "twenty-fifth session"). The instructions
+  // before the first written operand shape have no span: an operand naming
+  // one is parsed. HILO_SHAPE_SPANS_LAZY=0 records from the first
+  // instruction.
+  static const bool lazy = !EnvSwitchIsZero("HILO_SHAPE_SPANS_LAZY");  // read once per process
+  if (lazy && !operand_shape_seen_) return;
   const int64_t id = inst->unique_id();
   const uint64_t begin = reinterpret_cast<uintptr_t>(shape_text.data());
   if (id < 0 || shape_text.empty() || shape_text.size() > 0xffff || begin >= (uint64_t{1} << 47)) {
@@ -1159,6 +1187,7 @@ size_t Parser::ShapeTextEnd(size_t start) const {
 
 HloInstruction* Parser::SkipDefinedOperand(const HloComputation* comp, absl::string_view* name,
                                            size_t* name_pos) {
+  operand_shape_seen_ = true;  // the spans are recorded from now on
   const char* data = text_.data();
   const size_t size = text_.size();
   const size_t start = pos_;
