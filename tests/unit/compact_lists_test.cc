@@ -348,14 +348,23 @@ TEST(ComputationInArenaTest, ParsedComputationsLiveInTheArena) {
   EXPECT_TRUE(InArena((*module)->instruction_arena(), add->name().data()));
 }
 
+// A module with two empty computations for calls to name, and a scalar
+// shape for the calling instructions (the common-group tests' set-up).
+struct CallTargets {
+  HloModule module{"m"};
+  HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));
+  HloComputation* body = module.AddComputation(std::make_unique<HloComputation>("body"));
+  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+};
+
 // A call's called computations are a block of their own until the
 // instruction gets dimensions or raw attributes, which move them into the
 // whole group (HloInstruction::CommonGroup).
 TEST(CommonGroupTest, TheCalledListAloneThenInTheGroup) {
-  HloModule module("m");
-  HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));
-  HloComputation* body = module.AddComputation(std::make_unique<HloComputation>("body"));
-  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+  CallTargets targets;
+  HloComputation* add = targets.add;
+  HloComputation* body = targets.body;
+  const Shape& scalar = targets.scalar;
   auto call = HloInstruction::Create(HloOpcode::kCall, scalar);
   call->SetCalledComputations("to_apply", {add});
   EXPECT_EQ(call->to_apply(), add);
@@ -604,10 +613,10 @@ TEST(SmallPointerListTest, AnInstructionsUsersInEveryForm) {
 // on the heap and in the arena, and the instruction dies either way.
 TEST(UncommonWordTest, CommonAttributesSurviveTheUncommonBlock) {
   EXPECT_EQ(sizeof(HloInstruction), 88u);
-  HloModule module("m");
-  HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));
-  HloComputation* body = module.AddComputation(std::make_unique<HloComputation>("body"));
-  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+  CallTargets targets;
+  HloComputation* add = targets.add;
+  HloComputation* body = targets.body;
+  const Shape& scalar = targets.scalar;
 
   // Inline call, then a collective group: the call stays inline.
   auto call = HloInstruction::Create(HloOpcode::kCall, scalar);
