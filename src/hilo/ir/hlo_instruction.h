@@ -11,6 +11,7 @@
 #ifndef HILO_IR_HLO_INSTRUCTION_H_
 #define HILO_IR_HLO_INSTRUCTION_H_
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -446,8 +447,8 @@ class HloInstruction {
   // sharding, literal_text, opaque_proto_fields:
   static constexpr uint32_t kRareGroup = 8;
   uint32_t attribute_groups() const {
-    const Uncommon* uncommon = uncommon_or_null();
-    if (uncommon == nullptr) return 0;
+    if (lacks_uncommon()) return 0;
+    const Uncommon* uncommon = uncommon_block();
     return (uncommon->collective != nullptr ? kCollectiveGroup : 0u) |
            (uncommon->dot != nullptr ? kDotGroup : 0u) |
            (uncommon->frontend != nullptr ? kFrontendGroup : 0u) |
@@ -598,14 +599,19 @@ class HloInstruction {
     void ClearCalled();
 
     // The instruction's own word may instead point to its Uncommon block
-    // (HloInstruction::uncommon_or_null): kListAlone and kGroup together,
-    // which no form of this group has, and kInArena when the block is in
-    // the module's arena. Only the instruction reads and writes that form,
-    // through these.
-    static constexpr uintptr_t kUncommonTag = 5;  // kListAlone | kGroup
-    bool holds_uncommon() const { return (Bits() & kUncommonTag) == kUncommonTag; }
-    void* uncommon_block() const { return reinterpret_cast<void*>(Bits() & ~kTags); }
-    bool uncommon_in_arena() const { return (Bits() & kInArena) != 0; }
+    // (HloInstruction::uncommon_or_null): the complement of the block's
+    // address (with kInArena when the block is in the module's arena), so
+    // the sign bit, which no user-space address has, tells that form in one
+    // test-and-branch (as the null test of the separate pointer it
+    // replaced) and two instructions decode it (docs/performance.md,
+    // "twenty-fifth session", round three). The complement has kGroup set
+    // (the block is 8-byte aligned), so may_hold_group() holds for it. Only
+    // the instruction reads and writes that form, through these.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE bool holds_uncommon() const { return static_cast<intptr_t>(Bits()) < 0; }
+    ABSL_ATTRIBUTE_ALWAYS_INLINE void* uncommon_block() const {
+      return reinterpret_cast<void*>(~Bits() & ~kTags);
+    }
+    bool uncommon_in_arena() const { return (~Bits() & kInArena) != 0; }
     // False when the word is neither the whole group nor the Uncommon
     // block (common()'s one test).
     ABSL_ATTRIBUTE_ALWAYS_INLINE bool may_hold_group() const { return (Bits() & kGroup) != 0; }
@@ -616,7 +622,9 @@ class HloInstruction {
     // This word becomes the Uncommon block `block`, which holds the group
     // this word held (CopyTo).
     void PublishUncommon(void* block, bool in_arena) {
-      SetBits(reinterpret_cast<uintptr_t>(block) | kUncommonTag | (in_arena ? kInArena : 0));
+      const uintptr_t address = reinterpret_cast<uintptr_t>(block);
+      assert(static_cast<intptr_t>(address) >= 0 && (address & kTags) == 0);
+      SetBits(~(address | (in_arena ? kInArena : 0)));
     }
     // Forgets the Uncommon block (its owner destroys it).
     void ForgetUncommon() { word_ = nullptr; }
@@ -769,31 +777,46 @@ class HloInstruction {
   }
   template <typename T>
   ABSL_ATTRIBUTE_ALWAYS_INLINE const T& Group(GroupPtr<T> Uncommon::*group) const {
-    const Uncommon* uncommon = uncommon_or_null();
-    return uncommon != nullptr ? OrDefault(uncommon->*group) : Default<T>();
+    if (lacks_uncommon()) return Default<T>();
+    return OrDefault(uncommon_block()->*group);
   }
   template <typename T>
   T& MutableGroup(GroupPtr<T> Uncommon::*group) {
     return Materialize(MaterializeUncommon().*group);
   }
+  // The readers below branch on holds_uncommon() before decoding, so that
+  // an instruction without the block pays one test-and-branch (a select
+  // between the decoded address and nullptr costs every instruction the
+  // decoding: docs/performance.md, "twenty-fifth session", round three).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Uncommon* uncommon_block() const {
+    return static_cast<Uncommon*>(common_.uncommon_block());
+  }
+  // Almost every instruction lacks the block: said as a near-certain
+  // branch, which GCC keeps as a branch (a select of two addresses, as an
+  // unhinted `?:` of common_ and the block's group becomes, decodes the
+  // word for every instruction).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool lacks_uncommon() const {
+    return __builtin_expect_with_probability(!common_.holds_uncommon(), 1, 0.999);
+  }
   ABSL_ATTRIBUTE_ALWAYS_INLINE Uncommon* uncommon_or_null() const {
-    return common_.holds_uncommon() ? static_cast<Uncommon*>(common_.uncommon_block()) : nullptr;
+    if (lacks_uncommon()) return nullptr;
+    return uncommon_block();
   }
   // The block (made, with the common group moved into it, if there was
   // none: NewUncommon, out of line).
   ABSL_ATTRIBUTE_ALWAYS_INLINE Uncommon& MaterializeUncommon() {
-    Uncommon* existing = uncommon_or_null();
-    return existing != nullptr ? *existing : NewUncommon();
+    if (common_.holds_uncommon()) return *uncommon_block();
+    return NewUncommon();
   }
   ABSL_ATTRIBUTE_NOINLINE Uncommon& NewUncommon();
   // The common group: common_ itself, or the one in the Uncommon block.
   ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonGroup& common_group() const {
-    const Uncommon* uncommon = uncommon_or_null();
-    return uncommon != nullptr ? uncommon->common : common_;
+    if (lacks_uncommon()) return common_;
+    return uncommon_block()->common;
   }
   ABSL_ATTRIBUTE_ALWAYS_INLINE CommonGroup& common_group() {
-    Uncommon* uncommon = uncommon_or_null();
-    return uncommon != nullptr ? uncommon->common : common_;
+    if (lacks_uncommon()) return common_;
+    return uncommon_block()->common;
   }
   ABSL_ATTRIBUTE_ALWAYS_INLINE const CollectiveAttributes& collective() const {
     return Group(&Uncommon::collective);
@@ -805,12 +828,12 @@ class HloInstruction {
   // form and the Uncommon block's tag, so a word without it has neither.
   ABSL_ATTRIBUTE_ALWAYS_INLINE const CommonAttributes& common() const {
     if (!common_.may_hold_group()) return Default<CommonAttributes>();
-    const Uncommon* uncommon = uncommon_or_null();
-    return uncommon != nullptr ? uncommon->common.group() : common_.group();
+    if (!lacks_uncommon()) return uncommon_block()->common.group();
+    return common_.group();
   }
   Rare* rare_or_null() const {
-    const Uncommon* uncommon = uncommon_or_null();
-    return uncommon != nullptr ? uncommon->rare.get() : nullptr;
+    if (lacks_uncommon()) return nullptr;
+    return uncommon_block()->rare.get();
   }
   UserIndex* FindUserIndex() const {
     Rare* rare = rare_or_null();
@@ -838,9 +861,9 @@ class HloInstruction {
 
   // The attribute order and the metadata text in one word (order_and_metadata.h).
   OrderAndMetadata order_and_metadata_;
-  // The common group's word, or (CommonGroup::holds_uncommon) the address of
-  // the Uncommon block, which then holds that word: the two were a word
-  // each (docs/performance.md, "twenty-fifth session").
+  // The common group's word, or (CommonGroup::holds_uncommon) the Uncommon
+  // block's address, complemented, and the block then holds that word: the
+  // two were a word each (docs/performance.md, "twenty-fifth session").
   CommonGroup common_;
 };
 
