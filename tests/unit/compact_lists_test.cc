@@ -350,7 +350,7 @@ TEST(ComputationInArenaTest, ParsedComputationsLiveInTheArena) {
 
 // A module with two empty computations for calls to name, and a scalar
 // shape for the calling instructions (the common-group tests' set-up).
-struct CallTargets {
+struct CallTargets : ::testing::Test {
   HloModule module{"m"};
   HloComputation* add = module.AddComputation(std::make_unique<HloComputation>("add"));
   HloComputation* body = module.AddComputation(std::make_unique<HloComputation>("body"));
@@ -360,11 +360,8 @@ struct CallTargets {
 // A call's called computations are a block of their own until the
 // instruction gets dimensions or raw attributes, which move them into the
 // whole group (HloInstruction::CommonGroup).
-TEST(CommonGroupTest, TheCalledListAloneThenInTheGroup) {
-  CallTargets targets;
-  HloComputation* add = targets.add;
-  HloComputation* body = targets.body;
-  const Shape& scalar = targets.scalar;
+using CommonGroupCallTest = CallTargets;
+TEST_F(CommonGroupCallTest, TheCalledListAloneThenInTheGroup) {
   auto call = HloInstruction::Create(HloOpcode::kCall, scalar);
   call->SetCalledComputations("to_apply", {add});
   EXPECT_EQ(call->to_apply(), add);
@@ -611,12 +608,9 @@ TEST(SmallPointerListTest, AnInstructionsUsersInEveryForm) {
 // block, once made, holds the common word, which every form of the common
 // group keeps across (inline call, list alone, the group), in both orders,
 // on the heap and in the arena, and the instruction dies either way.
-TEST(UncommonWordTest, CommonAttributesSurviveTheUncommonBlock) {
+using UncommonWordCallTest = CallTargets;
+TEST_F(UncommonWordCallTest, CommonAttributesSurviveTheUncommonBlock) {
   EXPECT_EQ(sizeof(HloInstruction), 88u);
-  CallTargets targets;
-  HloComputation* add = targets.add;
-  HloComputation* body = targets.body;
-  const Shape& scalar = targets.scalar;
 
   // Inline call, then a collective group: the call stays inline.
   auto call = HloInstruction::Create(HloOpcode::kCall, scalar);

@@ -44,8 +44,8 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> comput
       }
     }
   }
-  computations_by_name_.insert(comp);
   computations_.push_back(std::move(computation));
+  computations_by_name_.Insert(computations_.size() - 1, computations_);
   if (is_entry) entry_ = comp;
   NoteChannelInstructionsChanged();
   return comp;
@@ -75,8 +75,8 @@ std::vector<HloComputation*> HloModule::MakeNonfusionComputations() const {
 }
 
 HloComputation* HloModule::GetComputationWithName(absl::string_view name) const {
-  auto it = computations_by_name_.find(name);
-  return it == computations_by_name_.end() ? nullptr : *it;
+  const int64_t position = computations_by_name_.Find(name, computations_);
+  return position < 0 ? nullptr : computations_[position].get();
 }
 
 void HloModule::RemoveComputation(HloComputation* computation) {
@@ -84,7 +84,7 @@ void HloModule::RemoveComputation(HloComputation* computation) {
     if (it->get() == computation) {
       if (entry_ == computation) entry_ = nullptr;
       KeepNamesOf(*computation);
-      computations_by_name_.erase(computation);
+      computations_by_name_.Erase(it - computations_.begin(), computations_);
       computations_.erase(it);
       NoteChannelInstructionsChanged();
       return;

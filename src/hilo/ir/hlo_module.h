@@ -17,6 +17,7 @@
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/instruction_arena.h"
 #include "hilo/ir/instruction_name_index.h"
+#include "hilo/ir/computation_name_index.h"
 #include "hilo/ir/name_hash.h"
 
 namespace hilo {
@@ -193,9 +194,9 @@ class HloModule {
 
   std::vector<std::unique_ptr<HloComputation>> computations_;
   HloComputation* entry_ = nullptr;
-  // Found by their own names: a slot is one pointer (a map from a name's
-  // copy took 40 bytes a slot, most of a small computation's index).
-  NamedSet<HloComputation> computations_by_name_;
+  // Found by their own names: a slot is a position in computations_ in 4
+  // bytes (computation_name_index.h).
+  ComputationNameIndex computations_by_name_;
 
   // Built on demand (EnsureNameIndex) from the instructions' names. It
   // refers to the names where they are: an instruction keeps its name and

@@ -15,20 +15,11 @@ void InstructionNameIndex::AddressTooHigh() {
 void InstructionNameIndex::Rehash(size_t capacity) {
   uint64_t* const old = slots_;
   const size_t old_capacity = capacity_;
-  // Zeroed (all empty) by calloc: a large table's fresh pages are not
-  // written until an entry lands on them.
-  uint64_t* const slots = static_cast<uint64_t*>(std::calloc(capacity, sizeof(uint64_t)));
-  if (slots == nullptr) throw std::bad_alloc();
-  slots_ = slots;
+  slots_ = linear_probing::AllocateEmpty<uint64_t>(capacity);
   capacity_ = capacity;
   shift_ = 64 - __builtin_ctzll(capacity);
-  for (size_t k = 0; k < old_capacity; ++k) {
-    const uint64_t slot = old[k];
-    if (slot == 0) continue;
-    size_t i = Home(HashName(Instruction(slot)->name()));
-    while (slots_[i] != 0) i = (i + 1) & (capacity - 1);
-    slots_[i] = slot;
-  }
+  linear_probing::MoveEntries(old, old_capacity, slots_, capacity,
+                              [this](uint64_t slot) { return HomeOf(slot); });
   std::free(old);
 }
 

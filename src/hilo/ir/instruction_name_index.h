@@ -16,9 +16,7 @@
 // the instruction nor its name. User-space addresses on Linux x86-64 and
 // AArch64 are below 2^48 (2^47 on x86-64 unless a mapping asks for more);
 // Insert checks it and says so rather than storing a pointer it could not
-// give back. An entry is erased by shifting the following entries of its
-// run back (no tombstones), so a table that has entries erased and added
-// does not fill with them.
+// give back. Erasing and growing are linear_probing.h's.
 //
 // The names are where the instructions keep them: a name must not change
 // while its instruction is in the table.
@@ -33,6 +31,7 @@
 
 #include "absl/strings/string_view.h"
 #include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/linear_probing.h"
 #include "hilo/ir/name_hash.h"
 #include "hilo/ir/prefetch.h"
 
@@ -96,22 +95,10 @@ class InstructionNameIndex {
   // Removes the entry for `name`, if any; returns its instruction.
   HloInstruction* Erase(absl::string_view name) {
     if (capacity_ == 0) return nullptr;
-    const size_t mask = capacity_ - 1;
-    size_t i = Probe(name, HashName(name));
+    const size_t i = Probe(name, HashName(name));
     if (slots_[i] == 0) return nullptr;
     HloInstruction* erased = Instruction(slots_[i]);
-    // Backward shift: an entry after the hole moves into it unless its home
-    // lies cyclically in (hole, its slot].
-    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
-      const uint64_t slot = slots_[j];
-      if (slot == 0) break;
-      const size_t home = Home(HashName(Instruction(slot)->name()));
-      if (((j - home) & mask) >= ((j - i) & mask)) {
-        slots_[i] = slot;
-        i = j;
-      }
-    }
-    slots_[i] = 0;
+    linear_probing::EraseAt(slots_, capacity_, i, [this](uint64_t slot) { return HomeOf(slot); });
     --size_;
     return erased;
   }
@@ -131,6 +118,7 @@ class InstructionNameIndex {
   }
   // Positions from the hash's high bits, tags from its low ones.
   size_t Home(size_t hash) const { return shift_ >= 64 ? 0 : static_cast<size_t>(hash >> shift_); }
+  size_t HomeOf(uint64_t slot) const { return Home(HashName(Instruction(slot)->name())); }
   static uint64_t Tag(size_t hash) { return static_cast<uint64_t>(hash) << 48; }
   static HloInstruction* Instruction(uint64_t slot) {
     return reinterpret_cast<HloInstruction*>(static_cast<uintptr_t>(slot & kAddressMask));

@@ -1,6 +1,5 @@
-// HashName and NamedSet: the hash of a name (that of the module's
-// instruction name index, instruction_name_index.h) and a set of named
-// objects found by their names (the module's computations).
+// HashName: the hash of a name, that of the module's name indexes
+// (instruction_name_index.h, computation_name_index.h).
 #ifndef HILO_IR_NAME_HASH_H_
 #define HILO_IR_NAME_HASH_H_
 
@@ -8,9 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
-#include "hilo/ir/hlo_instruction.h"
 
 namespace hilo {
 
@@ -58,28 +55,6 @@ inline size_t HashName(absl::string_view name) {
   h *= 0xD6E8FEB86659FD93ull;
   return static_cast<size_t>(h ^ (h >> 32));
 }
-
-// A set of objects with a name() keyed by their names (one pointer an
-// entry; found by name). A name must not change while its object is in the
-// set.
-template <typename T>
-struct NamedHash {
-  using is_transparent = void;
-  size_t operator()(absl::string_view name) const { return HashName(name); }
-  size_t operator()(const T* named) const { return HashName(named->name()); }
-};
-template <typename T>
-struct NamedEq {
-  using is_transparent = void;
-  static absl::string_view Key(absl::string_view name) { return name; }
-  static absl::string_view Key(const T* named) { return named->name(); }
-  template <typename A, typename B>
-  bool operator()(const A& a, const B& b) const {
-    return Key(a) == Key(b);
-  }
-};
-template <typename T>
-using NamedSet = absl::flat_hash_set<T*, NamedHash<T>, NamedEq<T>>;
 
 }  // namespace hilo
 

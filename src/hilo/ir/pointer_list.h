@@ -28,9 +28,11 @@
 
 namespace hilo {
 
+// The container types of a list of T* whose elements are contiguous (its
+// iterators are pointers): PointerList's and SmallPointerList's. An empty
+// base: it adds no size.
 template <typename T>
-class PointerList {
- public:
+struct PointerListTypes {
   using value_type = T*;
   using size_type = size_t;
   using difference_type = std::ptrdiff_t;
@@ -40,6 +42,13 @@ class PointerList {
   using const_pointer = T* const*;
   using iterator = T**;
   using const_iterator = T* const*;
+};
+
+template <typename T>
+class PointerList : public PointerListTypes<T> {
+ public:
+  using typename PointerListTypes<T>::iterator;
+  using typename PointerListTypes<T>::const_iterator;
   using reverse_iterator = std::reverse_iterator<iterator>;
   using const_reverse_iterator = std::reverse_iterator<const_iterator>;
 
@@ -220,17 +229,10 @@ class PointerList {
 // The elements are contiguous either way (inline, the word itself), so a
 // list is a span and its iterators are pointers, as PointerList's.
 template <typename T>
-class SmallPointerList {
+class SmallPointerList : public PointerListTypes<T> {
  public:
-  using value_type = T*;
-  using size_type = size_t;
-  using difference_type = std::ptrdiff_t;
-  using reference = T*&;
-  using const_reference = T* const&;
-  using pointer = T**;
-  using const_pointer = T* const*;
-  using iterator = T**;
-  using const_iterator = T* const*;
+  using typename PointerListTypes<T>::iterator;
+  using typename PointerListTypes<T>::const_iterator;
 
   SmallPointerList() = default;
   SmallPointerList(const SmallPointerList& other) { Append(other.span()); }
