@@ -3,6 +3,7 @@
 // and frontend attributes.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <random>
@@ -858,65 +859,71 @@ std::vector<const HloInstruction*> ReferencePostOrder(const HloComputation& comp
 // instructions (here the negates) in list order, and it is true for chains:
 // random computations (shared and repeated operands, several roots, control
 // edges, operands later in the list, cycles), some with their negates in a
-// chain through other instructions.
+// chain through other instructions. Both searches: forward through users
+// (the default) and back through operands (HILO_DEPENDENCY_CHAIN_FORWARD=0).
 TEST(PostOrderTest, DependencyChainMeansTheWalkListsItInListOrder) {
-  int chains = 0, not_chains = 0, chains_out_of_post_order_elsewhere = 0;
-  for (uint32_t seed = 0; seed < 600; ++seed) {
-    std::mt19937 rng(seed);
-    Builder b;
-    std::vector<HloInstruction*> all = {b.Param(0, F32({}), "p")};
-    HloInstruction* last_negate = nullptr;
-    const bool chained = seed % 3 == 0;
-    const size_t n = 2 + rng() % 30;
-    for (size_t k = 1; k < n; ++k) {
-      auto pick = [&] {
-        // Mostly recent instructions, as a chain of layers would.
-        const size_t back = rng() % 3 == 0 ? rng() % k : rng() % std::min<size_t>(k, 3);
-        return all[k - 1 - back];
-      };
-      HloInstruction* inst;
-      if (rng() % 3 == 0) {
-        inst = b.Op(HloOpcode::kNegate, F32({}), {chained && last_negate ? all.back() : pick()});
-        last_negate = inst;
-      } else {
-        std::vector<HloInstruction*> operands;
-        for (size_t a = rng() % 4; a > 0; --a) operands.push_back(pick());
-        // In a chained computation, each instruction after a negate depends
-        // on the previous instruction, so the negates form a chain.
-        if (chained && last_negate != nullptr) operands.push_back(all.back());
-        inst = b.Op(HloOpcode::kAdd, F32({}), operands);
+  for (const char* forward : {"1", "0"}) {
+    setenv("HILO_DEPENDENCY_CHAIN_FORWARD", forward, 1);
+    SCOPED_TRACE(absl::StrCat("HILO_DEPENDENCY_CHAIN_FORWARD=", forward));
+    int chains = 0, not_chains = 0, chains_out_of_post_order_elsewhere = 0;
+    for (uint32_t seed = 0; seed < 600; ++seed) {
+      std::mt19937 rng(seed);
+      Builder b;
+      std::vector<HloInstruction*> all = {b.Param(0, F32({}), "p")};
+      HloInstruction* last_negate = nullptr;
+      const bool chained = seed % 3 == 0;
+      const size_t n = 2 + rng() % 30;
+      for (size_t k = 1; k < n; ++k) {
+        auto pick = [&] {
+          // Mostly recent instructions, as a chain of layers would.
+          const size_t back = rng() % 3 == 0 ? rng() % k : rng() % std::min<size_t>(k, 3);
+          return all[k - 1 - back];
+        };
+        HloInstruction* inst;
+        if (rng() % 3 == 0) {
+          inst = b.Op(HloOpcode::kNegate, F32({}), {chained && last_negate ? all.back() : pick()});
+          last_negate = inst;
+        } else {
+          std::vector<HloInstruction*> operands;
+          for (size_t a = rng() % 4; a > 0; --a) operands.push_back(pick());
+          // In a chained computation, each instruction after a negate depends
+          // on the previous instruction, so the negates form a chain.
+          if (chained && last_negate != nullptr) operands.push_back(all.back());
+          inst = b.Op(HloOpcode::kAdd, F32({}), operands);
+        }
+        if (rng() % 8 == 0) all[rng() % k]->AddControlDependencyTo(inst);
+        all.push_back(inst);
       }
-      if (rng() % 8 == 0) all[rng() % k]->AddControlDependencyTo(inst);
-      all.push_back(inst);
+      if (seed % 5 == 4) all[1]->AppendOperand(all[n - 1 - rng() % 2]);  // climbs, maybe a cycle
+      std::vector<HloInstruction*> negates;
+      for (HloInstruction* inst : b.comp->instructions()) {
+        if (inst->opcode() == HloOpcode::kNegate) negates.push_back(inst);
+      }
+      std::vector<HloInstruction*> walked;
+      for (HloInstruction* inst : b.comp->MakeInstructionPostOrder()) {
+        if (inst->opcode() == HloOpcode::kNegate) walked.push_back(inst);
+      }
+      const bool chain = b.comp->IsDependencyChain(negates);
+      if (chain) {
+        EXPECT_EQ(walked, negates) << "seed " << seed;
+        ++chains;
+        const std::vector<const HloInstruction*> reference = ReferencePostOrder(*b.comp);
+        std::vector<const HloInstruction*> listed;
+        for (const HloInstruction* inst : b.comp->instructions()) listed.push_back(inst);
+        chains_out_of_post_order_elsewhere += negates.size() > 2 && listed != reference ? 1 : 0;
+      } else {
+        ++not_chains;
+      }
+      if (chained && !b.comp->FindCycle().has_value()) {
+        EXPECT_TRUE(chain) << "seed " << seed;
+      }
     }
-    if (seed % 5 == 4) all[1]->AppendOperand(all[n - 1 - rng() % 2]);  // climbs, maybe a cycle
-    std::vector<HloInstruction*> negates;
-    for (HloInstruction* inst : b.comp->instructions()) {
-      if (inst->opcode() == HloOpcode::kNegate) negates.push_back(inst);
-    }
-    std::vector<HloInstruction*> walked;
-    for (HloInstruction* inst : b.comp->MakeInstructionPostOrder()) {
-      if (inst->opcode() == HloOpcode::kNegate) walked.push_back(inst);
-    }
-    const bool chain = b.comp->IsDependencyChain(negates);
-    if (chain) {
-      EXPECT_EQ(walked, negates) << "seed " << seed;
-      ++chains;
-      const std::vector<const HloInstruction*> reference = ReferencePostOrder(*b.comp);
-      std::vector<const HloInstruction*> listed;
-      for (const HloInstruction* inst : b.comp->instructions()) listed.push_back(inst);
-      chains_out_of_post_order_elsewhere += negates.size() > 2 && listed != reference ? 1 : 0;
-    } else {
-      ++not_chains;
-    }
-    if (chained && !b.comp->FindCycle().has_value()) {
-      EXPECT_TRUE(chain) << "seed " << seed;
-    }
+    EXPECT_GE(chains, 150);
+    EXPECT_GE(not_chains, 150);
+    // The case it is for: the whole list is not the walk's order.
+    EXPECT_GE(chains_out_of_post_order_elsewhere, 30);
   }
-  EXPECT_GE(chains, 150);
-  EXPECT_GE(not_chains, 150);
-  // The case it is for: the whole list is not the walk's order.
-  EXPECT_GE(chains_out_of_post_order_elsewhere, 30);
+  unsetenv("HILO_DEPENDENCY_CHAIN_FORWARD");
 }
 
 // ---------------------------------------------------------------------------

@@ -29,6 +29,7 @@
 #include "hilo/passes/neuron_collective_pipeline.h"
 #include "hilo/passes/neuron_looped_einsum_token_replacer.h"
 #include "hilo/passes/register_passes.h"
+#include "hilo/text/parser.h"
 #include "hilo/text/printer.h"
 
 namespace hilo {
@@ -1043,6 +1044,47 @@ TEST_F(ReplacerTest, ArenaGroupsGiveWhatHeapGroupsGive) {
   const std::string all = absl::StrJoin(arena, "\n");
   EXPECT_THAT(all, HasSubstr("custom_call_target=\"AwsNeuronCollectiveMatmul\""));
   EXPECT_THAT(all, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=2"));
+}
+
+// A parsed module's fold gives its shard and its activation a second user
+// each: both user lists leave their inline word for a block from the
+// module's arena (HILO_REPLACER_ARENA_USERS), two blocks of two users, not
+// heap blocks; the module prints as with heap blocks, and the pass leaves
+// the thread's loading arena as it found it.
+std::pair<std::string, size_t> FoldParsedLayer(const char* off) {
+  if (off != nullptr) setenv(off, "0", 1);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule layer, replica_count=32
+
+ENTRY %main (x: bf16[2048,4096], w: bf16[4,128,4096]) -> bf16[4096,2048] {
+  %x = bf16[2048,4096]{1,0} parameter(0)
+  %w = bf16[4,128,4096]{2,1,0} parameter(1)
+  %ag = bf16[32,128,4096]{2,1,0} all-gather(bf16[4,128,4096]{2,1,0} %w), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7},{8,9,10,11,12,13,14,15},{16,17,18,19,20,21,22,23},{24,25,26,27,28,29,30,31}}, dimensions={0}
+  %w.2d = bf16[4096,4096]{1,0} reshape(bf16[32,128,4096]{2,1,0} %ag)
+  %norm = bf16[2048,4096]{1,0} multiply(bf16[2048,4096]{1,0} %x, bf16[2048,4096]{1,0} %x)
+  ROOT %dot = bf16[4096,2048]{1,0} dot(bf16[4096,4096]{1,0} %w.2d, bf16[2048,4096]{1,0} %norm), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}
+)");
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return {};
+  const size_t before = (*module)->instruction_arena().used_bytes();
+  NeuronLoopedEinsumReplacer pass{PassOptions()};
+  absl::StatusOr<bool> changed = pass.Run(module->get());
+  EXPECT_TRUE(changed.ok() && *changed);
+  EXPECT_EQ(InstructionArena::Loading(), nullptr);
+  const size_t grown = (*module)->instruction_arena().used_bytes() - before;
+  if (off != nullptr) unsetenv(off);
+  return {PrintHloModule(**module), grown};
+}
+
+TEST_F(ReplacerTest, FoldedOperandsUserListsGoToTheArena) {
+  const auto [arena_text, arena_grown] = FoldParsedLayer(nullptr);
+  const auto [heap_text, heap_grown] = FoldParsedLayer("HILO_REPLACER_ARENA_USERS");
+  EXPECT_THAT(arena_text, HasSubstr("custom_call_target=\"AwsNeuronCollectiveMatmul\""));
+  EXPECT_THAT(arena_text, Not(HasSubstr(" dot(")));
+  EXPECT_EQ(arena_text, heap_text);
+  // Two blocks of a header word and two users.
+  EXPECT_EQ(arena_grown - heap_grown, 2 * 3 * sizeof(void*));
 }
 
 // Kept plans hold their reshape's shape shared from matching

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
@@ -266,41 +267,65 @@ bool HloComputation::IsDependencyChain(absl::Span<HloInstruction* const> chain) 
     }
   }
   if (FindCycle().has_value()) return false;
-  // The search from chain[k] for chain[k - 1] only enters instructions
-  // listed after chain[k - 1]; an operand listed after its user (which
-  // could be in a later search's range) is marked too, which can only make
-  // a later search miss (then the caller walks), never find a path that is
-  // not there. So one mark each, never reset.
+  // Each link is searched forward by default: from chain[k - 1] through
+  // users and control successors to chain[k], entering only instructions
+  // listed strictly between the two. A path of a topological list between
+  // them runs there, and any path found is a dependency (a miss on a list
+  // that is not topological only sends the caller to its walk). The ranges
+  // of successive links do not overlap, so one mark each is never reset.
+  // Between two dots of a layer this enters the activation's few
+  // instructions and not the next weight's all-gather chain, which the
+  // search back from chain[k] enters on its way. Read per call (two calls a
+  // pass run): HILO_DEPENDENCY_CHAIN_FORWARD=0 searches back (the switch of
+  // this saving, measured in docs/performance.md, "twenty-sixth session",
+  // rep-cc).
+  const bool forward = !EnvSwitchIsZero("HILO_DEPENDENCY_CHAIN_FORWARD");
+  // Backward, the search from chain[k] for chain[k - 1] only enters
+  // instructions listed after chain[k - 1]; an operand listed after its
+  // user (which could be in a later search's range) is marked too, which
+  // can only make a later search miss (then the caller walks), never find
+  // a path that is not there. So one mark each, never reset.
   std::vector<uint8_t> seen(instructions_.size());
   std::vector<const HloInstruction*> stack;
-  for (size_t k = 1; k < chain.size(); ++k) {
-    const HloInstruction* target = chain[k - 1];
-    const int32_t floor = target->index_in_parent_;
-    // Whether the search may enter `dep` (marking it), or found the target.
-    bool found = false;
-    auto enter = [&](const HloInstruction* dep) {
-      found |= dep == target;
-      const int32_t pos = dep->index_in_parent_;
-      if (pos <= floor || dep->parent_ != this || seen[pos] != 0) return false;
-      seen[pos] = 1;
-      return true;
-    };
-    stack.assign(1, chain[k]);
-    while (!found && !stack.empty()) {
-      const HloInstruction* inst = stack.back();
-      stack.pop_back();
-      for (const HloInstruction* operand : inst->operands_.span()) {
-        if (enter(operand)) stack.push_back(operand);
-      }
-      if (const HloInstruction::Rare* rare = inst->rare_or_null(); rare != nullptr) {
-        for (const HloInstruction* pred : rare->control_predecessors) {
-          if (enter(pred)) stack.push_back(pred);
+  // One loop per direction (no test of the direction per instruction).
+  auto links_hold = [&](auto direction) {
+    constexpr bool kForward = decltype(direction)::value;
+    for (size_t k = 1; k < chain.size(); ++k) {
+      const HloInstruction* target = kForward ? chain[k] : chain[k - 1];
+      const int32_t floor = chain[k - 1]->index_in_parent_;
+      // Forward: below chain[k] too.
+      const int32_t ceiling = chain[k]->index_in_parent_;
+      // Whether the search may enter `next` (marking it), or found the target.
+      bool found = false;
+      auto enter = [&](const HloInstruction* next) {
+        found |= next == target;
+        const int32_t pos = next->index_in_parent_;
+        if (pos <= floor || (kForward && pos >= ceiling) || next->parent_ != this ||
+            seen[pos] != 0) {
+          return false;
+        }
+        seen[pos] = 1;
+        return true;
+      };
+      stack.assign(1, kForward ? chain[k - 1] : chain[k]);
+      while (!found && !stack.empty()) {
+        const HloInstruction* inst = stack.back();
+        stack.pop_back();
+        for (const HloInstruction* next : kForward ? inst->users_.span() : inst->operands_.span()) {
+          if (enter(next)) stack.push_back(next);
+        }
+        if (const HloInstruction::Rare* rare = inst->rare_or_null(); rare != nullptr) {
+          for (const HloInstruction* next :
+               kForward ? rare->control_successors : rare->control_predecessors) {
+            if (enter(next)) stack.push_back(next);
+          }
         }
       }
+      if (!found) return false;
     }
-    if (!found) return false;
-  }
-  return true;
+    return true;
+  };
+  return forward ? links_hold(std::true_type()) : links_hold(std::false_type());
 }
 
 std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {

@@ -106,6 +106,7 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   reanalyze_ = EnvSwitchIsOne("HILO_LOOPED_EINSUM_REANALYZE");
   share_shapes_ = !EnvSwitchIsZero("HILO_REPLACER_SHARE_SHAPES");
   arena_groups_ = !EnvSwitchIsZero("HILO_REPLACER_ARENA_GROUPS");
+  arena_users_ = !EnvSwitchIsZero("HILO_REPLACER_ARENA_USERS");
   short_check_ = !EnvSwitchIsZero("HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK");
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
@@ -226,7 +227,17 @@ HloInstruction* NeuronLoopedEinsumReplacer::AddFold(HloInstruction* dot, KeptPla
                   std::initializer_list<HloInstruction*> operands) {
     std::unique_ptr<HloInstruction> inst =
         HloInstruction::CreateInArena(arena, opcode, std::move(shape), "");
+    // The shard and the activation each gain a second user here (the dot
+    // is still theirs until the expander removes it), so their user lists
+    // leave the inline word for a block: from the module's arena, as a
+    // loader's small user lists are (HloInstruction::AddUser), instead of
+    // one heap block each. HILO_REPLACER_ARENA_USERS=0: the heap (the
+    // switch of this saving, measured in docs/performance.md). Only memory
+    // differs: see SmallPointerList::push_back.
+    InstructionArena* const loading = arena_users_ ? InstructionArena::Loading() : nullptr;
+    if (arena_users_) InstructionArena::SetLoading(&arena);
     for (HloInstruction* operand : operands) inst->AppendOperand(operand);
+    if (arena_users_) InstructionArena::SetLoading(loading);
     return inst;
   };
   HloInstruction* reshaped = computation->AddInstruction(

@@ -161,6 +161,9 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // Whether AddFold makes the custom call's attribute group in the module's
   // arena (HILO_REPLACER_ARENA_GROUPS=0: on the heap).
   bool arena_groups_ = true;
+  // Whether the blocks the fold's operands' user lists move to come from
+  // the module's arena (HILO_REPLACER_ARENA_USERS=0: the heap).
+  bool arena_users_ = true;
   // Whether a kept plan's check reads only what its matcher's analysis
   // reads (LoopedEinsumReadsOnlyIdsBelow with the matcher;
   // HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK=0: both whole chains).
