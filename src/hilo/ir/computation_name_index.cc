@@ -13,16 +13,8 @@ void ComputationNameIndex::Insert(size_t position, Computations computations) {
                "(computation_name_index.h) can number\n", stderr);
     std::abort();
   }
-  auto home_of = [this, computations](uint32_t slot) { return HomeOf(slot, computations); };
-  if (size_ + 1 > MaxSize(capacity_)) {
-    const size_t capacity = capacity_ == 0 ? 16 : capacity_ * 2;
-    uint32_t* const old = slots_;
-    const size_t old_capacity = capacity_;
-    slots_ = linear_probing::AllocateEmpty<uint32_t>(capacity);
-    capacity_ = capacity;
-    shift_ = 64 - __builtin_ctzll(capacity);
-    linear_probing::MoveEntries(old, old_capacity, slots_, capacity, home_of);
-    std::free(old);
+  if (!HasRoomForOneMore()) {
+    Rehash(GrownCapacity(), [this, computations](uint32_t slot) { return HomeOf(slot, computations); });
   }
   const absl::string_view name = computations[position]->name();
   const size_t i = Probe(name, HashName(name), computations);
@@ -33,9 +25,7 @@ void ComputationNameIndex::Insert(size_t position, Computations computations) {
 void ComputationNameIndex::Erase(size_t position, Computations computations) {
   const absl::string_view name = computations[position]->name();
   const size_t i = Probe(name, HashName(name), computations);
-  linear_probing::EraseAt(slots_, capacity_, i,
-                          [this, computations](uint32_t slot) { return HomeOf(slot, computations); });
-  --size_;
+  EraseAt(i, [this, computations](uint32_t slot) { return HomeOf(slot, computations); });
   // Later computations move a position down in the list: so do their slots
   // (a loop GCC vectorizes).
   const uint32_t erased = static_cast<uint32_t>(position + 1);

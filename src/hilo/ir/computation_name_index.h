@@ -31,27 +31,9 @@
 
 namespace hilo {
 
-class ComputationNameIndex {
+class ComputationNameIndex : public linear_probing::Table<uint32_t> {
  public:
   using Computations = absl::Span<const std::unique_ptr<HloComputation>>;
-
-  ComputationNameIndex() = default;
-  ComputationNameIndex(ComputationNameIndex&& other) noexcept { *this = std::move(other); }
-  ComputationNameIndex& operator=(ComputationNameIndex&& other) noexcept {
-    if (this == &other) return *this;
-    std::free(slots_);
-    slots_ = std::exchange(other.slots_, nullptr);
-    capacity_ = std::exchange(other.capacity_, 0);
-    size_ = std::exchange(other.size_, 0);
-    shift_ = std::exchange(other.shift_, 64);
-    return *this;
-  }
-  ComputationNameIndex(const ComputationNameIndex&) = delete;
-  ComputationNameIndex& operator=(const ComputationNameIndex&) = delete;
-  ~ComputationNameIndex() { std::free(slots_); }
-
-  size_t size() const { return size_; }
-  size_t capacity() const { return capacity_; }
 
   // The position in `computations` of the computation named `name`, or -1.
   int64_t Find(absl::string_view name, Computations computations) const {
@@ -68,24 +50,17 @@ class ComputationNameIndex {
   void Erase(size_t position, Computations computations);
 
  private:
-  static size_t MaxSize(size_t capacity) { return capacity - capacity / 8; }
   // The slot holding `name` (hash `hash`), else the empty slot that ends
   // its run. capacity_ > 0.
   size_t Probe(absl::string_view name, size_t hash, Computations computations) const {
-    for (size_t i = Home(hash);; i = (i + 1) & (capacity_ - 1)) {
+    for (size_t i = Home(hash);; i = Next(i)) {
       const uint32_t slot = slots_[i];
       if (slot == 0 || computations[slot - 1]->name() == name) return i;
     }
   }
-  // Positions from the hash's high bits (HashName's final avalanche).
-  size_t Home(size_t hash) const { return shift_ >= 64 ? 0 : static_cast<size_t>(hash >> shift_); }
   size_t HomeOf(uint32_t slot, Computations computations) const {
     return Home(HashName(computations[slot - 1]->name()));
   }
-  uint32_t* slots_ = nullptr;
-  size_t capacity_ = 0;
-  size_t size_ = 0;
-  int shift_ = 64;
 };
 
 }  // namespace hilo

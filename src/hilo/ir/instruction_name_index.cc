@@ -12,15 +12,4 @@ void InstructionNameIndex::AddressTooHigh() {
   std::abort();
 }
 
-void InstructionNameIndex::Rehash(size_t capacity) {
-  uint64_t* const old = slots_;
-  const size_t old_capacity = capacity_;
-  slots_ = linear_probing::AllocateEmpty<uint64_t>(capacity);
-  capacity_ = capacity;
-  shift_ = 64 - __builtin_ctzll(capacity);
-  linear_probing::MoveEntries(old, old_capacity, slots_, capacity,
-                              [this](uint64_t slot) { return HomeOf(slot); });
-  std::free(old);
-}
-
 }  // namespace hilo

@@ -37,33 +37,14 @@
 
 namespace hilo {
 
-class InstructionNameIndex {
+class InstructionNameIndex : public linear_probing::Table<uint64_t> {
  public:
-  InstructionNameIndex() = default;
-  InstructionNameIndex(InstructionNameIndex&& other) noexcept { *this = std::move(other); }
-  InstructionNameIndex& operator=(InstructionNameIndex&& other) noexcept {
-    if (this == &other) return *this;
-    std::free(slots_);
-    slots_ = std::exchange(other.slots_, nullptr);
-    capacity_ = std::exchange(other.capacity_, 0);
-    size_ = std::exchange(other.size_, 0);
-    shift_ = std::exchange(other.shift_, 64);
-    return *this;
-  }
-  InstructionNameIndex(const InstructionNameIndex&) = delete;
-  InstructionNameIndex& operator=(const InstructionNameIndex&) = delete;
-  ~InstructionNameIndex() { std::free(slots_); }
-
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  size_t capacity() const { return capacity_; }
-
   // Room for `n` entries without growing.
   void reserve(size_t n) {
     if (n <= MaxSize(capacity_)) return;
     size_t capacity = 16;
     while (MaxSize(capacity) < n) capacity *= 2;
-    Rehash(capacity);
+    Grow(capacity);
   }
 
   // Brings the home slot of a name with hash `hash` (HashName) into cache.
@@ -84,7 +65,7 @@ class InstructionNameIndex {
   // The same, `hash` being HashName(inst->name()).
   HloInstruction* Insert(HloInstruction* inst, size_t hash) {
     const absl::string_view name = inst->name();
-    if (size_ + 1 > MaxSize(capacity_)) Rehash(capacity_ == 0 ? 16 : capacity_ * 2);
+    if (!HasRoomForOneMore()) Grow(GrownCapacity());
     const size_t i = Probe(name, hash);
     if (slots_[i] != 0) return Instruction(slots_[i]);
     slots_[i] = Tag(hash) | Address(inst);
@@ -98,26 +79,23 @@ class InstructionNameIndex {
     const size_t i = Probe(name, HashName(name));
     if (slots_[i] == 0) return nullptr;
     HloInstruction* erased = Instruction(slots_[i]);
-    linear_probing::EraseAt(slots_, capacity_, i, [this](uint64_t slot) { return HomeOf(slot); });
-    --size_;
+    EraseAt(i, [this](uint64_t slot) { return HomeOf(slot); });
     return erased;
   }
 
  private:
   static constexpr uint64_t kAddressMask = (uint64_t{1} << 48) - 1;
   static constexpr uint64_t kTagMask = ~kAddressMask;
-  static size_t MaxSize(size_t capacity) { return capacity - capacity / 8; }
   // The slot holding `name` (hash `hash`), else the empty slot that ends
   // its run: where Find, Insert and Erase each look. capacity_ > 0.
   size_t Probe(absl::string_view name, size_t hash) const {
     const uint64_t tag = Tag(hash);
-    for (size_t i = Home(hash);; i = (i + 1) & (capacity_ - 1)) {
+    for (size_t i = Home(hash);; i = Next(i)) {
       const uint64_t slot = slots_[i];
       if (slot == 0 || ((slot & kTagMask) == tag && Instruction(slot)->name() == name)) return i;
     }
   }
-  // Positions from the hash's high bits, tags from its low ones.
-  size_t Home(size_t hash) const { return shift_ >= 64 ? 0 : static_cast<size_t>(hash >> shift_); }
+  // Positions from the hash's high bits (Home), tags from its low ones.
   size_t HomeOf(uint64_t slot) const { return Home(HashName(Instruction(slot)->name())); }
   static uint64_t Tag(size_t hash) { return static_cast<uint64_t>(hash) << 48; }
   static HloInstruction* Instruction(uint64_t slot) {
@@ -129,13 +107,9 @@ class InstructionNameIndex {
     return address;
   }
   [[noreturn]] static void AddressTooHigh();
-  // Moves the entries to a new table of `capacity` slots (a power of two,
-  // above MaxSize of size_).
-  void Rehash(size_t capacity);
-  uint64_t* slots_ = nullptr;  // calloc'ed
-  size_t capacity_ = 0;
-  size_t size_ = 0;
-  int shift_ = 64;
+  void Grow(size_t capacity) {
+    Rehash(capacity, [this](uint64_t slot) { return HomeOf(slot); });
+  }
 };
 
 // The parser's and the proto reader's set of the instructions they add,
