@@ -1,4 +1,4 @@
-// CheckInput: the parser's first sweep (bad bytes, line count).
+// CheckInput and CountSpacedEquals: the parser's sweeps (bad bytes, lines, " =").
 #include "hilo/text/input_check.h"
 
 #include <algorithm>
@@ -12,6 +12,12 @@ namespace {
 
 size_t Newlines(absl::string_view text) { return std::count(text.begin(), text.end(), '\n'); }
 
+size_t SpacedEquals(absl::string_view text) {
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < text.size(); ++i) n += text[i] == ' ' && text[i + 1] == '=';
+  return n;
+}
+
 TEST(InputCheckTest, CountsEveryNewlineAtEveryLengthAndAlignment) {
   std::mt19937 rng(7);
   for (size_t size = 0; size < 300; ++size) {
@@ -23,6 +29,28 @@ TEST(InputCheckTest, CountsEveryNewlineAtEveryLengthAndAlignment) {
       EXPECT_EQ(check.lines, Newlines(text)) << "size " << size;
     }
   }
+}
+
+TEST(InputCheckTest, CountsEverySpacedEqualsAtEveryLengthAndAlignment) {
+  // Pairs straddle the sixteen-byte blocks and the input's end.
+  std::mt19937 rng(11);
+  const char alphabet[] = {' ', '=', ' ', '=', 'a', '\n'};
+  for (size_t size = 0; size < 300; ++size) {
+    for (int round = 0; round < 4; ++round) {
+      std::string text(size, 'a');
+      for (char& c : text) c = alphabet[rng() % sizeof(alphabet)];
+      EXPECT_EQ(CountSpacedEquals(text), SpacedEquals(text)) << "size " << size;
+    }
+  }
+  // Past the lane counters' limit (255 blocks), and around non-ASCII bytes.
+  std::string long_text;
+  for (int i = 0; i < 20000; ++i) long_text += i % 13 == 0 ? "\xC3\xA9 =\n" : "  x = f32[] y()\n";
+  EXPECT_EQ(CountSpacedEquals(long_text), SpacedEquals(long_text));
+  std::string pairs;
+  for (int i = 0; i < 255 * 16 * 3 + 7; ++i) pairs += " =";
+  EXPECT_EQ(CountSpacedEquals(pairs), pairs.size() / 2);
+  EXPECT_EQ(CountSpacedEquals(std::string(255 * 16 * 3 + 7, ' ') + "="), 1u);
+  EXPECT_EQ(CountSpacedEquals(std::string(255 * 16 * 3 + 7, '=')), 0u);
 }
 
 TEST(InputCheckTest, CountsPastTheLaneCounterLimits) {

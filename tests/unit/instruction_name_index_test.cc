@@ -1,7 +1,10 @@
 // InstructionNameIndex (the module's instructions by name): finds what was
 // inserted, refuses a name twice, and erases by shifting entries back so
 // that every entry left is still found, through growth and after many
-// erasures (a broken shift loses entries that probed past the hole).
+// erasures (a broken shift loses entries that probed past the hole), at
+// any number of slots (a run that wraps past the last slot).
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -9,8 +12,10 @@
 #include "gtest/gtest.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/hlo_instruction.h"
+#include "hilo/ir/env_switch.h"
 #include "hilo/ir/hlo_module.h"
 #include "hilo/ir/instruction_name_index.h"
+#include "hilo/ir/linear_probing.h"
 #include "hilo/ir/name_hash.h"
 #include "hilo/text/parser.h"
 
@@ -83,6 +88,48 @@ TEST(InstructionNameIndexTest, ReserveHoldsWithoutGrowing) {
   for (HloInstruction* inst : insts) EXPECT_EQ(index.Find(inst->name()), inst);
 }
 
+// HILO_NAME_INDEX_EXACT (linear_probing.h): reserve(n) takes about 4n/3
+// slots, else the next power of two holding n at 7/8.
+const bool kExact = !EnvSwitchIsZero("HILO_NAME_INDEX_EXACT");
+
+TEST(InstructionNameIndexTest, CapacityForHoldsNAtThreeQuarters) {
+  if (!kExact) GTEST_SKIP() << "HILO_NAME_INDEX_EXACT=0: powers of two";
+  EXPECT_EQ(linear_probing::CapacityFor(0), 16u);
+  EXPECT_EQ(linear_probing::CapacityFor(12), 16u);
+  EXPECT_EQ(linear_probing::CapacityFor(13), 18u);
+  EXPECT_EQ(linear_probing::CapacityFor(4000002), 5333336u);
+  for (size_t n = 12; n < 100000; n = n * 3 / 2 + 1) {
+    const size_t capacity = linear_probing::CapacityFor(n);
+    EXPECT_LE(4 * n, 3 * capacity) << n;      // at most 3/4 full
+    EXPECT_GT(4 * n, 3 * (capacity - 1)) << n;  // and no slot more
+  }
+}
+
+// A table of 18 slots filled to its 7/8 (16 entries): runs wrap past the
+// last slot, and erasing in any order shifts entries back across the wrap.
+TEST(InstructionNameIndexTest, RunsWrapAtAnyCapacity) {
+  std::unique_ptr<HloModule> module;
+  const std::vector<HloInstruction*> insts = Instructions(3200, &module);
+  std::mt19937 rng(5);
+  for (size_t first = 0; first + 16 <= insts.size(); first += 16) {
+    std::vector<HloInstruction*> group(insts.begin() + first, insts.begin() + first + 16);
+    InstructionNameIndex index;
+    index.reserve(13);
+    ASSERT_EQ(index.capacity(), kExact ? 18u : 16u);
+    if (!kExact) group.resize(14);  // 7/8 of 16
+    for (HloInstruction* inst : group) EXPECT_EQ(index.Insert(inst), nullptr);
+    ASSERT_EQ(index.capacity(), kExact ? 18u : 16u);  // full, not grown
+    std::shuffle(group.begin(), group.end(), rng);
+    for (size_t k = 0; k < group.size(); ++k) {
+      EXPECT_EQ(index.Erase(group[k]->name()), group[k]);
+      for (size_t j = 0; j < group.size(); ++j) {
+        EXPECT_EQ(index.Find(group[j]->name()), j > k ? group[j] : nullptr) << first << " " << k;
+      }
+    }
+    EXPECT_TRUE(index.empty());
+  }
+}
+
 // A table grown to millions of slots keeps its entries, a move frees the
 // table it replaces, and Insert with a given hash is Insert.
 TEST(InstructionNameIndexTest, LargeTablesGrowAndMove) {
@@ -93,15 +140,15 @@ TEST(InstructionNameIndexTest, LargeTablesGrowAndMove) {
     HloInstruction* inst = insts[i];
     EXPECT_EQ(i % 2 == 0 ? index.Insert(inst) : index.Insert(inst, HashName(inst->name())), nullptr);
   }
-  EXPECT_EQ(index.capacity(), 4096u);
+  EXPECT_EQ(index.capacity(), 4096u);  // grown by doubling from 16
   index.reserve(250000);
-  EXPECT_EQ(index.capacity(), size_t{1} << 19);
+  EXPECT_EQ(index.capacity(), kExact ? 333334u : size_t{1} << 19);
   for (HloInstruction* inst : insts) {
     EXPECT_EQ(index.Find(inst->name()), inst);
     EXPECT_EQ(index.Insert(inst, HashName(inst->name())), inst);
   }
   index.reserve(600000);
-  EXPECT_EQ(index.capacity(), size_t{1} << 20);
+  EXPECT_EQ(index.capacity(), kExact ? 800000u : size_t{1} << 20);
   for (size_t i = 0; i < insts.size(); i += 2) EXPECT_EQ(index.Erase(insts[i]->name()), insts[i]);
   EXPECT_EQ(index.size(), 1500u);
   InstructionNameIndex small;

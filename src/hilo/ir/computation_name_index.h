@@ -1,6 +1,6 @@
 // ComputationNameIndex: a module's computations found by their names, an
-// open-addressing table (linear probing, linear_probing.h; a power-of-two
-// number of slots, at most 7/8 full) whose slot is a computation's position
+// open-addressing table (linear probing, linear_probing.h; at most 7/8
+// full) whose slot is a computation's position
 // in the module's list plus one, in 4 bytes (0: empty).
 //
 // A module of 100,000 small computations holds 131,072 slots: 512 KiB,

@@ -1,6 +1,6 @@
 // InstructionNameIndex: a module's instructions found by their names, an
-// open-addressing table (linear probing, a power-of-two number of 8-byte
-// slots, at most 7/8 full) whose slot for a name can be prefetched from the
+// open-addressing table (linear probing over 8-byte slots, at most 7/8
+// full; linear_probing.h) whose slot for a name can be prefetched from the
 // name's hash alone (Prefetch), so that a loop over many names (the
 // verifier's check of every instruction's name) hashes a name some
 // instructions ahead and finds its slot in cache when it gets there.
@@ -41,10 +41,7 @@ class InstructionNameIndex : public linear_probing::Table<uint64_t> {
  public:
   // Room for `n` entries without growing.
   void reserve(size_t n) {
-    if (n <= MaxSize(capacity_)) return;
-    size_t capacity = 16;
-    while (MaxSize(capacity) < n) capacity *= 2;
-    Grow(capacity);
+    Reserve(n, [this](uint64_t slot) { return HomeOf(slot); });
   }
 
   // Brings the home slot of a name with hash `hash` (HashName) into cache.

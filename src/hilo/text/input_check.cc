@@ -121,4 +121,32 @@ InputCheck CheckInput(absl::string_view text) {
   return check;
 }
 
+size_t CountSpacedEquals(absl::string_view text) {
+  const char* data = text.data();
+  const size_t n = text.size();
+  size_t count = 0;
+  size_t i = 0;
+#if defined(__SSE2__)
+  // A lane is -1 where the block holds a space and the next byte is '='
+  // (so one byte past the block must be there); lanes add up in bytes and
+  // are summed (psadbw) before any can pass 255.
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i space = _mm_set1_epi8(' ');
+  const __m128i equals = _mm_set1_epi8('=');
+  while (i + 17 <= n) {
+    __m128i lanes = zero;
+    for (int block = 0; block < 255 && i + 17 <= n; ++block, i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
+      const __m128i next = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i + 1));
+      lanes = _mm_sub_epi8(lanes, _mm_and_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(next, equals)));
+    }
+    const __m128i sums = _mm_sad_epu8(lanes, zero);
+    count += static_cast<size_t>(_mm_cvtsi128_si64(sums)) +
+             static_cast<size_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
+  }
+#endif
+  for (; i + 1 < n; ++i) count += data[i] == ' ' && data[i + 1] == '=';
+  return count;
+}
+
 }  // namespace hilo

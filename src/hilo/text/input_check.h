@@ -18,6 +18,12 @@ struct InputCheck {
 
 InputCheck CheckInput(absl::string_view text);
 
+// How many spaces in `text` a '=' follows: about one an instruction (`name
+// = shape op(...)`), where a line count also counts the blank lines and the
+// computations' braces. The parser counts them (a second sweep) only where
+// lines are short enough for those to matter.
+size_t CountSpacedEquals(absl::string_view text);
+
 }  // namespace hilo
 
 #endif  // HILO_TEXT_INPUT_CHECK_H_

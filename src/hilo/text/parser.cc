@@ -823,8 +823,8 @@ bool Parser::ScanValueFrom(size_t start, absl::string_view* value) {
 
 absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // NUL bytes and invalid UTF-8 are rejected up front, so that no later
-  // stage has to think about them. The same sweep counts lines, which size
-  // the name map (about one instruction per line).
+  // stage has to think about them. The same sweep counts lines and " =",
+  // which size the name map.
   const InputCheck check = CheckInput(text_);
   if (check.problem != nullptr) {
     Fail(check.problem_offset, check.problem);
@@ -834,10 +834,23 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
 
   module_ = std::make_unique<HloModule>("");
   module_->BeginBulkLoad();  // RegisterName keeps instruction names unique
-  // Sizing the name map once saves rehashing it as it grows. Capped so that
-  // a file of blank lines can not make it reserve more than a small
-  // multiple of its own size.
-  names_.reserve(std::min(lines, text_.size() / 32));
+  // Sizing the name map once saves rehashing it as it grows, and sized
+  // close to the names it saves memory (the table takes about 4/3 slots a
+  // name: linear_probing.h). A line holds at most one name, and where lines
+  // are long (32 bytes on average, as an instruction's are) nearly every
+  // line is an instruction's. Where they are short, blank lines and braces
+  // are a good part of them (100,000 computations of three instructions:
+  // 700,006 lines, 400,002 names): there the names are counted, one " ="
+  // each (`name = shape op(...)`), with no instruction taken to be shorter
+  // than 16 bytes (a cap against text made of " ="). HILO_NAME_COUNT=0
+  // sizes it from min(lines, bytes / 32), as before (docs/performance.md,
+  // "name tables sized from the names").
+  static const bool count_names = !EnvSwitchIsZero("HILO_NAME_COUNT");
+  size_t names = std::min(lines, text_.size() / 32);
+  if (count_names && lines > names) {
+    names = std::min({lines, CountSpacedEquals(text_), text_.size() / 16});
+  }
+  names_.reserve(names);
   // A large module's instructions go to huge pages from the first one.
   module_->instruction_arena().ExpectBytes(std::min(lines, text_.size() / 32) *
                                            sizeof(HloInstruction));
