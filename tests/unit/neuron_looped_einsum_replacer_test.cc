@@ -1087,6 +1087,96 @@ TEST_F(ReplacerTest, FoldedOperandsUserListsGoToTheArena) {
   EXPECT_EQ(arena_grown - heap_grown, 2 * 3 * sizeof(void*));
 }
 
+// The fold memo (LoopedEinsumFoldMemo) gives a dot the fold kept for an
+// earlier dot with the same read key, and only then. Parsed layers (the
+// parser shares equal shapes and group lists) of kinds A A B A C D C E A A:
+// B's groups are A's ids in another order (not contiguous: not exact, so
+// not kept), C has a square activation contracted on dimension 1 and D the
+// same contracted on 0 (only the dimension numbers differ: another
+// backend_config), E gathers an f32 weight (another reshape shape). With two
+// entries kept, the hits are the second A, the third A, the second C and
+// the last A; every other dot is analysed, and the module, the summary and
+// the warnings are what the analysis of every dot gives
+// (HILO_LOOPED_EINSUM_FOLD_MEMO=0: no hits).
+struct FoldMemoRun {
+  std::string printed;
+  std::string summary;
+  std::vector<std::string> warnings;
+  int64_t hits = 0;
+};
+
+FoldMemoRun FoldLayersWithMemo(const char* off) {
+  if (off != nullptr) setenv(off, "0", 1);
+  const std::string contiguous = "{{0,1,2,3},{4,5,6,7},{8,9,10,11},{12,13,14,15}}";
+  const std::string reordered = "{{1,0,2,3},{4,5,6,7},{8,9,10,11},{12,13,14,15}}";
+  struct Kind {
+    const char* weight_type;
+    const std::string* groups;
+    const char* activation;  // dimensions
+    int rhs_contracting;
+    const char* result;
+  };
+  const Kind a{"bf16", &contiguous, "2048,4096", 1, "bf16[2048,2048]{1,0}"};
+  const Kind b{"bf16", &reordered, "2048,4096", 1, "bf16[2048,2048]{1,0}"};
+  const Kind c{"bf16", &contiguous, "4096,4096", 1, "bf16[2048,4096]{1,0}"};
+  const Kind d{"bf16", &contiguous, "4096,4096", 0, "bf16[2048,4096]{1,0}"};
+  const Kind e{"f32", &contiguous, "2048,4096", 1, "f32[2048,2048]{1,0}"};
+  const Kind layers[] = {a, a, b, a, c, d, c, e, a, a};
+  std::string params, results, body, dots;
+  for (size_t i = 0; i < std::size(layers); ++i) {
+    const Kind& k = layers[i];
+    const std::string w = absl::StrCat(k.weight_type, "[4,128,4096]");
+    const std::string g = absl::StrCat(k.weight_type, "[16,128,4096]");
+    const std::string w2d = absl::StrCat(k.weight_type, "[2048,4096]");
+    const std::string x = absl::StrCat("bf16[", k.activation, "]");
+    absl::StrAppend(&params, i == 0 ? "" : ", ", "w", i, ": ", w, ", x", i, ": ", x);
+    absl::StrAppend(&results, i == 0 ? "" : ", ", k.result);
+    absl::StrAppend(&body, "  %w", i, " = ", w, "{2,1,0} parameter(", 2 * i, ")\n");
+    absl::StrAppend(&body, "  %ag", i, " = ", g, "{2,1,0} all-gather(", w, "{2,1,0} %w", i,
+                    "), channel_id=", i + 1, ", replica_groups=", *k.groups,
+                    ", dimensions={0}\n");
+    absl::StrAppend(&body, "  %w2d", i, " = ", w2d, "{1,0} reshape(", g, "{2,1,0} %ag", i, ")\n");
+    absl::StrAppend(&body, "  %x", i, " = ", x, "{1,0} parameter(", 2 * i + 1, ")\n");
+    absl::StrAppend(&body, "  %dot", i, " = ", k.result, " dot(", w2d, "{1,0} %w2d", i, ", ", x,
+                    "{1,0} %x", i, "), lhs_contracting_dims={1}, rhs_contracting_dims={",
+                    k.rhs_contracting, "}\n");
+    absl::StrAppend(&dots, i == 0 ? "" : ", ", k.result, " %dot", i);
+  }
+  const std::string text =
+      absl::StrCat("HloModule layers, replica_count=16\n\nENTRY %main (", params, ") -> (",
+                   results, ") {\n", body, "  ROOT %t = (", results, ") tuple(", dots, ")\n}\n");
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status() << "\n" << text;
+  FoldMemoRun run;
+  if (module.ok()) {
+    PassOptions options;
+    options.record_details = false;  // as hilo-opt without --explain or --report
+    NeuronLoopedEinsumReplacer pass(options);
+    absl::StatusOr<bool> changed = pass.Run(module->get());
+    EXPECT_TRUE(changed.ok() && *changed);
+    run = {PrintHloModule(**module), pass.Summary(), pass.Warnings(), pass.fold_memo_hits()};
+  }
+  if (off != nullptr) unsetenv(off);
+  return run;
+}
+
+TEST_F(ReplacerTest, TheFoldMemoServesOnlyDotsWithTheSameReadKey) {
+  const FoldMemoRun memo = FoldLayersWithMemo(nullptr);
+  const FoldMemoRun each = FoldLayersWithMemo("HILO_LOOPED_EINSUM_FOLD_MEMO");
+  EXPECT_EQ(memo.hits, 4);
+  EXPECT_EQ(each.hits, 0);
+  EXPECT_EQ(memo.printed, each.printed);
+  EXPECT_EQ(memo.summary, each.summary);
+  EXPECT_EQ(memo.warnings, each.warnings);
+  // Each kind got its own decision.
+  EXPECT_THAT(memo.summary, HasSubstr("10 fused (9 exact"));
+  ASSERT_EQ(memo.warnings.size(), 1u);
+  EXPECT_THAT(memo.warnings[0], HasSubstr("%dot2 "));
+  EXPECT_THAT(memo.printed, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=4,num_groups=4"));
+  EXPECT_THAT(memo.printed, HasSubstr("backend_config=\"rhs_contracting_dim=1,tp_degree=4,num_groups=4"));
+  EXPECT_THAT(memo.printed, HasSubstr("f32[512,4096]{1,0} reshape(f32[4,128,4096]"));
+}
+
 // Kept plans hold their reshape's shape shared from matching
 // (SharedReshapeShape): with weights of two shapes in turns ([32,16] for
 // four ids, [64,16] for two), each reshape gets its own weight's shape, and

@@ -583,6 +583,171 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
   return plan;
 }
 
+namespace {
+
+// Whether dot operand 0 `op0` is all-gather or reshape(all-gather): the
+// LHS and LHS-RS matchers, which the analysis decides the weight side from
+// first (then it reads operand 1 itself only).
+bool IsLhsOrLhsRsOperand(const HloInstruction* op0) {
+  if (op0->opcode() == HloOpcode::kAllGather) return true;
+  return op0->opcode() == HloOpcode::kReshape && op0->operand_count() > 0 &&
+         op0->operand(0)->opcode() == HloOpcode::kAllGather;
+}
+
+}  // namespace
+
+bool LoopedEinsumFoldMemo::BuildKey(HloInstruction* dot) {
+  key_.valid = false;
+  if (dot == nullptr || dot->opcode() != HloOpcode::kDot) return false;
+  const absl::Span<HloInstruction* const> operands = dot->operands().span();
+  if (operands.size() != 2) return false;
+  // LHS or LHS-RS: the analysis decides the weight side from these first
+  // and then reads operand 1 itself only.
+  HloInstruction* const op0 = operands[0];
+  if (!IsLhsOrLhsRsOperand(op0)) return false;
+  const HloComputation* const parent = dot->parent();
+  int length = 0;
+  int root = -1;
+  for (HloInstruction* inst = op0; inst != nullptr && length < kLoopedEinsumChainRead; ++length) {
+    Link& link = key_.links[length];
+    const absl::Span<HloInstruction* const> next = inst->operands().span();
+    link.inst = inst;
+    link.operand_count = static_cast<int64_t>(next.size());
+    link.opcode = inst->opcode();
+    link.same_parent = inst->parent() == parent;
+    link.dimension = -1;
+    if (link.opcode == HloOpcode::kAllGather) {
+      link.dimension = inst->collective_dimension();
+      if (root < 0 && length <= kRootAllGatherDepth) root = length;
+    }
+    inst = next.empty() ? nullptr : next[0];
+  }
+  if (root < 0) return false;
+  const std::optional<ReplicaGroups>& groups = key_.links[root].inst->replica_groups();
+  if (!groups.has_value() || groups->form() != ReplicaGroups::Form::kExplicit ||
+      groups->explicit_groups().empty()) {
+    return false;
+  }
+  key_.dnums = &dot->dot_dimension_numbers();
+  key_.length = length;
+  key_.root = root;
+  key_.activation = operands[1];
+  key_.activation_same_parent = operands[1]->parent() == parent;
+  key_.valid = true;
+  return true;
+}
+
+bool LoopedEinsumFoldMemo::HasKey(HloInstruction* dot, const Entry& entry,
+                                  HloInstruction** shard) const {
+  // BuildKey's walk, compared with the kept key as it goes.
+  if (dot->opcode() != HloOpcode::kDot) return false;
+  const absl::Span<HloInstruction* const> operands = dot->operands().span();
+  if (operands.size() != 2) return false;
+  const HloComputation* const parent = dot->parent();
+  const HloInstruction* const activation = operands[1];
+  if (&activation->shape() != &entry.activation_shape.get() ||
+      (activation->parent() == parent) != entry.activation_same_parent) {
+    return false;
+  }
+  HloInstruction* inst = operands[0];
+  // Equal operand counts end both walks at the same position.
+  for (int k = 0; k < entry.length; ++k) {
+    const Link& kept = entry.links[k];
+    const absl::Span<HloInstruction* const> next = inst->operands().span();
+    if (inst->opcode() != kept.opcode ||
+        static_cast<int64_t>(next.size()) != kept.operand_count ||
+        &inst->shape() != &entry.shapes[k].get() ||
+        (inst->parent() == parent) != kept.same_parent) {
+      return false;
+    }
+    if (kept.opcode == HloOpcode::kAllGather && inst->collective_dimension() != kept.dimension) {
+      return false;
+    }
+    if (k == entry.root) {
+      const std::optional<ReplicaGroups>& groups = inst->replica_groups();
+      if (!groups.has_value() || !groups->SharesContentsWith(entry.groups)) return false;
+    }
+    if (k == entry.shard_position) *shard = inst;
+    if (next.empty()) break;  // the last position (operand counts are equal)
+    inst = next[0];
+  }
+  return entry.dnums == dot->dot_dimension_numbers();
+}
+
+bool LoopedEinsumFoldMemo::Find(HloInstruction* dot, Hit* hit) {
+  key_.valid = false;
+  if (dot == nullptr || dot->operand_count() == 0) return false;
+  // Only LHS and LHS-RS dots have a key; others (as a layer's second dot)
+  // are not looked up.
+  if (!IsLhsOrLhsRsOperand(dot->operand(0))) return false;
+  // The entry that served last first.
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const size_t e = (last_hit_ + i) % entries_.size();
+    HloInstruction* shard = nullptr;
+    if (!HasKey(dot, entries_[e], &shard)) continue;
+    last_hit_ = e;
+    ++hits_;
+    const Entry& entry = entries_[e];
+    hit->matcher = entry.matcher;
+    hit->shard = shard;
+    hit->activation = dot->operands().span()[1];
+    hit->reshaped_weight_shape = &entry.reshaped_weight_shape;
+    hit->backend_config = &entry.backend_config;
+    return true;
+  }
+  BuildKey(dot);  // for Keep
+  return false;
+}
+
+void LoopedEinsumFoldMemo::Keep(const LoopedEinsumPlan& plan,
+                                const SharedShape& reshaped_weight_shape) {
+  if (!key_.valid || !plan.fold || !plan.exact || plan.activation != key_.activation ||
+      (plan.matcher != LoopedEinsumMatcher::kLhs && plan.matcher != LoopedEinsumMatcher::kLhsRS)) {
+    return;
+  }
+  // The shard is the root all-gather's operand 0: the next position.
+  const int shard_position = key_.root + 1;
+  if (shard_position >= key_.length || key_.links[shard_position].inst != plan.shard ||
+      key_.links[key_.root].inst != plan.all_gather) {
+    return;
+  }
+  constexpr size_t kEntries = 2;
+  if (entries_.size() < kEntries) {
+    entries_.emplace_back();
+    next_ = entries_.size() - 1;
+  }
+  Entry& entry = entries_[next_];
+  next_ = (next_ + 1) % kEntries;
+  entry.dnums = *key_.dnums;
+  entry.length = key_.length;
+  entry.root = key_.root;
+  for (int k = 0; k < key_.length; ++k) {
+    entry.links[k] = key_.links[k];
+    entry.links[k].inst = nullptr;
+    entry.shapes[k] = key_.links[k].inst->shared_shape();
+  }
+  for (int k = key_.length; k < kLoopedEinsumChainRead; ++k) entry.shapes[k] = SharedShape();
+  entry.groups = *key_.links[key_.root].inst->replica_groups();
+  entry.activation_shape = key_.activation->shared_shape();
+  entry.activation_same_parent = key_.activation_same_parent;
+  entry.matcher = plan.matcher;
+  entry.shard_position = shard_position;
+  entry.reshaped_weight_shape = reshaped_weight_shape;
+  entry.backend_config = plan.backend_config;
+}
+
+void LoopedEinsumFoldMemo::Clear() {
+  ClearEntries();
+  hits_ = 0;
+}
+
+void LoopedEinsumFoldMemo::ClearEntries() {
+  key_ = Key();
+  entries_.clear();
+  next_ = 0;
+  last_hit_ = 0;
+}
+
 std::string ExplainLoopedEinsumPlan(const HloInstruction& dot, const LoopedEinsumPlan& plan) {
   std::string where = Name(&dot);
   if (dot.parent() != nullptr) absl::StrAppend(&where, " in ", dot.parent()->name());

@@ -123,6 +123,103 @@ bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end);
 bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end,
                                    LoopedEinsumMatcher matcher);
 
+// A memo of AnalyzeLoopedEinsumDot's exact LHS and LHS-RS folds (speed
+// only: a module of layers folds one dot per layer, each reading a chain
+// of its own instructions that have the shapes, attributes and group
+// list of the layer before). Find builds the dot's read key: everything
+// AnalyzeLoopedEinsumDot(dot, settings, /*with_reason=*/false) reads of
+// the graph when dot operand 0 is all-gather or reshape(all-gather), so
+// that two dots with equal keys get equal plans up to the instructions
+// the plan points to, which sit at the same positions of their chains:
+//  - the dot: its opcode, operand count (2), dimension numbers (by value)
+//    and parent (only compared with other instructions' parents);
+//  - operand 0's chain of operand-0 ancestors, kLoopedEinsumChainRead
+//    positions at most (the analysis never reads further: see
+//    LoopedEinsumReadsOnlyIdsBelow), each position's opcode, operand
+//    count, shape object (held alive by the memo, so an equal address is
+//    the same shape), whether its parent is the dot's, and for an
+//    all-gather its collective dimension; for the first all-gather within
+//    kRootAllGatherDepth hops (the one the plan reads groups of), its
+//    replica-group list, which must be explicit and non-empty (then the
+//    geometry reads the list and nothing else: not the module) and is
+//    compared by shared contents (held alive too);
+//  - operand 1 itself (an LHS dot's activation: the analysis reads its
+//    shape and parent only, never its chain): its shape object and
+//    whether its parent is the dot's.
+// Names are read only for reasons (with_reason false), users and control
+// edges never. The settings are the caller's to keep fixed (Clear between
+// runs). Only exact folds are kept (the others carry reasons). Per
+// replacer Run; NeuronLoopedEinsumReplacer uses it unless
+// HILO_LOOPED_EINSUM_FOLD_MEMO=0 (docs/performance.md).
+class LoopedEinsumFoldMemo {
+ public:
+  // What a hit gives for the dot Find was given: the plan's matcher,
+  // shard and activation (this dot's), its reshape shape and config.
+  struct Hit {
+    LoopedEinsumMatcher matcher = LoopedEinsumMatcher::kNone;
+    HloInstruction* shard = nullptr;
+    HloInstruction* activation = nullptr;
+    const SharedShape* reshaped_weight_shape = nullptr;
+    const std::string* backend_config = nullptr;
+  };
+  // True, with `hit` filled, when a kept fold has `dot`'s key. Either way
+  // the key stays for Keep (until the next Find).
+  bool Find(HloInstruction* dot, Hit* hit);
+  // Keeps `plan`, the analysis of the dot last given to Find (the graph
+  // unchanged since), when it is an exact LHS or LHS-RS fold whose key was
+  // built, with `reshaped_weight_shape` (the shape the caller gives its
+  // reshape: equal to the plan's).
+  void Keep(const LoopedEinsumPlan& plan, const SharedShape& reshaped_weight_shape);
+  // Forgets everything (Clear) or only the kept folds (hits() stays).
+  void Clear();
+  void ClearEntries();
+  int64_t hits() const { return hits_; }
+
+ private:
+  struct Link {
+    HloInstruction* inst = nullptr;
+    int64_t operand_count = 0;
+    int64_t dimension = -1;
+    HloOpcode opcode = HloOpcode::kParameter;
+    bool same_parent = false;
+  };
+  struct Key {
+    bool valid = false;
+    const DotDimensionNumbers* dnums = nullptr;
+    int length = 0;
+    int root = -1;  // position of the all-gather whose groups are read
+    Link links[kLoopedEinsumChainRead];
+    HloInstruction* activation = nullptr;
+    bool activation_same_parent = false;
+  };
+  struct Entry {
+    DotDimensionNumbers dnums;
+    int length = 0;
+    int root = -1;
+    Link links[kLoopedEinsumChainRead];  // inst unused: shapes[] instead
+    SharedShape shapes[kLoopedEinsumChainRead];
+    ReplicaGroups groups;
+    SharedShape activation_shape;
+    bool activation_same_parent = false;
+    LoopedEinsumMatcher matcher = LoopedEinsumMatcher::kNone;
+    int shard_position = -1;
+    SharedShape reshaped_weight_shape;
+    std::string backend_config;
+  };
+  // Builds key_ for `dot`; false (key_ not valid) when it has none.
+  bool BuildKey(HloInstruction* dot);
+  // Whether `dot`'s key is `entry`'s (without building it); `*shard` gets
+  // the instruction at the entry's shard position.
+  bool HasKey(HloInstruction* dot, const Entry& entry, HloInstruction** shard) const;
+
+  Key key_;
+  // The two most recent kept folds (a layer may fold two kinds of dot).
+  std::vector<Entry> entries_;
+  size_t next_ = 0;      // the entry Keep replaces next
+  size_t last_hit_ = 0;  // the entry Find tries first
+  int64_t hits_ = 0;
+};
+
 // "rhs_contracting_dim=R,tp_degree=G,num_groups=N,use_sb_to_sb=B".
 std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,
                                               int64_t num_groups, bool use_sb_to_sb);

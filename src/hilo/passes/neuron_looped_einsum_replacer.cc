@@ -108,11 +108,15 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   arena_groups_ = !EnvSwitchIsZero("HILO_REPLACER_ARENA_GROUPS");
   arena_users_ = !EnvSwitchIsZero("HILO_REPLACER_ARENA_USERS");
   short_check_ = !EnvSwitchIsZero("HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK");
+  fold_memo_.Clear();
+  fold_memo_on_ = !options_.record_details && !reanalyze_ &&
+                  !EnvSwitchIsZero("HILO_LOOPED_EINSUM_FOLD_MEMO");
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
   folds_.clear();
   plans_.clear();
   reshape_shapes_.clear();
+  fold_memo_.ClearEntries();
   // A fold the kernel contract makes inexact computes something else than
   // the dot: say so by default, not only under --explain.
   for (size_t i = 0; i < outcomes_.size(); ++i) {
@@ -166,6 +170,20 @@ absl::Span<const HloOpcode> NeuronLoopedEinsumReplacer::OfferedOpcodes() const {
 
 bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instruction) {
   if (instruction->opcode() != HloOpcode::kDot) return false;
+  // A dot whose read key is a kept fold's gets that fold (its own shard and
+  // activation): what the analysis and Record would give it, as Record
+  // keeps nothing for an exact fold without details.
+  LoopedEinsumFoldMemo::Hit hit;
+  if (fold_memo_on_ && fold_memo_.Find(instruction, &hit)) {
+    const size_t outcome = outcomes_.size();
+    outcomes_.push_back(Outcome{true, true});
+    folds_.push_back(Fold{instruction, outcome, plans_.size()});
+    plans_.push_back(KeptPlan{hit.shard, hit.activation,
+                              share_shapes_ ? *hit.reshaped_weight_shape
+                                            : SharedShape(Shape(**hit.reshaped_weight_shape)),
+                              *hit.backend_config, hit.matcher});
+    return true;
+  }
   LoopedEinsumPlan plan = AnalyzeLoopedEinsumDot(instruction, settings_, options_.record_details);
   if (!plan.candidate) return false;
   // Each instruction is offered once per Run: its outcome is a new one.
@@ -177,8 +195,9 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
   Fold& fold = folds_.emplace_back(Fold{instruction, outcome, kNoPlan});
   if (!reanalyze_) {
     fold.plan = plans_.size();
-    plans_.push_back(KeptPlan{plan.shard, plan.activation,
-                              SharedReshapeShape(std::move(plan.reshaped_weight_shape)),
+    SharedShape reshaped = SharedReshapeShape(std::move(plan.reshaped_weight_shape));
+    if (fold_memo_on_) fold_memo_.Keep(plan, reshaped);
+    plans_.push_back(KeptPlan{plan.shard, plan.activation, std::move(reshaped),
                               std::move(plan.backend_config), plan.matcher});
   }
   return true;

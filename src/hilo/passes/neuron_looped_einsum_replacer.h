@@ -80,6 +80,9 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   };
   const std::vector<Candidate>& candidates() const { return candidates_; }
   const LoopedEinsumSettings& settings() const { return settings_; }
+  // Dots of the last Run whose fold came from the fold memo
+  // (LoopedEinsumFoldMemo) instead of a new analysis.
+  int64_t fold_memo_hits() const { return fold_memo_.hits(); }
 
  protected:
   bool InstructionMatchesPattern(HloInstruction* instruction) override;
@@ -168,6 +171,13 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // reads (LoopedEinsumReadsOnlyIdsBelow with the matcher;
   // HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK=0: both whole chains).
   bool short_check_ = true;
+  // Exact LHS and LHS-RS folds kept by their read key, so that the next
+  // dot with an equal key takes the fold without a new analysis
+  // (HILO_LOOPED_EINSUM_FOLD_MEMO=0: every dot analysed; also off with
+  // record_details, whose explanations need the whole plan, and with
+  // HILO_LOOPED_EINSUM_REANALYZE=1).
+  LoopedEinsumFoldMemo fold_memo_;
+  bool fold_memo_on_ = true;
   // With record_details, candidates_[i] describes outcomes_[i]. Without,
   // candidates_ is empty and only the candidates a warning names (fused,
   // not exact) are kept, here, by outcome index.
