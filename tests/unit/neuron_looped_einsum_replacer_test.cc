@@ -1098,12 +1098,38 @@ TEST_F(ReplacerTest, FoldedOperandsUserListsGoToTheArena) {
 // the last A; every other dot is analysed, and the module, the summary and
 // the warnings are what the analysis of every dot gives
 // (HILO_LOOPED_EINSUM_FOLD_MEMO=0: no hits).
-struct FoldMemoRun {
+// A Run as hilo-opt's without --explain or --report (no details) on a
+// parsed module: what it printed and said, and its counters.
+struct LeanRun {
   std::string printed;
   std::string summary;
   std::vector<std::string> warnings;
-  int64_t hits = 0;
+  int64_t hits = 0;   // fold_memo_hits
+  int64_t early = 0;  // early_refusals
+  size_t plans_capacity = 0;
 };
+
+LeanRun RunWithoutDetails(const absl::StatusOr<std::unique_ptr<HloModule>>& module) {
+  EXPECT_TRUE(module.ok()) << module.status();
+  LeanRun run;
+  if (!module.ok()) return run;
+  PassOptions options;
+  options.record_details = false;
+  NeuronLoopedEinsumReplacer pass(options);
+  absl::StatusOr<bool> changed = pass.Run(module->get());
+  EXPECT_TRUE(changed.ok() && *changed);
+  run = {PrintHloModule(**module), pass.Summary(), pass.Warnings(), pass.fold_memo_hits(),
+         pass.early_refusals(), pass.plans_capacity()};
+  return run;
+}
+using FoldMemoRun = LeanRun;
+
+// Two runs printed, summarised and warned alike.
+void ExpectSameOutput(const LeanRun& a, const LeanRun& b) {
+  EXPECT_EQ(a.printed, b.printed);
+  EXPECT_EQ(a.summary, b.summary);
+  EXPECT_EQ(a.warnings, b.warnings);
+}
 
 FoldMemoRun FoldLayersWithMemo(const char* off) {
   if (off != nullptr) setenv(off, "0", 1);
@@ -1145,17 +1171,7 @@ FoldMemoRun FoldLayersWithMemo(const char* off) {
   const std::string text =
       absl::StrCat("HloModule layers, replica_count=16\n\nENTRY %main (", params, ") -> (",
                    results, ") {\n", body, "  ROOT %t = (", results, ") tuple(", dots, ")\n}\n");
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status() << "\n" << text;
-  FoldMemoRun run;
-  if (module.ok()) {
-    PassOptions options;
-    options.record_details = false;  // as hilo-opt without --explain or --report
-    NeuronLoopedEinsumReplacer pass(options);
-    absl::StatusOr<bool> changed = pass.Run(module->get());
-    EXPECT_TRUE(changed.ok() && *changed);
-    run = {PrintHloModule(**module), pass.Summary(), pass.Warnings(), pass.fold_memo_hits()};
-  }
+  const FoldMemoRun run = RunWithoutDetails(ParseHloModule(text));
   if (off != nullptr) unsetenv(off);
   return run;
 }
@@ -1165,9 +1181,7 @@ TEST_F(ReplacerTest, TheFoldMemoServesOnlyDotsWithTheSameReadKey) {
   const FoldMemoRun each = FoldLayersWithMemo("HILO_LOOPED_EINSUM_FOLD_MEMO");
   EXPECT_EQ(memo.hits, 4);
   EXPECT_EQ(each.hits, 0);
-  EXPECT_EQ(memo.printed, each.printed);
-  EXPECT_EQ(memo.summary, each.summary);
-  EXPECT_EQ(memo.warnings, each.warnings);
+  ExpectSameOutput(memo, each);
   // Each kind got its own decision.
   EXPECT_THAT(memo.summary, HasSubstr("10 fused (9 exact"));
   ASSERT_EQ(memo.warnings.size(), 1u);
@@ -1175,6 +1189,64 @@ TEST_F(ReplacerTest, TheFoldMemoServesOnlyDotsWithTheSameReadKey) {
   EXPECT_THAT(memo.printed, HasSubstr("backend_config=\"rhs_contracting_dim=0,tp_degree=4,num_groups=4"));
   EXPECT_THAT(memo.printed, HasSubstr("backend_config=\"rhs_contracting_dim=1,tp_degree=4,num_groups=4"));
   EXPECT_THAT(memo.printed, HasSubstr("f32[512,4096]{1,0} reshape(f32[4,128,4096]"));
+}
+
+// Dots without exactly one contracting dimension a side are refused before
+// the analysis (LoopedEinsumRefusedEarly): %dot1 and %dot2 (two contracting
+// dimensions a side, an all-gathered operand 1 and 0) are candidates refused
+// without a plan, %dot3 (no all-gather) is no candidate; %dot0 folds. The
+// module, the summary and the warnings are the analysis's
+// (HILO_LOOPED_EINSUM_EARLY_REFUSAL=0: every dot analysed, no early
+// refusal). Matching reserves its vectors for the four offered dots
+// (WillOfferAtMost): the kept plans have room for four, where growing for
+// the one fold gave room for one (HILO_REPLACER_RESERVE_PLANS=0).
+using RefusalRun = LeanRun;
+
+constexpr const char* kRefusalsModule = R"(
+HloModule refusals, replica_count=16
+
+ENTRY %main (w0: bf16[4,128,4096], x0: bf16[2048,4096], w1: bf16[4,64,64], x1: bf16[16,64,64], y: bf16[16,64,64]) -> (bf16[2048,2048], bf16[16,16], bf16[16,16], bf16[16,16]) {
+  %w0 = bf16[4,128,4096]{2,1,0} parameter(0)
+  %ag0 = bf16[16,128,4096]{2,1,0} all-gather(bf16[4,128,4096]{2,1,0} %w0), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7},{8,9,10,11},{12,13,14,15}}, dimensions={0}
+  %w2d0 = bf16[2048,4096]{1,0} reshape(bf16[16,128,4096]{2,1,0} %ag0)
+  %x0 = bf16[2048,4096]{1,0} parameter(1)
+  %dot0 = bf16[2048,2048]{1,0} dot(bf16[2048,4096]{1,0} %w2d0, bf16[2048,4096]{1,0} %x0), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  %w1 = bf16[4,64,64]{2,1,0} parameter(2)
+  %ag1 = bf16[16,64,64]{2,1,0} all-gather(bf16[4,64,64]{2,1,0} %w1), channel_id=2, replica_groups={{0,1,2,3},{4,5,6,7},{8,9,10,11},{12,13,14,15}}, dimensions={0}
+  %x1 = bf16[16,64,64]{2,1,0} parameter(3)
+  %y = bf16[16,64,64]{2,1,0} parameter(4)
+  %dot1 = bf16[16,16]{1,0} dot(bf16[16,64,64]{2,1,0} %x1, bf16[16,64,64]{2,1,0} %ag1), lhs_contracting_dims={1,2}, rhs_contracting_dims={1,2}
+  %dot2 = bf16[16,16]{1,0} dot(bf16[16,64,64]{2,1,0} %ag1, bf16[16,64,64]{2,1,0} %x1), lhs_contracting_dims={1,2}, rhs_contracting_dims={1,2}
+  %dot3 = bf16[16,16]{1,0} dot(bf16[16,64,64]{2,1,0} %x1, bf16[16,64,64]{2,1,0} %y), lhs_contracting_dims={1,2}, rhs_contracting_dims={1,2}
+  ROOT %t = (bf16[2048,2048]{1,0}, bf16[16,16]{1,0}, bf16[16,16]{1,0}, bf16[16,16]{1,0}) tuple(%dot0, %dot1, %dot2, %dot3)
+}
+)";
+
+// The module above folded as is and with `off` at 0 in the environment.
+std::pair<RefusalRun, RefusalRun> FoldWithRefusals(const char* off) {
+  const RefusalRun on = RunWithoutDetails(ParseHloModule(kRefusalsModule));
+  setenv(off, "0", 1);
+  const RefusalRun at_zero = RunWithoutDetails(ParseHloModule(kRefusalsModule));
+  unsetenv(off);
+  return {on, at_zero};
+}
+
+TEST_F(ReplacerTest, DotsWithTwoContractingDimensionsAreRefusedBeforeTheAnalysis) {
+  const auto [early, analysed] = FoldWithRefusals("HILO_LOOPED_EINSUM_EARLY_REFUSAL");
+  EXPECT_THAT(early.printed, HasSubstr("custom_call_target=\"AwsNeuronCollectiveMatmul\""));
+  EXPECT_THAT(early.printed, HasSubstr("%dot1 = bf16[16,16]{1,0} dot("));
+  EXPECT_THAT(early.printed, HasSubstr("%dot3 = bf16[16,16]{1,0} dot("));
+  EXPECT_THAT(early.summary, HasSubstr("3 candidate dot(s), 1 fused"));
+  EXPECT_EQ(early.early, 2);
+  EXPECT_EQ(analysed.early, 0);
+  ExpectSameOutput(early, analysed);
+}
+
+TEST_F(ReplacerTest, MatchingReservesForTheOfferedDots) {
+  const auto [reserved, grown] = FoldWithRefusals("HILO_REPLACER_RESERVE_PLANS");
+  EXPECT_EQ(reserved.plans_capacity, 4u);
+  EXPECT_EQ(grown.plans_capacity, 1u);
+  ExpectSameOutput(reserved, grown);
 }
 
 // Kept plans hold their reshape's shape shared from matching

@@ -1,5 +1,6 @@
 #include "hilo/analysis/looped_einsum_analysis.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -581,6 +582,25 @@ LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumS
   LoopedEinsumPlan plan;
   AnalyzeInto(dot, settings, with_reason, plan);
   return plan;
+}
+
+std::optional<bool> LoopedEinsumRefusedEarly(HloInstruction* dot) {
+  if (dot == nullptr || dot->opcode() != HloOpcode::kDot) return std::nullopt;
+  const DotDimensionNumbers& dnums = dot->dot_dimension_numbers();
+  if (dnums.rhs_contracting_dimensions.size() == 1 &&
+      dnums.lhs_contracting_dimensions.size() == 1) {
+    return std::nullopt;
+  }
+  // AnalyzeInto's candidacy: a matcher applies or operand 0 or 1 reaches
+  // an all-gather; which one does not matter before this refusal. Operand
+  // 1 first: a weight gathered there is found at once, where operand 0
+  // (the activation) is walked kRootAllGatherDepth hops in vain.
+  for (int64_t i = std::min<int64_t>(dot->operand_count(), 2) - 1; i >= 0; --i) {
+    if (GetRootAllGather(dot->operand(i), kRootAllGatherDepth) != nullptr) return true;
+  }
+  return MatchAllGatherInDotLhs(dot) || MatchAllGatherInDotLhsRS(dot) ||
+         MatchAllGatherInDotRhs(dot) || MatchAllGatherInDotRhsRS(dot) ||
+         MatchAllGatherInDotLhsNxD(dot);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #define HILO_ANALYSIS_LOOPED_EINSUM_ANALYSIS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,14 @@ struct LoopedEinsumPlan {
 // building it costs more than the analysis, for a text few callers read.
 LoopedEinsumPlan AnalyzeLoopedEinsumDot(HloInstruction* dot, const LoopedEinsumSettings& settings,
                                         bool with_reason = true);
+
+// The analysis's first refusal without the analysis: for a dot without
+// exactly one contracting dimension on each side, whether it is a
+// candidate (then AnalyzeLoopedEinsumDot(dot, settings, false) gives a plan
+// with candidate set and nothing else, whatever the settings); nullopt for
+// any other instruction (the analysis decides). An operand reaching an
+// all-gather is tried before the matchers: either makes a candidate.
+std::optional<bool> LoopedEinsumRefusedEarly(HloInstruction* dot);
 
 // Whether AnalyzeLoopedEinsumDot(dot) reads only instructions whose unique
 // id is below `ids_end`. It reads the dot's operands 0 and 1 and, from each,

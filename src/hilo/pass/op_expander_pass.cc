@@ -77,7 +77,10 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
   const bool skip_rerouted_users = !EnvSwitchIsZero("HILO_EXPANDER_SKIP_REROUTED_USERS");
   const bool one_scan = list_order && !EnvSwitchIsZero("HILO_EXPANDER_ONE_SCAN");
   ModuleScan scan;
-  if (one_scan) ScanModule(*module, offered, &scan);
+  if (one_scan) {
+    ScanModule(*module, offered, &scan);
+    WillOfferAtMost(scan.listed.size());
+  }
   const std::vector<HloComputation*> computations =
       one_scan ? scan.computations : module->MakeNonfusionComputations();
   bool expanded_any = false;  // ExpandInstruction called: `scan` may be stale

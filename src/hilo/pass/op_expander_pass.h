@@ -50,6 +50,12 @@ class OpExpanderPass : public HloPassInterface {
   // them nor record anything about them. Empty (the default): every
   // instruction is offered.
   virtual absl::Span<const HloOpcode> OfferedOpcodes() const { return {}; }
+  // Called once a Run, before any InstructionMatchesPattern, when the pass
+  // knows how many instructions it will offer at most (`count`, the
+  // instructions of offered opcodes in the computations it walks): room
+  // for what matching keeps can be reserved. Not called when the count is
+  // not known (no OfferedOpcodes, or a switch at 0). A hint only.
+  virtual void WillOfferAtMost(size_t count) { (void)count; }
 
   // During ExpandInstruction: the instructions added by the expansions of
   // this Run in the computation being expanded have unique ids >= this (the

@@ -111,6 +111,11 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   fold_memo_.Clear();
   fold_memo_on_ = !options_.record_details && !reanalyze_ &&
                   !EnvSwitchIsZero("HILO_LOOPED_EINSUM_FOLD_MEMO");
+  reserve_plans_ = !EnvSwitchIsZero("HILO_REPLACER_RESERVE_PLANS");
+  early_refusal_ = !options_.record_details && !EnvSwitchIsZero("HILO_LOOPED_EINSUM_EARLY_REFUSAL");
+  early_refusals_ = 0;
+  refused_plan_.candidate = true;
+  refused_plan_.fold = false;
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
   // The pointers are only meaningful during the Run.
   folds_.clear();
@@ -168,8 +173,30 @@ absl::Span<const HloOpcode> NeuronLoopedEinsumReplacer::OfferedOpcodes() const {
   return kDotOnly;
 }
 
+void NeuronLoopedEinsumReplacer::WillOfferAtMost(size_t count) {
+  // Each offered dot adds at most one outcome, one fold and one kept plan:
+  // one allocation each instead of a doubling's moves (a KeptPlan moves a
+  // shape and a string).
+  if (!reserve_plans_) return;
+  outcomes_.reserve(outcomes_.size() + count);
+  folds_.reserve(folds_.size() + count);
+  if (!reanalyze_) plans_.reserve(plans_.size() + count);
+}
+
 bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instruction) {
   if (instruction->opcode() != HloOpcode::kDot) return false;
+  // A dot the analysis would refuse at its first check: the same outcome
+  // and the same Record (nothing kept without details), without the plan.
+  if (early_refusal_) {
+    if (const std::optional<bool> candidate = LoopedEinsumRefusedEarly(instruction)) {
+      if (!*candidate) return false;
+      ++early_refusals_;
+      const size_t outcome = outcomes_.size();
+      outcomes_.emplace_back();
+      Record(outcome, *instruction, refused_plan_);
+      return false;
+    }
+  }
   // A dot whose read key is a kept fold's gets that fold (its own shard and
   // activation): what the analysis and Record would give it, as Record
   // keeps nothing for an exact fold without details.

@@ -83,11 +83,17 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // Dots of the last Run whose fold came from the fold memo
   // (LoopedEinsumFoldMemo) instead of a new analysis.
   int64_t fold_memo_hits() const { return fold_memo_.hits(); }
+  // Candidates of the last Run refused before the analysis
+  // (LoopedEinsumRefusedEarly).
+  int64_t early_refusals() const { return early_refusals_; }
+  // Room the last Run's kept plans had (tests of the reserve).
+  size_t plans_capacity() const { return plans_.capacity(); }
 
  protected:
   bool InstructionMatchesPattern(HloInstruction* instruction) override;
   absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* instruction) override;
   absl::Span<const HloOpcode> OfferedOpcodes() const override;
+  void WillOfferAtMost(size_t count) override;
 
  private:
   // A dot matched for folding, in the order matched (which is the order of
@@ -178,6 +184,17 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // HILO_LOOPED_EINSUM_REANALYZE=1).
   LoopedEinsumFoldMemo fold_memo_;
   bool fold_memo_on_ = true;
+  // Whether matching reserves its vectors for the offered count
+  // (WillOfferAtMost; HILO_REPLACER_RESERVE_PLANS=0: they grow).
+  bool reserve_plans_ = true;
+  // Whether a dot without exactly one contracting dimension a side is
+  // refused without the analysis (LoopedEinsumRefusedEarly; without
+  // record_details only: the explanations need the reason;
+  // HILO_LOOPED_EINSUM_EARLY_REFUSAL=0: analysed).
+  bool early_refusal_ = true;
+  int64_t early_refusals_ = 0;
+  // What Record gets for such a dot: a candidate not folded.
+  LoopedEinsumPlan refused_plan_;
   // With record_details, candidates_[i] describes outcomes_[i]. Without,
   // candidates_ is empty and only the candidates a warning names (fused,
   // not exact) are kept, here, by outcome index.
