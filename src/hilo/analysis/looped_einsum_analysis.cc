@@ -603,19 +603,6 @@ std::optional<bool> LoopedEinsumRefusedEarly(HloInstruction* dot) {
          MatchAllGatherInDotLhsNxD(dot);
 }
 
-namespace {
-
-// Whether dot operand 0 `op0` is all-gather or reshape(all-gather): the
-// LHS and LHS-RS matchers, which the analysis decides the weight side from
-// first (then it reads operand 1 itself only).
-bool IsLhsOrLhsRsOperand(const HloInstruction* op0) {
-  if (op0->opcode() == HloOpcode::kAllGather) return true;
-  return op0->opcode() == HloOpcode::kReshape && op0->operand_count() > 0 &&
-         op0->operand(0)->opcode() == HloOpcode::kAllGather;
-}
-
-}  // namespace
-
 bool LoopedEinsumFoldMemo::BuildKey(HloInstruction* dot) {
   key_.valid = false;
   if (dot == nullptr || dot->opcode() != HloOpcode::kDot) return false;
@@ -624,7 +611,7 @@ bool LoopedEinsumFoldMemo::BuildKey(HloInstruction* dot) {
   // LHS or LHS-RS: the analysis decides the weight side from these first
   // and then reads operand 1 itself only.
   HloInstruction* const op0 = operands[0];
-  if (!IsLhsOrLhsRsOperand(op0)) return false;
+  if (!MatchAllGatherInDotLhs(dot) && !MatchAllGatherInDotLhsRS(dot)) return false;
   const HloComputation* const parent = dot->parent();
   int length = 0;
   int root = -1;
@@ -696,10 +683,9 @@ bool LoopedEinsumFoldMemo::HasKey(HloInstruction* dot, const Entry& entry,
 
 bool LoopedEinsumFoldMemo::Find(HloInstruction* dot, Hit* hit) {
   key_.valid = false;
-  if (dot == nullptr || dot->operand_count() == 0) return false;
   // Only LHS and LHS-RS dots have a key; others (as a layer's second dot)
   // are not looked up.
-  if (!IsLhsOrLhsRsOperand(dot->operand(0))) return false;
+  if (!MatchAllGatherInDotLhs(dot) && !MatchAllGatherInDotLhsRS(dot)) return false;
   // The entry that served last first.
   for (size_t i = 0; i < entries_.size(); ++i) {
     const size_t e = (last_hit_ + i) % entries_.size();

@@ -823,8 +823,8 @@ bool Parser::ScanValueFrom(size_t start, absl::string_view* value) {
 
 absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // NUL bytes and invalid UTF-8 are rejected up front, so that no later
-  // stage has to think about them. The same sweep counts lines and " =",
-  // which size the name map.
+  // stage has to think about them. The same sweep counts lines, which size
+  // the name map and the arena.
   const InputCheck check = CheckInput(text_);
   if (check.problem != nullptr) {
     Fail(check.problem_offset, check.problem);
@@ -846,14 +846,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   // sizes it from min(lines, bytes / 32), as before (docs/performance.md,
   // "name tables sized from the names").
   static const bool count_names = !EnvSwitchIsZero("HILO_NAME_COUNT");
-  size_t names = std::min(lines, text_.size() / 32);
+  const size_t estimated_instructions = std::min(lines, text_.size() / 32);
+  size_t names = estimated_instructions;
   if (count_names && lines > names) {
     names = std::min({lines, CountSpacedEquals(text_), text_.size() / 16});
   }
   names_.reserve(names);
   // A large module's instructions go to huge pages from the first one.
-  module_->instruction_arena().ExpectBytes(std::min(lines, text_.size() / 32) *
-                                           sizeof(HloInstruction));
+  module_->instruction_arena().ExpectBytes(estimated_instructions * sizeof(HloInstruction));
   if (!SkipSpace()) return error_;
   {
     size_t save = pos_;
