@@ -105,6 +105,24 @@ TEST(InstructionNameIndexTest, CapacityForHoldsNAtThreeQuarters) {
   }
 }
 
+// HILO_NAME_SLACK (linear_probing.h): with room to spare, reserve(n,
+// max_slots) takes 2n slots (half full), within max_slots, never fewer than
+// reserve(n)'s.
+TEST(InstructionNameIndexTest, SlackHalvesTheLoadWithinTheBudget) {
+  if (!kExact || EnvSwitchIsZero("HILO_NAME_SLACK")) GTEST_SKIP() << "switched off";
+  EXPECT_EQ(linear_probing::CapacityFor(1000, 0), linear_probing::CapacityFor(1000));
+  EXPECT_EQ(linear_probing::CapacityFor(1000, 1000), 1334u);  // 3/4 full: below it
+  EXPECT_EQ(linear_probing::CapacityFor(1000, 1500), 1500u);
+  EXPECT_EQ(linear_probing::CapacityFor(1000, 2000), 2000u);
+  EXPECT_EQ(linear_probing::CapacityFor(1000, 1000000), 2000u);
+  InstructionNameIndex index;
+  index.reserve(374006, 69839565 / 64);  // the parser's, on hilo-gen -L 17000
+  EXPECT_EQ(index.capacity(), 748012u);
+  InstructionNameIndex dense;
+  dense.reserve(400002, 13766761 / 64);  // 100,000 small computations
+  EXPECT_EQ(dense.capacity(), linear_probing::CapacityFor(400002));
+}
+
 // A table of 18 slots filled to its 7/8 (16 entries): runs wrap past the
 // last slot, and erasing in any order shifts entries back across the wrap.
 TEST(InstructionNameIndexTest, RunsWrapAtAnyCapacity) {

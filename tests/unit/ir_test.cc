@@ -1255,3 +1255,43 @@ TEST(ReplicaGroupsTest, CopiesShareContentsAndEqualityIsByValue) {
 
 }  // namespace
 }  // namespace hilo
+
+namespace hilo {
+namespace {
+
+// Naming after a hint (HloModule::NameSuffix, HILO_FAST_NAMING): each hint
+// counts its own suffixes, in decimal across every change of digit count,
+// whichever of more hints than the cache holds come in turn and whatever
+// buffer holds the hint; a name already taken is skipped.
+TEST(HloModuleNamingTest, EachHintCountsItsOwnSuffixesAcrossDigits) {
+  HloModule module("m");
+  ASSERT_EQ(module.UniqueInstructionName("bb.7"), "bb.7");  // taken before "bb" counts to it
+  absl::flat_hash_map<std::string, int> calls;
+  char hint[8];  // one buffer for every hint: the same address, other text
+  for (int round = 0; round < 1100; ++round) {
+    for (const char* h : {"a", "bb", "c", "bb"}) {
+      std::snprintf(hint, sizeof(hint), "%s", h);
+      int& k = calls[h];
+      int suffix = k++;
+      if (std::string(h) == "bb" && suffix >= 7) ++suffix;  // bb.7 skipped
+      const std::string want = suffix == 0 ? h : absl::StrCat(h, ".", suffix);
+      ASSERT_EQ(module.UniqueInstructionName(hint), want) << round;
+    }
+  }
+  // Instructions named after their opcodes, three in turn: the same scheme.
+  auto builder = std::make_unique<HloComputation>("e");
+  HloComputation* entry = module.AddComputation(std::move(builder), /*is_entry=*/true);
+  const Shape f4 = Shape::MakeArray(PrimitiveType::F32, {4});
+  HloInstruction* p = entry->AddInstruction(HloInstruction::CreateParameter(0, f4, "p"));
+  for (int i = 0; i < 120; ++i) {
+    for (HloOpcode opcode : {HloOpcode::kExp, HloOpcode::kAbs, HloOpcode::kNegate}) {
+      HloInstruction* inst = entry->AddInstruction(HloInstruction::Create(opcode, f4, {p}));
+      const std::string want = i == 0 ? std::string(HloOpcodeString(opcode))
+                                      : absl::StrCat(HloOpcodeString(opcode), ".", i);
+      ASSERT_EQ(inst->name(), want);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hilo

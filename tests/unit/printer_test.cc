@@ -591,6 +591,26 @@ std::pair<std::string, std::string> PrintOnAndOff(const char* name, const HloMod
   return {std::move(on), std::move(off)};
 }
 
+// A module whose entry is a chain of negates, n0 to n<layers> (the root r
+// after them), after the computations in `before`.
+std::string NegateChainModule(absl::string_view before, int layers) {
+  std::string text = absl::StrCat("HloModule m\n\n", before,
+                                  "ENTRY e {\n  p = f32[4]{0} parameter(0)\n"
+                                  "  n0 = f32[4]{0} negate(p)\n");
+  for (int i = 1; i <= layers; ++i) {
+    absl::StrAppend(&text, "  n", i, " = f32[4]{0} negate(n", i - 1, ")\n");
+  }
+  absl::StrAppend(&text, "  ROOT r = f32[4]{0} negate(n", layers, ")\n}\n");
+  return text;
+}
+
+// Where the line defining `name` starts in `printed` (a failure if nowhere).
+size_t LineOf(const std::string& printed, absl::string_view name) {
+  const size_t pos = printed.find(absl::StrCat("  ", name, " = "));
+  EXPECT_NE(pos, std::string::npos) << name << "\n" << printed;
+  return pos;
+}
+
 // The printer keeps the text of the shapes it wrote, by shape object
 // (HILO_PRINT_SHAPE_CACHE): more distinct shapes than its table has entries
 // (512), each used again far from its definition so that entries are
@@ -712,14 +732,8 @@ TEST(PrinterTest, NamesOfEveryLengthPrintAsWritten) {
 // the same either way, each created instruction before its first user.
 TEST(PrinterTest, CreatedInstructionsArePlacedAsWithTheHashSet) {
   constexpr int kLayers = 40;
-  std::string text = "HloModule m\n\ncalled {\n  q = f32[4]{0} parameter(0)\n"
-                     "  ROOT s = f32[4]{0} negate(q)\n}\n\nENTRY e {\n"
-                     "  p = f32[4]{0} parameter(0)\n  n0 = f32[4]{0} negate(p)\n";
-  for (int i = 1; i <= kLayers; ++i) {
-    absl::StrAppend(&text, "  n", i, " = f32[4]{0} negate(n", i - 1, ")\n");
-  }
-  absl::StrAppend(&text, "  ROOT r = f32[4]{0} negate(n", kLayers, ")\n}\n");
-  auto m = Parse(text);
+  auto m = Parse(NegateChainModule(
+      "called {\n  q = f32[4]{0} parameter(0)\n  ROOT s = f32[4]{0} negate(q)\n}\n\n", kLayers));
   ASSERT_NE(m, nullptr);
   HloComputation* entry = m->entry_computation();
   HloComputation* called = Find(*m, "q")->parent();
@@ -748,11 +762,7 @@ TEST(PrinterTest, CreatedInstructionsArePlacedAsWithTheHashSet) {
 
   const auto [marks, hashed] = PrintOnAndOff("HILO_PRINT_ORDER_ID_MARKS", *m);
   EXPECT_EQ(marks, hashed);
-  auto at = [&](absl::string_view line) {
-    const size_t pos = marks.find(absl::StrCat("  ", line, " = "));
-    EXPECT_NE(pos, std::string::npos) << line << "\n" << marks;
-    return pos;
-  };
+  auto at = [&](absl::string_view line) { return LineOf(marks, line); };
   for (int i = 0; i < kLayers; ++i) {
     EXPECT_LT(at(absl::StrCat("n", i)), at(absl::StrCat("e", i)));
     EXPECT_LT(at(absl::StrCat("e", i)), at(absl::StrCat("a", i)));
@@ -764,6 +774,48 @@ TEST(PrinterTest, CreatedInstructionsArePlacedAsWithTheHashSet) {
   auto reparsed = ParseHloModule(marks, "printed.hlo");
   ASSERT_TRUE(reparsed.ok()) << reparsed.status();
   EXPECT_EQ(PrintHloModule(**reparsed), marks);
+}
+
+// The printer finds the parsed instructions that use a created one from the
+// created side (its users and control successors, HILO_PRINT_ORDER_BY_USERS)
+// instead of searching every parsed instruction's operands and control
+// predecessors: layers whose parsed instructions use created ones through an
+// operand, through a control edge only, or both, print the same either way,
+// each created instruction before the parsed one that needs it.
+TEST(PrinterTest, UsersOfCreatedInstructionsAreFoundFromTheCreatedSide) {
+  constexpr int kLayers = 30;
+  auto m = Parse(NegateChainModule("", kLayers));
+  ASSERT_NE(m, nullptr);
+  HloComputation* entry = m->entry_computation();
+  const Shape& f4 = Find(*m, "p")->shape();
+  for (int i = 0; i < kLayers; ++i) {
+    HloInstruction* n = Find(*m, absl::StrCat("n", i));
+    HloInstruction* next = Find(*m, absl::StrCat("n", i + 1));
+    HloInstruction* c = entry->AddInstruction(
+        HloInstruction::Create(HloOpcode::kExp, f4, {n}, absl::StrCat("c", i)));
+    switch (i % 3) {
+      case 0:  // an operand
+        next->ReplaceOperandWith(0, c);
+        break;
+      case 1:  // a control edge only
+        c->AddControlDependencyTo(next);
+        break;
+      default:  // both
+        next->ReplaceOperandWith(0, c);
+        c->AddControlDependencyTo(next);
+        break;
+    }
+  }
+  const auto [by_users, searched] = PrintOnAndOff("HILO_PRINT_ORDER_BY_USERS", *m);
+  EXPECT_EQ(by_users, searched);
+  auto at = [&](absl::string_view line) { return LineOf(by_users, line); };
+  for (int i = 0; i < kLayers; ++i) {
+    EXPECT_LT(at(absl::StrCat("n", i)), at(absl::StrCat("c", i)));
+    EXPECT_LT(at(absl::StrCat("c", i)), at(absl::StrCat("n", i + 1))) << by_users;
+  }
+  auto reparsed = ParseHloModule(by_users, "printed.hlo");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_EQ(PrintHloModule(**reparsed), by_users);
 }
 
 }  // namespace

@@ -237,6 +237,9 @@ class HloInstruction {
   const SharedShape& shared_shape() const { return shape_; }
   void set_shape(SharedShape shape) { shape_ = std::move(shape); }
   HloComputation* parent() const { return parent_; }
+  // Its position in its computation's list (HloComputation::instruction_slots),
+  // -1 outside one.
+  int32_t index_in_parent() const { return index_in_parent_; }
   // Unique id within the module, assigned when added to a computation.
   int64_t unique_id() const { return unique_id_; }
 

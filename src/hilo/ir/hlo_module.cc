@@ -167,34 +167,78 @@ std::string HloModule::UniqueInstructionName(absl::string_view hint) {
   if (InsertOwnedName(hint)) return std::string(hint);
   NameSuffix& suffix = SuffixOfUsedHint(hint);
   while (true) {
-    std::string candidate = absl::StrCat(hint, ".", ++suffix.next);
+    std::string candidate = absl::StrCat(hint, ".", suffix.Advance());
     if (InsertOwnedName(candidate)) return candidate;
   }
 }
 
-HloModule::NameSuffix& HloModule::SuffixOfUsedHint(absl::string_view hint) {
+// The switch of the two shortcuts of naming after a hint: the cache of the
+// last two hints' entries (FindSuffix) and the suffix's text stepped in
+// place (NameSuffix::Advance). HILO_FAST_NAMING=0: the map looked up and the
+// number written with std::to_chars every time (docs/performance.md,
+// "naming after a hint").
+namespace {
+bool FastNaming() {
+  static const bool fast = !EnvSwitchIsZero("HILO_FAST_NAMING");
+  return fast;
+}
+}  // namespace
+
+absl::string_view HloModule::NameSuffix::Advance() {
+  ++next;
+  if (!FastNaming()) {
+    digits_size = static_cast<uint8_t>(std::to_chars(digits, digits + sizeof(digits), next).ptr - digits);
+    return absl::string_view(digits, digits_size);
+  }
+  size_t i = digits_size;
+  while (i > 0 && digits[i - 1] == '9') digits[--i] = '0';
+  if (i > 0) {
+    ++digits[i - 1];
+  } else {  // 9...9 + 1
+    std::memmove(digits + 1, digits, digits_size++);
+    digits[0] = '1';
+  }
+  return absl::string_view(digits, digits_size);
+}
+
+HloModule::NameSuffix* HloModule::FindSuffix(absl::string_view hint) {
+  const bool cache = FastNaming();
+  if (cache) {
+    for (const CachedHint& cached : hint_cache_) {
+      if (cached.hint != nullptr && *cached.hint == hint) return cached.suffix;
+    }
+  }
   auto it = next_suffix_.find(hint);
-  if (it == next_suffix_.end()) it = next_suffix_.emplace(hint, NameSuffix{}).first;
-  it->second.hint_used = true;
-  return it->second;
+  if (it == next_suffix_.end()) return nullptr;
+  if (cache) {
+    hint_cache_[hint_cache_victim_] = CachedHint{&it->first, &it->second};
+    hint_cache_victim_ ^= 1;
+  }
+  return &it->second;
+}
+
+HloModule::NameSuffix& HloModule::SuffixOfUsedHint(absl::string_view hint) {
+  NameSuffix* suffix = FindSuffix(hint);
+  if (suffix == nullptr) suffix = &next_suffix_.emplace(hint, NameSuffix{}).first->second;
+  suffix->hint_used = true;
+  return *suffix;
 }
 
 void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::string_view hint) {
   EnsureNameIndex();
-  auto it = next_suffix_.find(hint);
-  if (it == next_suffix_.end() || !it->second.hint_used) {
+  NameSuffix* found = FindSuffix(hint);
+  if (found == nullptr || !found->hint_used) {
     if (!IsNameInIndex(hint)) {
       instruction->name_.Assign(hint);
       instruction_names_.Insert(instruction);
       return;
     }
   }
-  NameSuffix& suffix = it != next_suffix_.end() && it->second.hint_used ? it->second
-                                                                      : SuffixOfUsedHint(hint);
-  // `.N` written with std::to_chars after the hint in one buffer (on the
-  // stack for a hint of up to 40 characters: no allocation for the text),
-  // then given to the instruction: a name over 15 characters takes a heap
-  // block per candidate there, and the first candidate is almost always free.
+  NameSuffix& suffix = found != nullptr && found->hint_used ? *found : SuffixOfUsedHint(hint);
+  // `.N` after the hint in one buffer (on the stack for a hint of up to 40
+  // characters: no allocation for the text), then given to the instruction:
+  // a name over 15 characters takes a heap block per candidate there, and
+  // the first candidate is almost always free.
   constexpr size_t kTail = 24;  // '.' and any int64
   char small[64];
   std::string large;
@@ -206,9 +250,9 @@ void HloModule::NameInstructionUniquely(HloInstruction* instruction, absl::strin
   std::memcpy(buffer, hint.data(), hint.size());
   buffer[hint.size()] = '.';
   while (true) {
-    const char* end =
-        std::to_chars(buffer + hint.size() + 1, buffer + hint.size() + kTail, ++suffix.next).ptr;
-    const absl::string_view name(buffer, static_cast<size_t>(end - buffer));
+    const absl::string_view digits = suffix.Advance();
+    std::memcpy(buffer + hint.size() + 1, digits.data(), digits.size());
+    const absl::string_view name(buffer, hint.size() + 1 + digits.size());
     // A long name's bytes in the module's arena (as the parser's): no heap
     // block per name. The instruction is this module's, so the arena
     // outlives it.
@@ -227,7 +271,7 @@ bool HloModule::ReserveInstructionName(absl::string_view name) {
 
 void HloModule::ReleaseInstructionName(absl::string_view name) {
   EnsureNameIndex();
-  if (auto it = next_suffix_.find(name); it != next_suffix_.end()) it->second.hint_used = false;
+  if (NameSuffix* suffix = FindSuffix(name); suffix != nullptr) suffix->hint_used = false;
   used_names_.erase(name);
   instruction_names_.Erase(name);
 }

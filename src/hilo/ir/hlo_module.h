@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/types/span.h"
 #include "hilo/ir/hlo_computation.h"
 #include "hilo/ir/instruction_arena.h"
@@ -222,13 +223,31 @@ class HloModule {
   mutable bool name_index_built_ = true;
   bool bulk_loading_ = false;
   // Per hint: the last suffix given (`hint.N`), and whether `hint` itself
-  // was found used (until ReleaseInstructionName frees it).
+  // was found used (until ReleaseInstructionName frees it). The suffix is
+  // kept as its decimal text too, which Advance steps: a pass naming
+  // thousands of instructions after one hint increments the text instead of
+  // writing each number anew.
   struct NameSuffix {
     int64_t next = 0;
     bool hint_used = false;
+    uint8_t digits_size = 1;
+    char digits[20] = {'0'};  // `next` in decimal (int64_t has at most 19 digits)
+    absl::string_view Advance();
   };
   NameSuffix& SuffixOfUsedHint(absl::string_view hint);
-  absl::flat_hash_map<std::string, NameSuffix> next_suffix_;
+  // The entry of `hint` in next_suffix_, or nullptr: through the last two
+  // hints looked up first, as a pass names its new instructions after one
+  // or two opcodes in turn (HILO_FAST_NAMING=0: always the map;
+  // docs/performance.md, "naming after a hint").
+  NameSuffix* FindSuffix(absl::string_view hint);
+  // Nodes do not move (a cached entry stays valid), and none is erased.
+  absl::node_hash_map<std::string, NameSuffix> next_suffix_;
+  struct CachedHint {
+    const std::string* hint = nullptr;
+    NameSuffix* suffix = nullptr;
+  };
+  CachedHint hint_cache_[2];
+  uint8_t hint_cache_victim_ = 0;
   int64_t next_unique_id_ = 0;
   std::string opaque_proto_fields_;
   TextInfo text_info_;

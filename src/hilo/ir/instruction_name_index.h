@@ -39,9 +39,10 @@ namespace hilo {
 
 class InstructionNameIndex : public linear_probing::Table<uint64_t> {
  public:
-  // Room for `n` entries without growing.
-  void reserve(size_t n) {
-    Reserve(n, [this](uint64_t slot) { return HomeOf(slot); });
+  // Room for `n` entries without growing; with `max_slots`, half full
+  // where that many slots allow (linear_probing::CapacityFor).
+  void reserve(size_t n, size_t max_slots = 0) {
+    Reserve(n, [this](uint64_t slot) { return HomeOf(slot); }, max_slots);
   }
 
   // Brings the home slot of a name with hash `hash` (HashName) into cache.

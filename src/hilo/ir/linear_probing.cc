@@ -1,5 +1,7 @@
 #include "hilo/ir/linear_probing.h"
 
+#include <algorithm>
+
 #include "hilo/ir/env_switch.h"
 
 namespace hilo::linear_probing {
@@ -10,6 +12,12 @@ size_t CapacityFor(size_t n) {
   size_t capacity = 16;
   while (capacity - capacity / 8 < n) capacity *= 2;
   return capacity;
+}
+
+size_t CapacityFor(size_t n, size_t max_slots) {
+  static const bool slack = !EnvSwitchIsZero("HILO_NAME_SLACK");
+  const size_t capacity = CapacityFor(n);
+  return slack ? std::max(capacity, std::min(2 * n, max_slots)) : capacity;
 }
 
 }  // namespace hilo::linear_probing

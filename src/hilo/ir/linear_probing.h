@@ -31,6 +31,13 @@ namespace hilo::linear_probing {
 // parsed module). Under HILO_NAME_INDEX_EXACT=0, the smallest power of two
 // holding n at 7/8, as before.
 size_t CapacityFor(size_t n);
+// The same with room to spare where memory allows: up to 2n slots (half
+// full) as long as that is at most `max_slots`, never fewer than
+// CapacityFor(n). A pass that adds names to a loaded module inserts them
+// into the runs its entries left: at 3/4 full an insert after the load
+// probes ~8 slots, half full ~2.5 (docs/performance.md, "name tables with
+// slack"). HILO_NAME_SLACK=0: CapacityFor(n).
+size_t CapacityFor(size_t n, size_t max_slots);
 
 template <typename Slot>
 class Table {
@@ -55,10 +62,10 @@ class Table {
 
  protected:
   static size_t MaxSize(size_t capacity) { return capacity - capacity / 8; }
-  // Grows to CapacityFor(n) unless n entries fit already.
+  // Grows to CapacityFor(n, max_slots) unless n entries fit already.
   template <typename HomeOf>
-  void Reserve(size_t n, HomeOf home) {
-    if (n > MaxSize(capacity_)) Rehash(CapacityFor(n), home);
+  void Reserve(size_t n, HomeOf home, size_t max_slots = 0) {
+    if (n > MaxSize(capacity_)) Rehash(CapacityFor(n, max_slots), home);
   }
   // Positions from the hash's high 32 bits (HashName's final avalanche)
   // scaled to the capacity: 0 while there are no slots.

@@ -851,7 +851,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> Parser::Run() {
   if (count_names && lines > names) {
     names = std::min({lines, CountSpacedEquals(text_), text_.size() / 16});
   }
-  names_.reserve(names);
+  // Where the text has bytes to spare per name (a generated layer's
+  // instructions average ~190), the table takes up to 2 slots a name (half
+  // full) while its 8-byte slots stay within 1/8 of the text's size: a pass
+  // then adds names into short runs. Where names are dense (many small
+  // computations, ~34 bytes a name) it stays 3/4 full, the memory bound's
+  // (HILO_NAME_SLACK=0: always 3/4).
+  names_.reserve(names, text_.size() / 64);
   // A large module's instructions go to huge pages from the first one.
   module_->instruction_arena().ExpectBytes(estimated_instructions * sizeof(HloInstruction));
   if (!SkipSpace()) return error_;

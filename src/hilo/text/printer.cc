@@ -769,11 +769,12 @@ class PlacedSet {
 // pass-created operands), as XLA's post-order printing would place it. A
 // created instruction nothing uses comes at the end. Iterative: no
 // recursion on graph depth.
-// Returns false, leaving `result` alone, in the common case: a parsed
-// computation no pass added to prints in list order, which the caller walks
-// in the computation's own list (no copy of it: 8 bytes an instruction, at
-// the printer's peak beside the verifier thread's tables).
-bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result) {
+// Calls emit(instruction) in that order, walking the computation's own list
+// (no copy of it: 8 bytes an instruction, at the printer's peak beside the
+// verifier thread's tables); only the created instructions are gathered
+// apart, by `place`.
+template <typename Emit>
+void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
   auto created = [](const HloInstruction* inst) { return !(inst->text_flags() & kTextFlagsSet); };
   const auto slots = comp.instruction_slots();
   // The first created instruction (std::find_if: the common case, none, is
@@ -781,7 +782,12 @@ bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
   const auto first = std::find_if(slots.begin(), slots.end(), [&](const auto& slot) {
     return slot != nullptr && created(slot.get());
   });
-  if (first == slots.end()) return false;
+  if (first == slots.end()) {  // a parsed computation no pass added to
+    for (const std::unique_ptr<HloInstruction>& slot : slots) {
+      if (slot != nullptr) emit(slot.get());
+    }
+    return;
+  }
   size_t created_count = 0;
   int64_t lo = (*first)->unique_id();
   int64_t hi = lo;
@@ -802,8 +808,6 @@ bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
   // placed exactly once, by the first loop below: the set holds the created
   // ones only (on a module a pass added to, a small part of it).
   PlacedSet placed(lo, hi, created_count, !EnvSwitchIsZero("HILO_PRINT_ORDER_ID_MARKS"));
-  std::vector<HloInstruction*> order;
-  order.reserve(static_cast<size_t>(comp.instruction_count()));
   std::vector<std::pair<HloInstruction*, size_t>> stack;  // (instruction, next edge)
   auto place = [&](HloInstruction* start) {
     stack.push_back({start, 0});
@@ -820,7 +824,7 @@ bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
         }
         continue;
       }
-      order.push_back(inst);
+      emit(inst);
       stack.pop_back();
     }
   };
@@ -829,22 +833,46 @@ bool PrintOrder(const HloComputation& comp, std::vector<HloInstruction*>* result
   auto pending = [&](const HloInstruction* dep) {
     return created(dep) && dep->parent() == &comp && !placed.Contains(dep);
   };
+  // Which parsed instructions use a created one of this computation (an
+  // operand or a control predecessor): found from the created side through
+  // its users and control successors, which the IR keeps as the mirror of
+  // those edges, and marked by list position. Only they can need anything
+  // placed first, so the walk below asks the others nothing: on the
+  // replacer's output, 17,000 marked of 357,000 parsed instead of every
+  // parsed instruction's operands searched (HILO_PRINT_ORDER_BY_USERS=0:
+  // every one searched; docs/performance.md, "printing a pass's output in
+  // order").
+  const bool by_users = !EnvSwitchIsZero("HILO_PRINT_ORDER_BY_USERS");
+  std::vector<uint8_t> uses_created;
+  if (by_users) {
+    uses_created.assign(slots.size(), 0);
+    auto mark = [&](const HloInstruction* user) {
+      if (!created(user) && user->parent() == &comp) {
+        uses_created[static_cast<size_t>(user->index_in_parent())] = 1;
+      }
+    };
+    for (auto it = first; it != slots.end(); ++it) {
+      if (*it == nullptr || !created(it->get())) continue;
+      for (const HloInstruction* user : (*it)->users()) mark(user);
+      for (const HloInstruction* succ : (*it)->control_successors()) mark(succ);
+    }
+  }
   list([&](HloInstruction* inst) {
     if (created(inst)) return;
     // Most parsed instructions need nothing placed before them.
-    if (std::none_of(inst->operands().begin(), inst->operands().end(), pending) &&
-        std::none_of(inst->control_predecessors().begin(), inst->control_predecessors().end(),
-                     pending)) {
-      order.push_back(inst);
+    if ((by_users && uses_created[static_cast<size_t>(inst->index_in_parent())] == 0) ||
+        (std::none_of(inst->operands().begin(), inst->operands().end(), pending) &&
+         std::none_of(inst->control_predecessors().begin(), inst->control_predecessors().end(),
+                      pending))) {
+      emit(inst);
     } else {
       place(inst);
     }
   });
-  list([&](HloInstruction* inst) {
-    if (created(inst) && placed.Insert(inst)) place(inst);
-  });
-  *result = std::move(order);
-  return true;
+  // The created ones nothing placed yet: none is listed before `first`.
+  for (auto it = first; it != slots.end(); ++it) {
+    if (*it != nullptr && created(it->get()) && placed.Insert(it->get())) place(it->get());
+  }
 }
 
 void AppendSignature(const HloComputation& comp, Writer& w) {
@@ -864,10 +892,7 @@ void AppendSignature(const HloComputation& comp, Writer& w) {
   }
 }
 
-// `order`: scratch space for the print order, reused from one computation to
-// the next (a module can have thousands).
-void AppendComputation(const HloComputation& comp, std::vector<HloInstruction*>& order,
-                       Writer& w) {
+void AppendComputation(const HloComputation& comp, Writer& w) {
   uint32_t flags = comp.text_info().flags;
   if (!(flags & kTextFlagsSet)) flags = ModuleStyle(comp.parent());
   if (comp.IsEntryComputation()) w.Append("ENTRY ");
@@ -887,21 +912,14 @@ void AppendComputation(const HloComputation& comp, std::vector<HloInstruction*>&
   }
   w.Append(" {\n");
   const HloInstruction* root = comp.root_instruction();
-  auto append_line = [&](const HloInstruction& inst) {
-    w.Append(&inst == root ? "  ROOT " : "  ");
-    AppendInstruction(inst, w);
+  // Once the sink failed, the lines left are skipped.
+  ForEachInPrintOrder(comp, [&](const HloInstruction* inst) {
+    if (ABSL_PREDICT_FALSE(w.failed())) return;
+    w.Append(inst == root ? "  ROOT " : "  ");
+    AppendInstruction(*inst, w);
     w.Push('\n');
-    return !w.failed();  // the sink failed: stop early
-  };
-  if (PrintOrder(comp, &order)) {
-    for (const HloInstruction* inst : order) {
-      if (ABSL_PREDICT_FALSE(!append_line(*inst))) return;
-    }
-  } else {
-    for (const std::unique_ptr<HloInstruction>& slot : comp.instruction_slots()) {
-      if (slot != nullptr && ABSL_PREDICT_FALSE(!append_line(*slot))) return;
-    }
-  }
+  });
+  if (w.failed()) return;
   w.Push('}');
   if (!comp.execution_thread().empty()) {
     w.Append(", execution_thread=");
@@ -948,12 +966,11 @@ void AppendModule(const HloModule& module, Writer& w) {
     w.Append("\n\n\n");
   }
   bool first = true;
-  std::vector<HloInstruction*> print_order;
   for (const HloComputation* comp : module.computations()) {
     if (w.failed()) return;
     if (!first) w.Append("\n\n");
     first = false;
-    AppendComputation(*comp, print_order, w);
+    AppendComputation(*comp, w);
   }
   w.Push('\n');
 }
