@@ -198,7 +198,9 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
       ++early_refusals_;
       const size_t outcome = outcomes_.size();
       outcomes_.emplace_back();
-      Record(outcome, *instruction, refused_plan_);
+      // Lean: what Record would do is done (a new outcome is "not fused",
+      // and without details nothing is kept for it).
+      if (!lean_folds_) Record(outcome, *instruction, refused_plan_);
       return false;
     }
   }

@@ -206,7 +206,8 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // Whether the replacer's own bookkeeping takes its lean paths: a memo
   // hit's kept plan built in place (no temporary moved in and destroyed),
   // Record and RecordedCandidate not probing an empty map of inexact
-  // candidates, and AddFold switching the arena for loading twice a fold
+  // candidates, no Record call for an early refusal (its new outcome is
+  // already "not fused", and nothing is kept for it), and AddFold switching the arena for loading twice a fold
   // instead of three times, without the per-instruction helper.
   // HILO_REPLACER_LEAN_FOLDS=0: the earlier paths (the switch of this
   // saving, measured in docs/performance.md). The same output either way.
