@@ -1107,6 +1107,8 @@ struct LeanRun {
   int64_t hits = 0;   // fold_memo_hits
   int64_t early = 0;  // early_refusals
   size_t plans_capacity = 0;
+  int64_t matcher_runs = 0;    // fold_memo_matcher_runs
+  int64_t ancestor_walks = 0;  // ancestor_walks
 };
 
 LeanRun RunWithoutDetails(const absl::StatusOr<std::unique_ptr<HloModule>>& module) {
@@ -1118,8 +1120,9 @@ LeanRun RunWithoutDetails(const absl::StatusOr<std::unique_ptr<HloModule>>& modu
   NeuronLoopedEinsumReplacer pass(options);
   absl::StatusOr<bool> changed = pass.Run(module->get());
   EXPECT_TRUE(changed.ok() && *changed);
-  run = {PrintHloModule(**module), pass.Summary(), pass.Warnings(), pass.fold_memo_hits(),
-         pass.early_refusals(), pass.plans_capacity()};
+  run = {PrintHloModule(**module), pass.Summary(),          pass.Warnings(),
+         pass.fold_memo_hits(),   pass.early_refusals(),   pass.plans_capacity(),
+         pass.fold_memo_matcher_runs(), pass.ancestor_walks()};
   return run;
 }
 using FoldMemoRun = LeanRun;
@@ -1191,6 +1194,35 @@ TEST_F(ReplacerTest, TheFoldMemoServesOnlyDotsWithTheSameReadKey) {
   EXPECT_THAT(memo.printed, HasSubstr("f32[512,4096]{1,0} reshape(f32[4,128,4096]"));
 }
 
+// The layers above folded as is and with `off` at 0, which must print,
+// summarise and warn alike.
+std::pair<FoldMemoRun, FoldMemoRun> FoldLayersOnAndOff(const char* off) {
+  std::pair<FoldMemoRun, FoldMemoRun> runs{FoldLayersWithMemo(nullptr), FoldLayersWithMemo(off)};
+  ExpectSameOutput(runs.first, runs.second);
+  return runs;
+}
+
+// The fold memo compares a dot with its kept keys before running the LHS
+// and LHS-RS matchers, and runs them only for a miss: the six dots the
+// memo does not serve run them, the four hits do not
+// (HILO_LOOPED_EINSUM_LEAN_FIND=0: the matchers for every dot).
+TEST_F(ReplacerTest, TheFoldMemoRunsTheMatchersOnlyForAMiss) {
+  const auto [lean, matched] = FoldLayersOnAndOff("HILO_LOOPED_EINSUM_LEAN_FIND");
+  EXPECT_EQ(std::make_pair(lean.hits, matched.hits), std::make_pair(int64_t{4}, int64_t{4}));
+  EXPECT_EQ(std::make_pair(lean.matcher_runs, matched.matcher_runs),
+            std::make_pair(int64_t{6}, int64_t{10}));
+}
+
+// A kept plan's check of what the analysis reads finds the shard on the
+// weight's chain, which answers the fold's ancestors test: no fold of the
+// ten walks the chain again (HILO_REPLACER_ANCESTORS_FROM_CHECK=0: every
+// fold walks).
+TEST_F(ReplacerTest, TheKeptPlansCheckAnswersTheAncestorsTest) {
+  const auto [from_check, walked] = FoldLayersOnAndOff("HILO_REPLACER_ANCESTORS_FROM_CHECK");
+  EXPECT_EQ(std::make_pair(from_check.ancestor_walks, walked.ancestor_walks),
+            std::make_pair(int64_t{0}, int64_t{10}));
+}
+
 // Dots without exactly one contracting dimension a side are refused before
 // the analysis (LoopedEinsumRefusedEarly): %dot1 and %dot2 (two contracting
 // dimensions a side, an all-gathered operand 1 and 0) are candidates refused
@@ -1247,6 +1279,20 @@ TEST_F(ReplacerTest, MatchingReservesForTheOfferedDots) {
   EXPECT_EQ(reserved.plans_capacity, 4u);
   EXPECT_EQ(grown.plans_capacity, 1u);
   ExpectSameOutput(reserved, grown);
+}
+
+// The replacer's lean bookkeeping (kept plans of memo hits built in place,
+// no probe of an empty map of inexact candidates, AddFold's arena set
+// twice a fold) changes nothing printed, summarised or warned, with a
+// fold not exact (a warning) among memo hits and with early refusals
+// (HILO_REPLACER_LEAN_FOLDS=0: the earlier paths).
+TEST_F(ReplacerTest, TheLeanFoldPathsGiveTheSameOutput) {
+  const auto [lean, earlier] = FoldLayersOnAndOff("HILO_REPLACER_LEAN_FOLDS");
+  EXPECT_EQ(lean.hits, 4);
+  ASSERT_EQ(lean.warnings.size(), 1u);
+  const auto [lean_refusals, earlier_refusals] = FoldWithRefusals("HILO_REPLACER_LEAN_FOLDS");
+  EXPECT_EQ(lean_refusals.early, 2);
+  ExpectSameOutput(lean_refusals, earlier_refusals);
 }
 
 // Kept plans hold their reshape's shape shared from matching

@@ -248,6 +248,34 @@ bool ChainIdsBelow(const HloInstruction* dot, int64_t ids_end, const int (&posit
   return true;
 }
 
+// ChainIdsBelow's first walk (operand 0's chain, `positions` of it), also
+// telling in `*shard_within_depth` whether `shard` is at one of its first
+// kRootAllGatherDepth + 2 positions; the rest is for ChainIdsBelow's second.
+bool FirstChainIdsBelow(const HloInstruction* inst, int64_t ids_end, int positions,
+                        const HloInstruction* shard, bool* shard_within_depth) {
+  int position = 0;
+  for (; position < positions && inst != nullptr; ++position) {
+    if (inst->unique_id() >= ids_end) return false;
+    if (inst == shard && position <= kRootAllGatherDepth + 1) {
+      *shard_within_depth = true;
+      break;
+    }
+    const absl::Span<HloInstruction* const> next = inst->operands().span();
+    inst = next.empty() ? nullptr : next[0];
+  }
+  // Past the shard (checked above): the same walk without the comparison.
+  if (*shard_within_depth) {
+    const absl::Span<HloInstruction* const> next = inst->operands().span();
+    inst = next.empty() ? nullptr : next[0];
+    for (++position; position < positions && inst != nullptr; ++position) {
+      if (inst->unique_id() >= ids_end) return false;
+      const absl::Span<HloInstruction* const> after = inst->operands().span();
+      inst = after.empty() ? nullptr : after[0];
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end) {
@@ -258,6 +286,29 @@ bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end,
                                    LoopedEinsumMatcher matcher) {
   const bool lhs = matcher == LoopedEinsumMatcher::kLhs || matcher == LoopedEinsumMatcher::kLhsRS;
   return ChainIdsBelow(dot, ids_end, {kLoopedEinsumChainRead, lhs ? 1 : kLoopedEinsumChainRead});
+}
+
+bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end,
+                                   LoopedEinsumMatcher matcher, const HloInstruction* shard,
+                                   bool* shard_within_depth) {
+  *shard_within_depth = false;
+  if (dot == nullptr) return true;
+  const bool lhs = matcher == LoopedEinsumMatcher::kLhs || matcher == LoopedEinsumMatcher::kLhsRS;
+  const absl::Span<HloInstruction* const> operands = dot->operands().span();
+  if (operands.empty()) return true;
+  if (!FirstChainIdsBelow(operands[0], ids_end, kLoopedEinsumChainRead, shard,
+                          shard_within_depth)) {
+    return false;
+  }
+  if (operands.size() < 2) return true;
+  const HloInstruction* inst = operands[1];
+  const int positions = lhs ? 1 : kLoopedEinsumChainRead;
+  for (int position = 0; position < positions && inst != nullptr; ++position) {
+    if (inst->unique_id() >= ids_end) return false;
+    const absl::Span<HloInstruction* const> next = inst->operands().span();
+    inst = next.empty() ? nullptr : next[0];
+  }
+  return true;
 }
 
 std::string MakeCollectiveMatmulBackendConfig(int64_t rhs_contracting_dim, int64_t tp_degree,
@@ -644,6 +695,28 @@ bool LoopedEinsumFoldMemo::BuildKey(HloInstruction* dot) {
   return true;
 }
 
+namespace {
+
+// DotDimensionNumbers::operator== without a memcmp call a list (the lists
+// have one or two elements).
+bool SameDims(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+bool SameDotDimensionNumbers(const DotDimensionNumbers& a, const DotDimensionNumbers& b) {
+  return SameDims(a.lhs_contracting_dimensions, b.lhs_contracting_dimensions) &&
+         SameDims(a.rhs_contracting_dimensions, b.rhs_contracting_dimensions) &&
+         SameDims(a.lhs_batch_dimensions, b.lhs_batch_dimensions) &&
+         SameDims(a.rhs_batch_dimensions, b.rhs_batch_dimensions);
+}
+
+}  // namespace
+
 bool LoopedEinsumFoldMemo::HasKey(HloInstruction* dot, const Entry& entry,
                                   HloInstruction** shard) const {
   // BuildKey's walk, compared with the kept key as it goes.
@@ -678,14 +751,32 @@ bool LoopedEinsumFoldMemo::HasKey(HloInstruction* dot, const Entry& entry,
     if (next.empty()) break;  // the last position (operand counts are equal)
     inst = next[0];
   }
-  return entry.dnums == dot->dot_dimension_numbers();
+  return lean_ ? SameDotDimensionNumbers(entry.dnums, dot->dot_dimension_numbers())
+               : entry.dnums == dot->dot_dimension_numbers();
 }
 
 bool LoopedEinsumFoldMemo::Find(HloInstruction* dot, Hit* hit) {
   key_.valid = false;
+  if (lean_) {
+    // A kept key's chain starts with the opcodes that made its dot match
+    // LHS or LHS-RS: a dot with an equal key matches too, so the matchers
+    // run only for a miss.
+    if (FindEntry(dot, hit)) return true;
+    ++matcher_runs_;
+    if (!MatchAllGatherInDotLhs(dot) && !MatchAllGatherInDotLhsRS(dot)) return false;
+    BuildKey(dot);  // for Keep
+    return false;
+  }
   // Only LHS and LHS-RS dots have a key; others (as a layer's second dot)
   // are not looked up.
+  ++matcher_runs_;
   if (!MatchAllGatherInDotLhs(dot) && !MatchAllGatherInDotLhsRS(dot)) return false;
+  if (FindEntry(dot, hit)) return true;
+  BuildKey(dot);  // for Keep
+  return false;
+}
+
+bool LoopedEinsumFoldMemo::FindEntry(HloInstruction* dot, Hit* hit) {
   // The entry that served last first.
   for (size_t i = 0; i < entries_.size(); ++i) {
     const size_t e = (last_hit_ + i) % entries_.size();
@@ -701,7 +792,6 @@ bool LoopedEinsumFoldMemo::Find(HloInstruction* dot, Hit* hit) {
     hit->backend_config = &entry.backend_config;
     return true;
   }
-  BuildKey(dot);  // for Keep
   return false;
 }
 
@@ -745,6 +835,7 @@ void LoopedEinsumFoldMemo::Keep(const LoopedEinsumPlan& plan,
 void LoopedEinsumFoldMemo::Clear() {
   ClearEntries();
   hits_ = 0;
+  matcher_runs_ = 0;
 }
 
 void LoopedEinsumFoldMemo::ClearEntries() {

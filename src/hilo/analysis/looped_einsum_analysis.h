@@ -131,6 +131,15 @@ bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end);
 // HILO_LOOPED_EINSUM_SHORT_ACTIVATION_CHECK=0 (docs/performance.md).
 bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end,
                                    LoopedEinsumMatcher matcher);
+// The same check (with `matcher`), noting in `*shard_within_depth` whether
+// `shard` is at one of the first kRootAllGatherDepth + 2 positions of dot
+// operand 0's chain (valid when it returns true): one walk for both the
+// check and NeuronLoopedEinsumReplacer's ancestors test, which then need
+// not walk the chain again. Speed only (HILO_REPLACER_ANCESTORS_FROM_CHECK=0:
+// the two walks; docs/performance.md).
+bool LoopedEinsumReadsOnlyIdsBelow(const HloInstruction* dot, int64_t ids_end,
+                                   LoopedEinsumMatcher matcher, const HloInstruction* shard,
+                                   bool* shard_within_depth);
 
 // A memo of AnalyzeLoopedEinsumDot's exact LHS and LHS-RS folds (speed
 // only: a module of layers folds one dot per layer, each reading a chain
@@ -183,6 +192,16 @@ class LoopedEinsumFoldMemo {
   void Clear();
   void ClearEntries();
   int64_t hits() const { return hits_; }
+  // Whether Find compares the dot with the kept keys before it runs the
+  // LHS and LHS-RS matchers, and then only for a miss (a kept key's chain
+  // opcodes already say which matcher applies: an equal key implies it),
+  // comparing the dimension numbers element by element (no memcmp calls
+  // for one-element lists). Speed only: the same answers
+  // (HILO_LOOPED_EINSUM_LEAN_FIND=0: matchers first, operator==;
+  // docs/performance.md).
+  void set_lean(bool lean) { lean_ = lean; }
+  // The Finds since Clear that ran the matchers (tests of the above).
+  int64_t matcher_runs() const { return matcher_runs_; }
 
  private:
   struct Link {
@@ -220,6 +239,8 @@ class LoopedEinsumFoldMemo {
   // Whether `dot`'s key is `entry`'s (without building it); `*shard` gets
   // the instruction at the entry's shard position.
   bool HasKey(HloInstruction* dot, const Entry& entry, HloInstruction** shard) const;
+  // Whether a kept entry has `dot`'s key: the entry that served last first.
+  bool FindEntry(HloInstruction* dot, Hit* hit);
 
   Key key_;
   // The two most recent kept folds (a layer may fold two kinds of dot).
@@ -227,6 +248,8 @@ class LoopedEinsumFoldMemo {
   size_t next_ = 0;      // the entry Keep replaces next
   size_t last_hit_ = 0;  // the entry Find tries first
   int64_t hits_ = 0;
+  bool lean_ = true;
+  int64_t matcher_runs_ = 0;
 };
 
 // "rhs_contracting_dim=R,tp_degree=G,num_groups=N,use_sb_to_sb=B".

@@ -114,6 +114,10 @@ absl::StatusOr<bool> NeuronLoopedEinsumReplacer::Run(HloModule* module) {
   reserve_plans_ = !EnvSwitchIsZero("HILO_REPLACER_RESERVE_PLANS");
   early_refusal_ = !options_.record_details && !EnvSwitchIsZero("HILO_LOOPED_EINSUM_EARLY_REFUSAL");
   early_refusals_ = 0;
+  fold_memo_.set_lean(!EnvSwitchIsZero("HILO_LOOPED_EINSUM_LEAN_FIND"));
+  lean_folds_ = !EnvSwitchIsZero("HILO_REPLACER_LEAN_FOLDS");
+  ancestors_from_check_ = !EnvSwitchIsZero("HILO_REPLACER_ANCESTORS_FROM_CHECK");
+  ancestor_walks_ = 0;
   refused_plan_.candidate = true;
   refused_plan_.fold = false;
   absl::StatusOr<bool> changed = OpExpanderPass::Run(module);
@@ -141,7 +145,7 @@ NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
   outcomes_[index] = Outcome{plan.fold, plan.fold && plan.exact};
   const bool warned = plan.fold && !plan.exact;
   if (!options_.record_details && !warned) {
-    inexact_.erase(index);
+    if (!lean_folds_ || !inexact_.empty()) inexact_.erase(index);
     return nullptr;
   }
   Candidate& c = options_.record_details ? candidates_[index] : inexact_[index];
@@ -164,6 +168,7 @@ NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::Record(
 NeuronLoopedEinsumReplacer::Candidate* NeuronLoopedEinsumReplacer::RecordedCandidate(
     size_t index) {
   if (options_.record_details) return &candidates_[index];
+  if (lean_folds_ && inexact_.empty()) return nullptr;
   const auto it = inexact_.find(index);
   return it != inexact_.end() ? &it->second : nullptr;
 }
@@ -193,7 +198,9 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
       ++early_refusals_;
       const size_t outcome = outcomes_.size();
       outcomes_.emplace_back();
-      Record(outcome, *instruction, refused_plan_);
+      // Lean: what Record would do is done (a new outcome is "not fused",
+      // and without details nothing is kept for it).
+      if (!lean_folds_) Record(outcome, *instruction, refused_plan_);
       return false;
     }
   }
@@ -205,6 +212,12 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction* instr
     const size_t outcome = outcomes_.size();
     outcomes_.push_back(Outcome{true, true});
     folds_.push_back(Fold{instruction, outcome, plans_.size()});
+    if (lean_folds_ && share_shapes_) {
+      // Built in place: the shape's count and the config's one copy only.
+      plans_.emplace_back(hit.shard, hit.activation, *hit.reshaped_weight_shape,
+                          *hit.backend_config, hit.matcher);
+      return true;
+    }
     plans_.push_back(KeptPlan{hit.shard, hit.activation,
                               share_shapes_ ? *hit.reshaped_weight_shape
                                             : SharedShape(Shape(**hit.reshaped_weight_shape)),
@@ -243,10 +256,24 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
   // changed what this dot sees (the original re-runs its matchers here);
   // else the plan from matching is what deciding again would give, and so
   // is the decision Record made from it then.
-  if (fold.plan != kNoPlan &&
-      (short_check_
-           ? LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin(), plans_[fold.plan].matcher)
-           : LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin()))) {
+  if (fold.plan != kNoPlan && short_check_ && ancestors_from_check_) {
+    // One walk: the check, and whether the shard is where the ancestors
+    // test looks for it first (then the activation, an operand of every
+    // kept plan's dot, decides the rest of it).
+    KeptPlan& plan = plans_[fold.plan];
+    bool shard_within_depth = false;
+    if (LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin(), plan.matcher, plan.shard,
+                                      &shard_within_depth)) {
+      const absl::Span<HloInstruction* const> operands = dot->operands().span();
+      const bool reads_only_ancestors =
+          shard_within_depth &&
+          std::find(operands.begin(), operands.end(), plan.activation) != operands.end();
+      return AddFold(dot, plan, RecordedCandidate(fold.outcome), reads_only_ancestors);
+    }
+  } else if (fold.plan != kNoPlan &&
+             (short_check_
+                  ? LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin(), plans_[fold.plan].matcher)
+                  : LoopedEinsumReadsOnlyIdsBelow(dot, added_ids_begin()))) {
     return AddFold(dot, plans_[fold.plan], RecordedCandidate(fold.outcome));
   }
   LoopedEinsumPlan fresh = AnalyzeLoopedEinsumDot(dot, settings_, options_.record_details);
@@ -259,7 +286,7 @@ absl::StatusOr<HloInstruction*> NeuronLoopedEinsumReplacer::ExpandInstruction(
 }
 
 HloInstruction* NeuronLoopedEinsumReplacer::AddFold(HloInstruction* dot, KeptPlan& plan,
-                                                 Candidate* c) {
+                                                 Candidate* c, bool reads_only_ancestors) {
   // The plan is used once: its shape and backend_config move into the new
   // instructions, which are made in the module's arena as the parser's are
   // (no heap block each).
@@ -268,7 +295,41 @@ HloInstruction* NeuronLoopedEinsumReplacer::AddFold(HloInstruction* dot, KeptPla
   // The reshape reads the shard, the custom call the reshape and the
   // activation: when both are ancestors of the dot, the fold cannot close a
   // cycle (OpExpanderPass::NoteExpansionReadsOnlyAncestors).
-  if (FoldReadsOnlyAncestors(dot, plan.shard, plan.activation)) NoteExpansionReadsOnlyAncestors();
+  if (!reads_only_ancestors) {
+    ++ancestor_walks_;
+    reads_only_ancestors = FoldReadsOnlyAncestors(dot, plan.shard, plan.activation);
+  }
+  if (reads_only_ancestors) NoteExpansionReadsOnlyAncestors();
+  if (lean_folds_ && arena_users_ && arena_groups_) {
+    // What the code below does with both arenas on, with the arena set for
+    // loading once per instruction made (the operands' user blocks and the
+    // custom call's attribute group come from it) and restored before
+    // each is added (AddInstruction never reads it).
+    InstructionArena* const loading = InstructionArena::Loading();
+    std::unique_ptr<HloInstruction> reshape = HloInstruction::CreateInArena(
+        arena, HloOpcode::kReshape, std::move(plan.reshaped_weight_shape), "");
+    InstructionArena::SetLoading(&arena);
+    reshape->AppendOperand(plan.shard);
+    InstructionArena::SetLoading(loading);
+    HloInstruction* const reshaped = computation->AddInstruction(std::move(reshape));
+    std::unique_ptr<HloInstruction> custom_call =
+        HloInstruction::CreateInArena(arena, HloOpcode::kCustomCall, dot->shared_shape(), "");
+    InstructionArena::SetLoading(&arena);
+    custom_call->AppendOperand(reshaped);
+    custom_call->AppendOperand(plan.activation);
+    custom_call->set_custom_call_target(std::string(kCollectiveMatmulTarget));
+    if (!plan.backend_config.empty()) {
+      custom_call->set_backend_config(std::move(plan.backend_config));
+    }
+    custom_call->set_api_version(1);  // API_VERSION_ORIGINAL
+    InstructionArena::SetLoading(loading);
+    HloInstruction* const added = computation->AddInstruction(std::move(custom_call));
+    if (c != nullptr) {
+      c->custom_call = std::string(added->name());
+      if (options_.record_details) absl::StrAppend(&c->explanation, " -> %", added->name());
+    }
+    return added;
+  }
   auto make = [&](HloOpcode opcode, SharedShape shape,
                   std::initializer_list<HloInstruction*> operands) {
     std::unique_ptr<HloInstruction> inst =

@@ -88,6 +88,13 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   int64_t early_refusals() const { return early_refusals_; }
   // Room the last Run's kept plans had (tests of the reserve).
   size_t plans_capacity() const { return plans_.capacity(); }
+  // The fold memo's Finds of the last Run that ran the matchers (tests of
+  // LoopedEinsumFoldMemo::set_lean).
+  int64_t fold_memo_matcher_runs() const { return fold_memo_.matcher_runs(); }
+  // Folds of the last Run whose ancestors test walked the graph
+  // (FoldReadsOnlyAncestors) instead of taking the answer from the check
+  // of the kept plan (tests of ancestors_from_check_).
+  int64_t ancestor_walks() const { return ancestor_walks_; }
 
  protected:
   bool InstructionMatchesPattern(HloInstruction* instruction) override;
@@ -115,7 +122,10 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   struct KeptPlan;
   // Adds reshape(shard) and the custom-call replacing `dot` (plan's shape
   // and backend_config move into them); notes its name in `c` if given.
-  HloInstruction* AddFold(HloInstruction* dot, KeptPlan& plan, Candidate* c);
+  // `reads_only_ancestors`: the ancestors test's answer when known (true),
+  // else false (AddFold walks the graph for it).
+  HloInstruction* AddFold(HloInstruction* dot, KeptPlan& plan, Candidate* c,
+                          bool reads_only_ancestors = false);
   // Candidates fused, and those of them exact under the kernel contract.
   struct FoldCounts {
     int64_t fused = 0;
@@ -193,6 +203,22 @@ class NeuronLoopedEinsumReplacer : public OpExpanderPass {
   // HILO_LOOPED_EINSUM_EARLY_REFUSAL=0: analysed).
   bool early_refusal_ = true;
   int64_t early_refusals_ = 0;
+  // Whether the replacer's own bookkeeping takes its lean paths: a memo
+  // hit's kept plan built in place (no temporary moved in and destroyed),
+  // Record and RecordedCandidate not probing an empty map of inexact
+  // candidates, no Record call for an early refusal (its new outcome is
+  // already "not fused", and nothing is kept for it), and AddFold switching the arena for loading twice a fold
+  // instead of three times, without the per-instruction helper.
+  // HILO_REPLACER_LEAN_FOLDS=0: the earlier paths (the switch of this
+  // saving, measured in docs/performance.md). The same output either way.
+  bool lean_folds_ = true;
+  // Whether a kept LHS or LHS-RS plan's check of what the analysis reads
+  // (LoopedEinsumReadsOnlyIdsBelow) also tells whether the fold reads only
+  // ancestors of the dot, instead of a second walk of the chain
+  // (FoldReadsOnlyAncestors); HILO_REPLACER_ANCESTORS_FROM_CHECK=0: the
+  // second walk. Where the check does not find the shard, the walk decides.
+  bool ancestors_from_check_ = true;
+  int64_t ancestor_walks_ = 0;
   // What Record gets for such a dot: a candidate not folded.
   LoopedEinsumPlan refused_plan_;
   // With record_details, candidates_[i] describes outcomes_[i]. Without,
