@@ -254,6 +254,23 @@ bool PrefetchModuleNames() {
   return prefetch;
 }
 
+// The switches of VerifyHloInstructions' fast paths (Verifier::RunTouched;
+// docs/performance.md, "(touched-fast)", measures them).
+// HILO_VERIFY_TOUCHED_FAST=0: every touched instruction's structure goes
+// through the checks that build an error status (TouchedStructureOk, the
+// fast path they then skip, is not asked), and the touched list is walked
+// once more first to size its bits. HILO_VERIFY_SHAPE_REPEAT=0: a reshape
+// is not compared with the last reshape that passed, and a custom call
+// goes through the memo and CheckShape like any instruction.
+struct TouchedSwitches {
+  bool fast_path = !EnvSwitchIsZero("HILO_VERIFY_TOUCHED_FAST");
+  bool shape_repeat = !EnvSwitchIsZero("HILO_VERIFY_SHAPE_REPEAT");
+};
+const TouchedSwitches& Touched() {
+  static const TouchedSwitches switches;
+  return switches;
+}
+
 // HILO_VERIFY_DEFER_CALLS=1: every while, conditional and call waits for
 // phase 3 (Verifier::EarlyShapeCheck).
 bool DeferEveryCall() {
@@ -350,6 +367,14 @@ class ShapeMemo {
     set_->used = true;
     set_->key = key_;
     set_->groups = key_.has_groups() ? *inst.replica_groups() : ReplicaGroups();
+  }
+  // Whether the memo is on (HILO_VERIFY_SHAPE_MEMO), for RunTouched's own
+  // comparison with the last reshape. (Seen reads the switch itself: with
+  // this call instead GCC inlines Seen into VerifyShape, which costs the
+  // whole-module check 2.9 M instructions on L17000.hlo.)
+  static bool On() {
+    static const bool on = !EnvSwitchIsZero("HILO_VERIFY_SHAPE_MEMO");
+    return on;
   }
 
  private:
@@ -553,16 +578,23 @@ class Verifier {
     computations_ = ComputationSlots(module_.computation_slots());
     IndexComputations();
     // Seen ones by unique id (ids are dense in a module), one bit each.
-    int64_t max_id = -1;
-    for (const HloInstruction* inst : touched) {
-      if (inst != nullptr && inst->parent() != nullptr) max_id = std::max(max_id, inst->unique_id());
+    // HILO_VERIFY_TOUCHED_FAST=0 sizes the bits by a walk of its own first;
+    // else they grow as ids come (one walk of the list less).
+    const bool fast = Touched().fast_path;
+    std::vector<uint64_t> seen;
+    if (!fast) {
+      int64_t max_id = -1;
+      for (const HloInstruction* inst : touched) {
+        if (inst != nullptr && inst->parent() != nullptr) max_id = std::max(max_id, inst->unique_id());
+      }
+      seen.resize(static_cast<size_t>(max_id + 64) / 64);
     }
-    std::vector<uint64_t> seen(static_cast<size_t>(max_id + 64) / 64);
     // An instruction without an id (of a computation outside any module)
     // is checked each time: it fails below anyway.
     auto first_time = [&seen](const HloInstruction* inst) {
       if (inst->unique_id() < 0) return true;
       const auto id = static_cast<uint64_t>(inst->unique_id());
+      if (id / 64 >= seen.size()) seen.resize(std::max(id / 64 + 1, seen.size() * 2));
       uint64_t& word = seen[id / 64];
       const uint64_t bit = uint64_t{1} << (id % 64);
       if ((word & bit) != 0) return false;
@@ -596,11 +628,15 @@ class Verifier {
       // what this leaves out). Found as itself first (one cheap hash: how
       // the parser's and AddInstruction's names are kept), else as a
       // reserved name.
-      if (inst->name().empty() || (module_.IndexedInstruction(inst->name()) != inst &&
-                                   !module_.IsInstructionNameUsed(inst->name()))) {
+      const absl::string_view name = inst->name();  // decoded once
+      if (name.empty() ||
+          (module_.IndexedInstruction(name) != inst && !module_.IsInstructionNameUsed(name))) {
         return Fail(comp, inst, "instruction name is not registered in the module, so it may be "
                     "used more than once");
       }
+      // The checks below all pass: nothing more to do. Else they run, and
+      // the first that fails says why.
+      if (fast && TouchedStructureOk(comp, inst)) continue;
       const absl::Span<HloInstruction* const> operands = AsSpan(inst->operands());
       for (size_t i = 0; i < operands.size(); ++i) {
         const HloInstruction* operand = operands[i];
@@ -651,13 +687,79 @@ class Verifier {
                     ")");
       }
     }
+    // A pass that adds the same custom call and reshape for each layer: a
+    // custom call has nothing to check (CheckShape's default), and a
+    // reshape of the same result and operand Shape objects as the last
+    // reshape that passed has ShapeMemo's key of that one (its opcode,
+    // operand count and Shape objects), without building the key (140
+    // instructions a memo hit). HILO_VERIFY_SHAPE_REPEAT=0: each goes
+    // through VerifyShape; HILO_VERIFY_SHAPE_MEMO=0 checks every reshape.
+    const bool repeat = Touched().shape_repeat;
+    const bool reshape_repeat = repeat && ShapeMemo::On();
+    const Shape* last_result = nullptr;   // of the last reshape that passed
+    const Shape* last_operand = nullptr;
     for (const HloInstruction* inst : live) {
+      const HloOpcode opcode = inst->opcode();
+      if (repeat && opcode == HloOpcode::kCustomCall) continue;
+      const bool one_operand_reshape = opcode == HloOpcode::kReshape && inst->operand_count() == 1;
+      if (reshape_repeat && one_operand_reshape && &inst->shape() == last_result &&
+          &inst->operand(0)->shape() == last_operand) {
+        continue;
+      }
       if (absl::Status s = VerifyShape(inst->parent(), inst); !s.ok()) return s;
+      if (reshape_repeat && one_operand_reshape) {
+        last_result = &inst->shape();
+        last_operand = &inst->operand(0)->shape();
+      }
     }
     return absl::OkStatus();
   }
 
  private:
+  // Whether RunTouched's checks of `inst`'s structure (operands, control
+  // edges, arity, users) would all pass, in the common case: no control
+  // edges, at most kDirectSearchOperands users. False means "maybe not":
+  // the checks run and say what is wrong, if anything. No status is built,
+  // no table touched (HILO_VERIFY_TOUCHED_FAST=0: always false).
+  bool TouchedStructureOk(const HloComputation* comp, const HloInstruction* inst) {
+    if (!inst->control_successors().empty() || !inst->control_predecessors().empty()) {
+      return false;
+    }
+    if (!ArityOk(inst)) return false;
+    const absl::Span<HloInstruction* const> operands = AsSpan(inst->operands());
+    for (const HloInstruction* operand : operands) {
+      if (operand == nullptr || operand->parent() != comp) return false;
+      // ListsUser, its direct search here (a call of it cost 44 instructions).
+      const absl::Span<HloInstruction* const> operand_users = AsSpan(operand->users());
+      if (operand_users.size() > kDirectSearchOperands) {
+        if (!ListsUser(operand, inst)) return false;
+      } else if (!Lists(operand_users, operand_users.size(), inst)) {
+        return false;
+      }
+    }
+    // CheckUsers and the check of its deferred users: each user is not
+    // null, listed once, in `comp` and has `inst` among its operands.
+    const absl::Span<HloInstruction* const> users = AsSpan(inst->users());
+    if (users.size() > kDirectSearchOperands) return false;
+    for (size_t u = 0; u < users.size(); ++u) {
+      const HloInstruction* user = users[u];
+      if (user == nullptr || user->parent() != comp || Lists(users, u, user)) return false;
+      const absl::Span<HloInstruction* const> user_operands = AsSpan(user->operands());
+      if (!Lists(user_operands, user_operands.size(), inst)) return false;
+    }
+    return true;
+  }
+
+  // Whether list[0, end) holds `x`: a plain loop, where std::find's
+  // unrolled one costs more on the lists of one or two of the fast path
+  // (1.3 M instructions on L17000.hlo's touched instructions).
+  static bool Lists(absl::Span<HloInstruction* const> list, size_t end, const HloInstruction* x) {
+    for (size_t i = 0; i < end; ++i) {
+      if (list[i] == x) return true;
+    }
+    return false;
+  }
+
   // Whether `operand` lists `user` among its users; an operand with many
   // users (a parameter every layer reads) gets a set, built once.
   bool ListsUser(const HloInstruction* operand, const HloInstruction* user) {
@@ -891,6 +993,13 @@ class Verifier {
                   Name(operand->parent()), ", not in ", Name(comp));
     }
     return absl::OkStatus();
+  }
+
+  // What CheckArity checks.
+  static bool ArityOk(const HloInstruction* inst) {
+    if (inst->opcode() == HloOpcode::kAsyncUpdate) return inst->operand_count() >= 1;
+    const int arity = HloOpcodeArity(inst->opcode());
+    return arity == kVariadic || inst->operand_count() == arity;
   }
 
   static absl::Status CheckArity(const HloComputation* comp, const HloInstruction* inst) {
@@ -1237,6 +1346,8 @@ class Verifier {
       case HloOpcode::kXor: return VerifyElementwise(comp, inst);
       case HloOpcode::kSelect: return VerifyElementwise(comp, inst, /*scalar_operands=*/{0});
       case HloOpcode::kClamp: return VerifyElementwise(comp, inst, /*scalar_operands=*/{0, 2});
+      // Nothing to check; for kCustomCall RunTouched does not even call
+      // this (a check added here for it must be added there).
       default: return absl::OkStatus();
     }
   }
