@@ -367,15 +367,15 @@ TEST(ScanCollectivesTest, KeptWhileUnchangedAndSeesEveryStructuralChange) {
   // Removals only (the replacer's way): the kept scan minus the removed,
   // the same as a sweep; with a removal in each of two computations, and a
   // non-channel removal that changes nothing.
-  HloInstruction* ag = e->instruction_slots()[3].get();
+  HloInstruction* ag = e->instruction_slots()[3];
   ASSERT_EQ(ag->opcode(), HloOpcode::kAllGather);
   const auto before = ScanCollectives(module);
-  HloInstruction* mul = e->instruction_slots()[2].get();
+  HloInstruction* mul = e->instruction_slots()[2];
   ASSERT_EQ(mul->opcode(), HloOpcode::kMultiply);
   ASSERT_TRUE(e->RemoveInstruction(mul).ok());
   EXPECT_EQ(ScanCollectives(module).get(), before.get());
   ASSERT_TRUE(e->RemoveInstruction(ag).ok());
-  ASSERT_TRUE(c->RemoveInstruction(c->instruction_slots()[0].get()).ok());
+  ASSERT_TRUE(c->RemoveInstruction(c->instruction_slots()[0]).ok());
   EXPECT_EQ(Describe(*ScanCollectives(module)),
             "channel: send reduce-scatter typed: reduce-scatter begin: 0/0 0/0 2/1 2/1");
   EXPECT_EQ(Describe(*ScanCollectives(module)), Describe(SweepCollectives(module)));

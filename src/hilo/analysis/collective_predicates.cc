@@ -150,12 +150,12 @@ void AppendInstructionsWithOpcode(const HloComputation& computation, const Opcod
                                   std::vector<HloInstruction*>* out, const OpcodeSet& subset,
                                   std::vector<HloInstruction*>* subset_out) {
   // The list read in place (a removed instruction leaves a null hole).
-  const absl::Span<const std::unique_ptr<HloInstruction>> slots = computation.instruction_slots();
+  const absl::Span<HloInstruction* const> slots = computation.instruction_slots();
   constexpr size_t kAhead = 16;
   const size_t n = slots.size();
   for (size_t i = 0; i < n; ++i) {
-    if (i + kAhead < n && slots[i + kAhead] != nullptr) PrefetchOpcode(slots[i + kAhead].get());
-    HloInstruction* instruction = slots[i].get();
+    if (i + kAhead < n && slots[i + kAhead] != nullptr) PrefetchOpcode(slots[i + kAhead]);
+    HloInstruction* instruction = slots[i];
     if (instruction == nullptr) continue;
     const HloOpcode opcode = instruction->opcode();
     if (!select.contains(opcode)) continue;

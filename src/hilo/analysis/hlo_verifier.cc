@@ -793,7 +793,7 @@ class Verifier {
     // The computation's own list (a null hole for a removed instruction),
     // not a copy: 8 bytes an instruction of the module at the verifier's
     // peak.
-    const absl::Span<const std::unique_ptr<HloInstruction>> instructions =
+    const absl::Span<HloInstruction* const> instructions =
         comp->instruction_slots();
     if (comp->instruction_count() == 0) {
       return FailComputation(comp, "computation has no instructions");
@@ -815,7 +815,7 @@ class Verifier {
     const bool hash_ahead = !names_by_module_index_ || PrefetchModuleNames();
     uint64_t hashes[kHashRing] = {};
     for (size_t k = 0; hash_ahead && k < std::min(count, kAhead / 4); ++k) {
-      if (instructions[k] != nullptr) hashes[k] = NameHash(instructions[k].get());
+      if (instructions[k] != nullptr) hashes[k] = NameHash(instructions[k]);
     }
     params_.clear();
     edges_.Clear();
@@ -823,13 +823,13 @@ class Verifier {
     absl::Status user_error;         // first failure of CheckUsers
     for (size_t k = 0; k < count; ++k) {
       if (k + kAhead < count && instructions[k + kAhead] != nullptr) {
-        PrefetchInstruction(instructions[k + kAhead].get());
+        PrefetchInstruction(instructions[k + kAhead]);
       }
       if (k + kAhead / 2 < count && instructions[k + kAhead / 2] != nullptr) {
-        PrefetchReferenced(instructions[k + kAhead / 2].get());
+        PrefetchReferenced(instructions[k + kAhead / 2]);
       }
       if (k + kAhead / 4 < count && instructions[k + kAhead / 4] != nullptr) {
-        const HloInstruction* next = instructions[k + kAhead / 4].get();
+        const HloInstruction* next = instructions[k + kAhead / 4];
         if (hash_ahead) {
           const uint64_t hash = NameHash(next);
           hashes[(k + kAhead / 4) % kHashRing] = hash;
@@ -843,7 +843,7 @@ class Verifier {
           if (user != nullptr) PrefetchLine(&user->operands());
         }
       }
-      const HloInstruction* inst = instructions[k].get();
+      const HloInstruction* inst = instructions[k];
       if (inst == nullptr) continue;
       if (inst->opcode() == HloOpcode::kParameter) params_.push_back(inst);
       if (!instruction_error.ok()) continue;  // parameters are still needed
@@ -933,7 +933,7 @@ class Verifier {
   // parent, name, operands, control successors, arity, called computations.
   absl::Status CheckInstruction(size_t c, size_t k, uint64_t name_hash) {
     const HloComputation* comp = computations_[c];
-    const HloInstruction* inst = comp->instruction_slots()[k].get();
+    const HloInstruction* inst = comp->instruction_slots()[k];
     if (inst->parent() != comp) {
       return Fail(comp, inst, "its parent is ", Name(inst->parent()),
                   ", not the computation that holds it");
@@ -1121,11 +1121,11 @@ class Verifier {
   template <typename Visit>
   bool AnyEarlier(size_t c, size_t k, Visit visit) const {
     for (size_t d = 0; d <= c; ++d) {
-      const absl::Span<const std::unique_ptr<HloInstruction>> slots =
+      const absl::Span<HloInstruction* const> slots =
           computations_[d]->instruction_slots();
       const size_t end = d < c ? slots.size() : k;
       for (size_t i = 0; i < end; ++i) {
-        if (slots[i] != nullptr && visit(slots[i].get())) return true;
+        if (slots[i] != nullptr && visit(slots[i])) return true;
       }
     }
     return false;
@@ -1134,7 +1134,7 @@ class Verifier {
   // Records the name of slot `k` of computations_[c]; true if an earlier
   // instruction of the module has the same name.
   bool NameSeenBefore(size_t c, size_t k, uint64_t hash) {
-    const HloInstruction* inst = computations_[c]->instruction_slots()[k].get();
+    const HloInstruction* inst = computations_[c]->instruction_slots()[k];
     if (names_by_module_index_) {
       if (hash == 0) hash = NameHash(inst);  // not computed ahead (see VerifyStructure)
       if (module_.IndexedInstruction(inst->name(), hash) == inst) return false;
@@ -1202,10 +1202,10 @@ class Verifier {
     };
     // The next edge out of `top`'s computation, or nullopt.
     auto next_edge = [&](Frame& top) -> std::optional<CallEdge> {
-      const absl::Span<const std::unique_ptr<HloInstruction>> slots =
+      const absl::Span<HloInstruction* const> slots =
           computations_[top.comp]->instruction_slots();
       for (; top.inst < slots.size(); ++top.inst, top.attr = 0, top.k = 0) {
-        const HloInstruction* inst = slots[top.inst].get();
+        const HloInstruction* inst = slots[top.inst];
         if (inst == nullptr) continue;
         const CalledAttributes attrs = inst->called_computation_attributes();
         for (; top.attr < attrs.size(); ++top.attr, top.k = 0) {

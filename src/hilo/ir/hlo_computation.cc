@@ -22,6 +22,7 @@ HloComputation::~HloComputation() {
     module_or_extra_ = reinterpret_cast<uintptr_t>(extra->module);
     delete extra;
   }
+  for (HloInstruction* inst : instructions_) delete inst;
 }
 
 void HloComputation::SetParent(HloModule* module) {
@@ -142,7 +143,8 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
       for (const HloInstruction* succ : inst->control_successors()) LogIfUpEdge(succ, inst);
     }
   }
-  instructions_.push_back(std::move(instruction));
+  instructions_.push_back(inst);
+  instruction.release();  // owned by the list now (after push_back, which may throw)
   count_and_arena_ += kCountUnit;
   // A bulk load notes its channel instructions once, at its end.
   if (module != nullptr && !module->bulk_loading() && IsChannelOpcode(inst->opcode())) {
@@ -170,14 +172,14 @@ std::vector<HloInstruction*> HloComputation::instructions() const {
 
 void HloComputation::ForEachInstruction(absl::FunctionRef<void(HloInstruction*)> visit) const {
   for (const auto& inst : instructions_) {
-    if (inst != nullptr) visit(inst.get());
+    if (inst != nullptr) visit(inst);
   }
 }
 
 void HloComputation::AppendInstructionsTo(std::vector<HloInstruction*>* out) const {
   out->reserve(out->size() + static_cast<size_t>(LiveCount()));
   for (const auto& inst : instructions_) {
-    if (inst != nullptr) out->push_back(inst.get());
+    if (inst != nullptr) out->push_back(inst);
   }
 }
 
@@ -243,8 +245,8 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
   };
   for (const auto& inst : instructions_) {
     if (inst != nullptr && inst->users_.empty() && inst->control_successors().empty() &&
-        state_of(inst.get()) == kNew) {
-      if (visit_from(inst.get())) return;
+        state_of(inst) == kNew) {
+      if (visit_from(inst)) return;
     }
   }
   // Every instruction visited: no cycle kept one from the roots, so the
@@ -252,8 +254,8 @@ void HloComputation::WalkPostOrderUntil(absl::FunctionRef<bool(HloInstruction*)>
   if (visited == LiveCount()) return;
   // Instructions only reachable through a cycle.
   for (const auto& inst : instructions_) {
-    if (inst != nullptr && state_of(inst.get()) == kNew) {
-      if (visit_from(inst.get())) return;
+    if (inst != nullptr && state_of(inst) == kNew) {
+      if (visit_from(inst)) return;
     }
   }
 }
@@ -347,9 +349,8 @@ std::optional<HloComputation::CycleEdge> HloComputation::FindCycle() const {
     // instruction): exceeding it only means walking instead.
     edges = instructions_.size();
   }
-  for (const auto& holder : up_edges_logged_ ? absl::Span<const std::unique_ptr<HloInstruction>>()
-                                             : absl::MakeConstSpan(instructions_)) {
-    const HloInstruction* inst = holder.get();
+  for (const HloInstruction* inst : up_edges_logged_ ? absl::Span<HloInstruction* const>()
+                                                     : absl::MakeConstSpan(instructions_)) {
     if (inst == nullptr) continue;
     const int64_t id = inst->unique_id_;
     const absl::Span<HloInstruction* const> operands = inst->operands_.span();
@@ -409,7 +410,7 @@ std::optional<HloComputation::CycleEdge> HloComputation::FindCycleByWalk() const
   std::vector<std::pair<const HloInstruction*, size_t>> stack;
   for (const auto& start : instructions_) {
     if (start == nullptr || state[start->index_in_parent_] != kNew) continue;
-    stack.push_back({start.get(), 0});
+    stack.push_back({start, 0});
     state[start->index_in_parent_] = kActive;
     while (!stack.empty()) {
       auto& [inst, next] = stack.back();
@@ -489,7 +490,8 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
     module->NoteChannelInstructionRemoved();
   }
   int64_t index = instruction->index_in_parent_;
-  mutable_extra().removed.push_back(std::move(instructions_[index]));
+  mutable_extra().removed.push_back(std::unique_ptr<HloInstruction>(instructions_[index]));
+  instructions_[index] = nullptr;
   instruction->parent_ = nullptr;
   instruction->index_in_parent_ = -1;
   count_and_arena_ -= kCountUnit;
@@ -500,7 +502,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
     for (size_t i = 0; i < instructions_.size(); ++i) {
       if (instructions_[i] == nullptr) continue;
       instructions_[i]->index_in_parent_ = static_cast<int32_t>(out);
-      instructions_[out++] = std::move(instructions_[i]);
+      instructions_[out++] = instructions_[i];
     }
     instructions_.resize(out);
   }

@@ -69,9 +69,7 @@ class HloComputation {
   int64_t instruction_count() const { return LiveCount(); }
   // The list as stored, without a copy: list order, with a null hole for
   // each removed instruction not yet compacted away.
-  absl::Span<const std::unique_ptr<HloInstruction>> instruction_slots() const {
-    return instructions_;
-  }
+  absl::Span<HloInstruction* const> instruction_slots() const { return instructions_; }
 
   // Parameters by number; a number with no parameter yields nullptr.
   // Up to two are kept in the computation itself (most small computations
@@ -233,8 +231,13 @@ class HloComputation {
   // computation's (a reduce's `add`: two parameters and the sum) are kept in
   // the computation itself, as are up to two parameters: the two vectors'
   // heap blocks were 80 bytes of a 3-instruction computation's ~1.2 KB
-  // (docs/performance.md, "twelfth session").
-  absl::InlinedVector<std::unique_ptr<HloInstruction>, 3> instructions_;
+  // (docs/performance.md, "twelfth session"). Plain pointers (the destructor
+  // deletes them; RemoveInstruction hands one to Extra::removed), so that
+  // the list grows by copying them: absl moved unique_ptrs one at a time, 14 instructions each, where
+  // a pointer takes 5 (a pass adding to the 374,006-instruction generated
+  // module grew it once: 5.5 M; docs/performance.md, "the instruction list
+  // as plain pointers").
+  absl::InlinedVector<HloInstruction*, 3> instructions_;
   // The live instruction count (bits 1-31: 2^31 instructions would take
   // hundreds of GB) and whether CreateInArena made this (bit 0), in one
   // 32-bit word with up_edges_logged_ and text_info_: adding or removing an

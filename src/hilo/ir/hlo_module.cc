@@ -140,9 +140,9 @@ void HloModule::KeepNamesOf(const HloComputation& computation) {
   if (!name_index_built_) return;
   // Its names stay used, as they always were, but no longer in its
   // instructions, which die with it.
-  auto keep = [this](const std::unique_ptr<HloInstruction>& inst) {
+  auto keep = [this](const HloInstruction* inst) {
     if (inst == nullptr) return;
-    if (instruction_names_.Find(inst->name()) == inst.get()) {
+    if (instruction_names_.Find(inst->name()) == inst) {
       instruction_names_.Erase(inst->name());
       InsertOwnedName(inst->name());
       return;
@@ -152,8 +152,8 @@ void HloModule::KeepNamesOf(const HloComputation& computation) {
     used_names_.erase(it);
     InsertOwnedName(inst->name());
   };
-  for (const auto& inst : computation.instructions_) keep(inst);
-  for (const auto& inst : computation.extra().removed) keep(inst);
+  for (const HloInstruction* inst : computation.instructions_) keep(inst);
+  for (const auto& inst : computation.extra().removed) keep(inst.get());
 }
 
 bool HloModule::InsertOwnedName(absl::string_view name) {

@@ -45,11 +45,11 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
     // The list read in place (nothing is removed until the sweep is done).
     std::vector<HloInstruction*> worklist;
     const size_t callers_begin = callers.size();
-    for (const std::unique_ptr<HloInstruction>& inst : computation->instruction_slots()) {
+    for (HloInstruction* inst : computation->instruction_slots()) {
       if (inst == nullptr) continue;
-      if (one_sweep && !inst->called_computation_attributes().empty()) callers.push_back(inst.get());
+      if (one_sweep && !inst->called_computation_attributes().empty()) callers.push_back(inst);
       // Most instructions have a user: that test first, inline.
-      if (inst->users().empty() && IsDead(inst.get())) worklist.push_back(inst.get());
+      if (inst->users().empty() && IsDead(inst)) worklist.push_back(inst);
     }
     if (callers.size() > callers_begin) {
       caller_runs.emplace(computation, std::make_pair(callers_begin, callers.size()));
@@ -98,7 +98,7 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
       }
       // In place: no copy of the list, no vector of called computations per
       // instruction.
-      for (const std::unique_ptr<HloInstruction>& inst : computation->instruction_slots()) {
+      for (HloInstruction* inst : computation->instruction_slots()) {
         if (inst != nullptr) reach_from(*inst);
       }
     }

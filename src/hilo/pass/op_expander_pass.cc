@@ -40,11 +40,11 @@ void ScanModule(const HloModule& module, const std::array<bool, 256>& offered, M
   for (const HloComputation* computation : scan->computations) {
     scan->begins.push_back(scan->listed.size());
     int64_t ids_end = 0;
-    for (const std::unique_ptr<HloInstruction>& slot : computation->instruction_slots()) {
+    for (HloInstruction* slot : computation->instruction_slots()) {
       if (slot == nullptr) continue;
       ids_end = std::max(ids_end, slot->unique_id() + 1);
       const HloOpcode opcode = slot->opcode();
-      if (offered[static_cast<uint8_t>(opcode)]) scan->listed.push_back(slot.get());
+      if (offered[static_cast<uint8_t>(opcode)]) scan->listed.push_back(slot);
       if (opcode == HloOpcode::kFusion) {
         for (const HloComputation* called : slot->called_computations("calls")) {
           scan->fused.insert(called);
@@ -103,10 +103,10 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
           scan.begins[k], scan.begins[k + 1] - scan.begins[k]);
       old_ids_end = scan.ids_ends[k];
     } else if (list_order) {
-      for (const std::unique_ptr<HloInstruction>& slot : computation->instruction_slots()) {
+      for (HloInstruction* slot : computation->instruction_slots()) {
         if (slot == nullptr) continue;
         old_ids_end = std::max(old_ids_end, slot->unique_id() + 1);
-        if (offered[static_cast<uint8_t>(slot->opcode())]) listed.push_back(slot.get());
+        if (offered[static_cast<uint8_t>(slot->opcode())]) listed.push_back(slot);
       }
       offered_listed = listed;
     }
@@ -158,11 +158,11 @@ absl::StatusOr<bool> OpExpanderPass::Run(HloModule* module) {
     // The added instructions are at the end of the list, in order of
     // addition. (Their operands gained users: checking the added ones checks
     // those edges from both sides.)
-    const absl::Span<const std::unique_ptr<HloInstruction>> after = computation->instruction_slots();
+    const absl::Span<HloInstruction* const> after = computation->instruction_slots();
     for (auto it = after.rbegin(); it != after.rend(); ++it) {
       if (*it == nullptr) continue;
       if ((*it)->unique_id() < old_ids_end) break;
-      touched_.push_back(it->get());
+      touched_.push_back(*it);
     }
   }
   return changed;

@@ -2949,7 +2949,7 @@ absl::Status Decoder::DecodeComputation(ComputationInput& input, HloComputation*
   const bool by_list = !ids_first && list_index_;
   std::vector<HloInstruction*> insts(by_list ? 0 : n, nullptr);
   if (by_list) comp->ReserveInstructions(n);
-  auto inst_at = [&](int i) { return by_list ? comp->instruction_slots()[i].get() : insts[i]; };
+  auto inst_at = [&](int i) { return by_list ? comp->instruction_slots()[i] : insts[i]; };
   // Operand ids of the instructions in `pending` (below), one after the other.
   std::vector<int64_t> operand_ids;
   std::vector<size_t> operands_end;

@@ -780,11 +780,11 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
   // The first created instruction (std::find_if: the common case, none, is
   // one quick scan), then how many there are and their range of unique ids.
   const auto first = std::find_if(slots.begin(), slots.end(), [&](const auto& slot) {
-    return slot != nullptr && created(slot.get());
+    return slot != nullptr && created(slot);
   });
   if (first == slots.end()) {  // a parsed computation no pass added to
-    for (const std::unique_ptr<HloInstruction>& slot : slots) {
-      if (slot != nullptr) emit(slot.get());
+    for (HloInstruction* slot : slots) {
+      if (slot != nullptr) emit(slot);
     }
     return;
   }
@@ -792,7 +792,7 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
   int64_t lo = (*first)->unique_id();
   int64_t hi = lo;
   for (auto it = first; it != slots.end(); ++it) {
-    if (*it == nullptr || !created(it->get())) continue;
+    if (*it == nullptr || !created(*it)) continue;
     ++created_count;
     lo = std::min(lo, (*it)->unique_id());
     hi = std::max(hi, (*it)->unique_id());
@@ -800,8 +800,8 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
   // The computation's instructions in list order, walked in place (the
   // computation does not change while it is printed).
   auto list = [&](auto visit) {
-    for (const std::unique_ptr<HloInstruction>& slot : slots) {
-      if (slot != nullptr) visit(slot.get());
+    for (HloInstruction* slot : slots) {
+      if (slot != nullptr) visit(slot);
     }
   };
   // Only created instructions are pushed as dependencies, so a parsed one is
@@ -852,7 +852,7 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
       }
     };
     for (auto it = first; it != slots.end(); ++it) {
-      if (*it == nullptr || !created(it->get())) continue;
+      if (*it == nullptr || !created(*it)) continue;
       for (const HloInstruction* user : (*it)->users()) mark(user);
       for (const HloInstruction* succ : (*it)->control_successors()) mark(succ);
     }
@@ -871,7 +871,7 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
   });
   // The created ones nothing placed yet: none is listed before `first`.
   for (auto it = first; it != slots.end(); ++it) {
-    if (*it != nullptr && created(it->get()) && placed.Insert(it->get())) place(it->get());
+    if (*it != nullptr && created(*it) && placed.Insert(*it)) place(*it);
   }
 }
 
