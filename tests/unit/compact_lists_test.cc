@@ -6,6 +6,7 @@
 // test run.
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -602,6 +603,69 @@ TEST(SmallPointerListTest, AnInstructionsUsersInEveryForm) {
   neg->ReplaceOperandWith(0, x);
   EXPECT_TRUE(y->users().empty());
   EXPECT_EQ(x->users().back(), neg);
+}
+
+// A value with many users whose users have few operands: AddUser tells a
+// repeated edge from the user's own operands and builds no position index
+// while users are only added (HILO_USER_INDEX_LAZY); the first removal
+// builds it. Every edge stays single through AppendOperand,
+// ReplaceOperandWith and ReplaceOperandWithAll, with the index and without.
+TEST(UserIndexTest, ManyUsersNoIndexUntilARemoval) {
+  HloComputation comp("c");
+  const Shape scalar = Shape::MakeArray(PrimitiveType::F32, {});
+  HloInstruction* x = comp.AddInstruction(HloInstruction::CreateParameter(0, scalar, "x"));
+  HloInstruction* y = comp.AddInstruction(HloInstruction::CreateParameter(1, scalar, "y"));
+  constexpr int kUsers = 20000;
+  std::vector<HloInstruction*> users;
+  for (int i = 0; i < kUsers; ++i) {
+    users.push_back(comp.AddInstruction(HloInstruction::Create(HloOpcode::kAdd, scalar, {})));
+  }
+  // The heap taken by the edges alone: the users' list (32,768 slots of 8
+  // bytes) and, with an index, 32,768 slots of 5 bytes more.
+  const struct mallinfo2 before = mallinfo2();
+  for (HloInstruction* u : users) {
+    u->AppendOperand(x);
+    u->AppendOperand(x);
+  }
+  const struct mallinfo2 after = mallinfo2();
+  const size_t taken = (after.uordblks + after.hblkhd) - (before.uordblks + before.hblkhd);
+  EXPECT_LT(taken, size_t{32768} * 8 + (size_t{64} << 10)) << "a position index was built";
+  ASSERT_EQ(x->user_count(), kUsers);
+  EXPECT_EQ(std::vector<HloInstruction*>(x->users().begin(), x->users().end()), users);
+  // A replaced operand slot: still one edge each way.
+  users[0]->ReplaceOperandWith(0, y);
+  EXPECT_EQ(x->user_count(), kUsers);  // users[0] still reads x in slot 1
+  EXPECT_EQ(y->user_count(), 1);
+  users[0]->ReplaceOperandWith(1, y);  // y in both slots: no second edge
+  EXPECT_EQ(x->user_count(), kUsers - 1);
+  EXPECT_EQ(y->user_count(), 1);
+  // Both slots of users[1] replaced at once, then back.
+  users[1]->ReplaceOperandWithAll(x, y);
+  EXPECT_EQ(x->user_count(), kUsers - 2);
+  EXPECT_EQ(y->user_count(), 2);
+  users[1]->ReplaceOperandWithAll(y, x);
+  EXPECT_EQ(x->user_count(), kUsers - 1);
+  EXPECT_EQ(y->user_count(), 1);
+  // users[2] reads x and y; replacing x by y leaves one edge to y.
+  users[2]->ReplaceOperandWith(0, y);
+  EXPECT_EQ(y->user_count(), 2);
+  users[2]->ReplaceOperandWithAll(x, y);
+  EXPECT_EQ(y->user_count(), 2);
+  EXPECT_EQ(x->user_count(), kUsers - 2);
+  // Removals (the index is built by the first), then more users added.
+  for (int i = 3; i < kUsers; i += 2) ASSERT_TRUE(comp.RemoveInstruction(users[i]).ok());
+  const int left = kUsers - 2 - (kUsers - 3 + 1) / 2;
+  EXPECT_EQ(x->user_count(), left);
+  for (int i = 0; i < 100; ++i) {
+    HloInstruction* u = comp.AddInstruction(HloInstruction::Create(HloOpcode::kAdd, scalar, {x, x}));
+    ASSERT_EQ(x->users().back(), u);
+    u->ReplaceOperandWith(1, x);  // the same operand: nothing changes
+  }
+  EXPECT_EQ(x->user_count(), left + 100);
+  std::vector<HloInstruction*> seen(x->users().begin(), x->users().end());
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end());
+  for (HloInstruction* u : seen) EXPECT_TRUE(u->IsUserOf(x));
 }
 
 // The common group's word and the uncommon block share one word: the

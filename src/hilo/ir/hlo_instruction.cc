@@ -182,6 +182,17 @@ class HloInstruction::UserIndex {
   void Insert(size_t pos) { positions_.insert(static_cast<uint32_t>(pos)); }
   void Erase(size_t pos) { positions_.erase(static_cast<uint32_t>(pos)); }
   void Reserve(size_t n) { positions_.reserve(n); }
+  // AddUser's `user` for a list of kIndexThreshold users or more and no
+  // index (out of line: AddUser's usual path stays as short as before).
+  [[gnu::noinline]] static void AddToLongList(HloInstruction* owner, HloInstruction* user);
+  // Makes `owner`'s index from its users_.
+  static UserIndex* BuildFor(HloInstruction* owner) {
+    auto& user_index = owner->mutable_rare().user_index;
+    user_index.reset(new UserIndex(owner));
+    user_index->Reserve(owner->users_.size());
+    for (size_t i = 0; i < owner->users_.size(); ++i) user_index->Insert(i);
+    return user_index.get();
+  }
 
  private:
   struct Hash {
@@ -206,8 +217,30 @@ class HloInstruction::UserIndex {
 
 void HloInstruction::UserIndexDeleter::operator()(UserIndex* index) const { delete index; }
 
+namespace {
+bool UserIndexLazy() {
+  static const bool lazy = !EnvSwitchIsZero("HILO_USER_INDEX_LAZY");
+  return lazy;
+}
+// An instruction with more users than this finds them through a UserIndex.
+constexpr size_t kIndexThreshold = 16;
+// A user with at most this many operands tells without the index whether it
+// is a user already (AddUser).
+constexpr int64_t kFewOperands = 16;
+}  // namespace
+
+// The index is built when first needed, not as the list passes
+// kIndexThreshold: AddUser is called once `user` holds this instruction as
+// an operand (AppendOperand, ReplaceOperandWith and ReplaceOperandWithAll
+// store it first), and `user` is a user already exactly when it held it
+// before, i.e. when this instruction is in two of its operand slots now
+// (ReplaceOperandWithAll stores a new operand in one slot before AddUser).
+// A user with few operands answers that from its own list, so loading a
+// value's 100,000 single-call users builds no index (0.6 MB at many small
+// computations' peak; docs/performance.md, "twenty-eighth session",
+// rss-many); RemoveUser builds it for a long list. HILO_USER_INDEX_LAZY=0
+// builds it as the list passes kIndexThreshold, as before.
 void HloInstruction::AddUser(HloInstruction* user) {
-  static constexpr size_t kIndexThreshold = 16;
   if (user->parent_ != nullptr) user->parent_->NoteNewEdge(user, this);
   if (UserIndex* user_index = FindUserIndex(); user_index != nullptr) {
     if (user_index->Find(user) >= 0) return;
@@ -216,21 +249,34 @@ void HloInstruction::AddUser(HloInstruction* user) {
     return;
   }
   const absl::Span<HloInstruction* const> users = users_.span();
+  if (users.size() >= kIndexThreshold) [[unlikely]] {
+    UserIndex::AddToLongList(this, user);
+    return;
+  }
   if (std::find(users.begin(), users.end(), user) != users.end()) return;
   // A loader's small lists go to the module's arena with its groups
   // (HILO_ARENA_USERS=0: the heap; docs/performance.md, "twenty-fifth
   // session", ir-88).
   users_.push_back(user, [this] { return ArenaUsersEnabled() ? GroupArena() : nullptr; });
-  if (users.size() + 1 > kIndexThreshold) {
-    auto& user_index = mutable_rare().user_index;
-    user_index.reset(new UserIndex(this));
-    user_index->Reserve(users_.size());
-    for (size_t i = 0; i < users_.size(); ++i) user_index->Insert(i);
+}
+
+void HloInstruction::UserIndex::AddToLongList(HloInstruction* owner, HloInstruction* user) {
+  if (user->operand_count() <= kFewOperands && UserIndexLazy()) {
+    const absl::Span<HloInstruction* const> operands = user->operands_.span();
+    if (std::count(operands.begin(), operands.end(), owner) >= 2) return;
+    owner->users_.push_back(user);
+    return;
   }
+  const absl::Span<HloInstruction* const> users = owner->users_.span();
+  if (std::find(users.begin(), users.end(), user) != users.end()) return;
+  owner->users_.push_back(user);
+  BuildFor(owner);
 }
 
 void HloInstruction::RemoveUser(HloInstruction* user) {
-  if (UserIndex* user_index = FindUserIndex(); user_index != nullptr) {
+  UserIndex* user_index = FindUserIndex();
+  if (user_index == nullptr && users_.size() > kIndexThreshold) user_index = UserIndex::BuildFor(this);
+  if (user_index != nullptr) {
     const int64_t found = user_index->Find(user);
     if (found < 0) return;
     // Swap-and-pop keeps removal O(1) for values with very many users; the
@@ -272,15 +318,17 @@ void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) 
 void HloInstruction::ReplaceOperandWithAll(HloInstruction* old_operand,
                                            HloInstruction* new_operand) {
   if (old_operand == new_operand) return;
+  // The first slot is replaced before AddUser, the others after it, so that
+  // AddUser finds new_operand in two slots only if it held one before.
   bool replaced = false;
   for (HloInstruction*& operand : operands_) {
     if (operand == old_operand) {
       operand = new_operand;
+      if (!replaced) new_operand->AddUser(this);
       replaced = true;
     }
   }
   if (!replaced) return;
-  new_operand->AddUser(this);
   old_operand->RemoveUser(this);
 }
 

@@ -377,6 +377,20 @@ class Parser {
   // (attribute_kind.h) is read.
   bool ParseAttribute(HloInstruction* inst, uint32_t* flags, uint32_t* written_kinds);
   bool ResolveComputation(HloComputation* computation, size_t open_pos);
+  // A long computation's instruction list reserved from the text left
+  // (ResolveComputation asks every kDoneStep bytes, once the list holds
+  // kFirstListCheck instructions, then the count returned): a list that
+  // doubles near the parse's end holds its old and its new block at once
+  // when the process's memory peaks (100,000 small computations: the
+  // entry's 100,002 calls grew from 98,304 slots, 0.8 MB; docs/
+  // performance.md, "twenty-eighth session", rss-many).
+  // HILO_PARSE_RESERVE_LIST=0 leaves the list to double.
+  size_t ReserveInstructionList(HloComputation* computation, size_t parsed, size_t open_pos);
+  // ReportProgress, then ReserveInstructionList when due (out of line: the
+  // instruction loop stays as it was).
+  [[gnu::noinline]] void ReportProgressIn(HloComputation* computation, size_t open_pos,
+                                          size_t* next_list_check);
+  static constexpr size_t kFirstListCheck = 4096;
   bool ResolveCalls();
   // Attaches the computations `call` names; false if one is not defined.
   bool AttachCall(PendingCall& call);
@@ -1271,11 +1285,39 @@ bool Parser::RegisterName(absl::string_view name, size_t name_hash, size_t name_
   return true;
 }
 
+void Parser::ReportProgressIn(HloComputation* comp, size_t open_pos, size_t* next_list_check) {
+  ReportProgress();
+  static const bool reserve_lists = !EnvSwitchIsZero("HILO_PARSE_RESERVE_LIST");
+  const size_t parsed = comp->instruction_slots().size();
+  if (reserve_lists && parsed >= *next_list_check) {
+    *next_list_check = ReserveInstructionList(comp, parsed, open_pos);
+  }
+}
+
+size_t Parser::ReserveInstructionList(HloComputation* comp, size_t parsed, size_t open_pos) {
+  // The computation's instructions so far took pos_ - open_pos bytes of
+  // text: at that rate the rest of the input would hold `rest` more. The
+  // rest may be other computations, so the list grows to at most 8 times
+  // its size at once (no instruction's memory is touched for it: only the
+  // list's slots as they are filled).
+  const size_t bytes = std::max<size_t>(pos_ - open_pos, 1);
+  const size_t rest = static_cast<size_t>(
+      static_cast<double>(text_.size() - pos_) * static_cast<double>(parsed) / static_cast<double>(bytes));
+  const size_t estimate = parsed + rest;
+  const size_t target = std::min(estimate + estimate / 16 + 16, parsed * 8);
+  if (target <= parsed * 2) return parsed * 2;  // doubling gets there as soon
+  comp->ReserveInstructions(static_cast<int64_t>(target));
+  // Asked again before the list is full: the asking is every kDoneStep
+  // bytes, not every instruction.
+  return target - target / 8;
+}
+
 bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
   const size_t calls_begin = pending_calls_.size();
   cur_.Clear();
   HloInstruction* root = nullptr;
   HloInstruction* last = nullptr;
+  size_t next_list_check = kFirstListCheck;
   while (true) {
     if (!SkipSpace()) return false;
     if (AtEnd()) {
@@ -1290,7 +1332,7 @@ bool Parser::ResolveComputation(HloComputation* comp, size_t open_pos) {
     bool is_root = false;
     HloInstruction* inst = nullptr;
     if (!ParseInstruction(comp, &is_root, &inst)) return false;
-    if (pos_ - reported_done_ >= kDoneStep) ReportProgress();
+    if (pos_ - reported_done_ >= kDoneStep) ReportProgressIn(comp, open_pos, &next_list_check);
     if (is_root) {
       if (root != nullptr) return Fail(inst_pos, "a computation can have only one ROOT");
       root = inst;
