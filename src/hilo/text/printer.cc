@@ -782,10 +782,15 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
   const auto first = std::find_if(slots.begin(), slots.end(), [&](const auto& slot) {
     return slot != nullptr && created(slot);
   });
-  if (first == slots.end()) {  // a parsed computation no pass added to
+  // The computation's instructions in list order, walked in place (the
+  // computation does not change while it is printed).
+  auto list = [&](auto visit) {
     for (HloInstruction* slot : slots) {
-      if (slot != nullptr) emit(slot);
+      if (slot != nullptr) visit(slot);
     }
+  };
+  if (first == slots.end()) {  // a parsed computation no pass added to
+    list(emit);
     return;
   }
   size_t created_count = 0;
@@ -797,13 +802,6 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
     lo = std::min(lo, (*it)->unique_id());
     hi = std::max(hi, (*it)->unique_id());
   }
-  // The computation's instructions in list order, walked in place (the
-  // computation does not change while it is printed).
-  auto list = [&](auto visit) {
-    for (HloInstruction* slot : slots) {
-      if (slot != nullptr) visit(slot);
-    }
-  };
   // Only created instructions are pushed as dependencies, so a parsed one is
   // placed exactly once, by the first loop below: the set holds the created
   // ones only (on a module a pass added to, a small part of it).
