@@ -22,6 +22,9 @@
 # (hilo_library) and tools/, not to tests and benchmarks.
 
 option(HILO_LINK_ORDER "Lay out the static tools' code in the order a run executes it (needs ld.lld)" ON)
+# With HILO_LINK_ORDER: libprotobuf's code after all other code and .eh_frame
+# after .rodata (cmake/resident-layout.ld says why).
+option(HILO_RESIDENT_LAYOUT "Place libprotobuf's code and .eh_frame for fewer resident pages (with HILO_LINK_ORDER)" ON)
 set(HILO_FUNCTION_SECTIONS "")
 set(HILO_LINK_ORDER_FILE ${CMAKE_SOURCE_DIR}/tools/link-order.txt)
 
@@ -43,5 +46,10 @@ function(hilo_link_order target)
     target_link_options(${target} PRIVATE -fuse-ld=lld
       -Wl,--symbol-ordering-file=${HILO_LINK_ORDER_FILE} -Wl,--no-warn-symbol-ordering)
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${HILO_LINK_ORDER_FILE})
+    if(HILO_RESIDENT_LAYOUT)
+      set(script ${CMAKE_SOURCE_DIR}/cmake/resident-layout.ld)
+      target_link_options(${target} PRIVATE -Wl,-T,${script})
+      set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${script})
+    endif()
   endif()
 endfunction()

@@ -17,12 +17,14 @@ needs valgrind) of the build directory's tools on inputs the script writes:
      (`__memcpy_avx_unaligned_erms` -> `__memcpy_evex_unaligned_erms`, ...):
      glibc picks one per CPU at start-up, and valgrind's CPU is not the
      machine's; grouped by variant;
-  3. hilo-opt, a `hilo-gen -L 20` module, round trip;
+  3. hilo-opt, a `hilo-gen -L 50` module (198 KB: past the parser's first
+     140 KB progress step, which every module above that size takes), round
+     trip;
   4. the same module through --passes=neuron-collective-pipeline,dce;
-  5. `hilo-gen -L 20` itself (the tools share the list; a name a tool does
+  5. `hilo-gen -L 50` itself (the tools share the list; a name a tool does
      not define is ignored);
   5b. the corpus's mixtral module, round trip, when ../shared is there;
-  5c. the `hilo-gen -L 20` module as a binary HloModuleProto, read and
+  5c. the `hilo-gen -L 50` module as a binary HloModuleProto, read and
       written (`gen.pb -o out.pb`): a proto run's code, after every text
       group, so that its pages are dense too;
   6. the data symbols (1) reads (valgrind's lackey): data pages are mapped
@@ -32,8 +34,9 @@ depends only on which code runs, not on the current layout, and two runs
 give the same file. A local name defined in several objects (a
 `[clone .isra.0]` of a std::string member) moves all of them: with
 -ffunction-sections each is a small section, but in an archive built without
-it (libprotobuf, libc) the object's whole .text (docs/performance.md says
-what that costs).
+it (libprotobuf, libc) the object's whole .text. libprotobuf's are therefore
+laid out after all other code (cmake/resident-layout.ld; docs/performance.md,
+"twenty-ninth session: the binary's resident windows").
 
 A stale or missing entry only costs memory and speed, never the build: lld
 ignores names it does not find (--no-warn-symbol-ordering). Rerun after large
@@ -55,16 +58,28 @@ TINY = "HloModule t\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n"
 # the next largest, runs nothing mixtral does not).
 CORPUS = ["xla__tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_1x8.hlo"]
 # Listed with the one-instruction module although a profile may not show them:
-# where a thread blocks (runs only when the main thread has to wait for the
-# verifier thread, a race, so one profile may show it and the next not), and
+# where a thread blocks or wakes the other (runs only when the main thread has
+# to wait for the verifier thread, a race, so one profile may show it and the
+# next not: std::future's futex calls and glibc's `syscall`), the printer's
+# buffer filling up exactly at a one-character append (Writer::Flush: the
+# output's bytes decide; `hilo-gen -L 300` takes it, -L 50 not), and
 # glibc's set-up of the vDSO in a static program (_dl_non_dynamic_init:
 # setup_vdso, dl_vdso_vsym), which runs natively but not under valgrind (it
 # gives the program no vDSO); unlisted, it kept a 64 KB window of its own
 # resident near the end of the text (docs/performance.md, "nineteenth
 # session: the small modules' resident code").
 ALWAYS = ["__futex_abstimed_wait_cancelable64", "__futex_abstimed_wait_common",
+          "_ZNSt28__atomic_futex_unsigned_base19_M_futex_notify_allEPj",
+          "_ZNSt28__atomic_futex_unsigned_base19_M_futex_wait_untilEPjjbNSt6chrono8durationIlSt5"
+          "ratioILl1ELl1EEEENS2_IlS3_ILl1ELl1000000000EEEE", "syscall",
+          "_ZN4hilo12_GLOBAL__N_16Writer5FlushEv",
           "_dl_new_object", "_dl_add_to_namespace_list", "_dl_setup_hash",
           "_dl_lookup_symbol_x", "do_lookup_x", "check_match"]
+# Profiles per run, their union listed: what runs differs from one profile
+# to the next where the verifier thread and the printer race (which of them
+# waits, which std::string copy the waiting side makes), and a function one
+# profile missed and a run executes costs a 64 KB window of its own.
+PROFILES = 3
 # glibc's multiarch variants: __<function>_<instruction set>[_...]
 VARIANT = re.compile(r"^(__[a-z0-9]+)_(sse2|ssse3|sse4_1|sse4_2|sse42|avx|avx2|avx512|evex|erms)(?=_|$)")
 
@@ -147,30 +162,38 @@ def main():
     gen = os.path.join(build, "bin", "hilo-gen")
 
     code = {tool: Symbols(tool, "tTwWiI") for tool in (opt, gen)}
+    # A static program runs the resolver of every IFUNC (glibc's string and
+    # math functions pick a CPU variant) when it starts (apply_irel), before
+    # main; valgrind runs them too, but a profile names a resolver only when
+    # it is also a function's name (`strcat`), so they are listed by type.
+    resolvers = {s[2] for s in symbols_of(opt, "iI")}
     data = Symbols(opt, "rRdDbBvV")
 
     with tempfile.TemporaryDirectory() as work:
         with open(os.path.join(work, "tiny.hlo"), "w") as f:
             f.write(TINY)
-        run([gen, "-L", "20", "-o", os.path.join(work, "gen.hlo")])
+        run([gen, "-L", "50", "-o", os.path.join(work, "gen.hlo")])
         runs = [("one-instruction module, round trip", opt, ["tiny.hlo", "-o", "out.hlo"]),
-                ("hilo-gen -L 20, round trip", opt, ["gen.hlo", "-o", "out.hlo"]),
-                ("hilo-gen -L 20, --passes=neuron-collective-pipeline,dce", opt,
+                ("hilo-gen -L 50, round trip", opt, ["gen.hlo", "-o", "out.hlo"]),
+                ("hilo-gen -L 50, --passes=neuron-collective-pipeline,dce", opt,
                  ["gen.hlo", "--passes=neuron-collective-pipeline,dce", "-o", "out.hlo"]),
-                ("hilo-gen -L 20 itself", gen, ["-L", "20", "-o", "gen2.hlo"])]
+                ("hilo-gen -L 50 itself", gen, ["-L", "50", "-o", "gen2.hlo"])]
         for name in CORPUS:
             path = os.path.join(ROOT, "..", "shared", "corpus", "valid", "openxla-xla", name)
             if os.path.exists(path):
                 runs.append((f"{name}, round trip", opt, [path, "-o", "out.hlo"]))
         run([opt, os.path.join(work, "gen.hlo"), "-o", os.path.join(work, "gen.pb")])
-        runs.append(("hilo-gen -L 20 as a binary proto, read and written", opt,
+        runs.append(("hilo-gen -L 50 as a binary proto, read and written", opt,
                      ["gen.pb", "-o", "out.pb"]))
         listed = set()
         groups = []
         for title, binary, args in runs:
-            names = code[binary].names_at(executed_addresses(binary, args, work))
+            names = set()
+            for _ in range(PROFILES):
+                names |= code[binary].names_at(executed_addresses(binary, args, work))
             if not groups:
                 names |= set(ALWAYS) & code[opt].names
+                names |= resolvers
             names -= listed
             listed |= names
             groups.append((title, sorted(names)))

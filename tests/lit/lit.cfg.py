@@ -62,5 +62,9 @@ if getattr(config, "hilo_static_tools", "").upper() in ("ON", "1", "TRUE", "YES"
 # memory require.
 if getattr(config, "hilo_link_order", "").upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("link-order")
+    # resident-layout: and libprotobuf's code and .eh_frame placed by
+    # cmake/resident-layout.ld (HILO_RESIDENT_LAYOUT).
+    if getattr(config, "hilo_resident_layout", "").upper() in ("ON", "1", "TRUE", "YES"):
+        config.available_features.add("resident-layout")
 # %examples: the bundled example modules.
 config.substitutions.append(("%examples", os.path.join(source_root, "examples")))
