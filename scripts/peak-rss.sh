@@ -8,7 +8,7 @@ bin=$1
 dir=${2:-/tmp}
 corpus=${HILO_SHARED_DIR:-$(dirname "$0")/../../shared}/corpus/valid/openxla-xla
 for f in "$dir/tiny.hlo" "$corpus/xla__tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_1x8.hlo" \
-    "$corpus/xla__tools__benchmarks__hlo__hlo_llama31_8b_bf16_1x8.hlo" "$dir/L600.hlo" \
+    "$corpus/xla__tools__benchmarks__hlo__hlo_llama31_8b_bf16_1x8.hlo" "$dir/L300.hlo" "$dir/L600.hlo" \
     "$dir/L1700.hlo" "$dir/L20000.hlo" "$dir/many.hlo"; do
   size=$(stat -c %s "$f")
   runs=""

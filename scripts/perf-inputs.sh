@@ -1,6 +1,7 @@
 #!/bin/sh
 # Writes the inputs docs/performance.md measures with, into DIR (default /tmp):
-#   L600.hlo L1700.hlo L17000.hlo L20000.hlo L40000.hlo  hilo-gen -L N (N layers)
+#   L300.hlo L600.hlo L1700.hlo L17000.hlo L20000.hlo L40000.hlo  hilo-gen -L N (N layers;
+#              L300, 1.2 MB, is where issue 18 goal 2's 3x starts)
 #   L170.hlo   the small generated module of the identity set (scripts/identity.py)
 #   many.hlo   100,000 small computations, each called once from the entry
 #   tiny.hlo   one instruction
@@ -9,7 +10,7 @@
 set -eu
 build=${1:-build}
 dir=${2:-/tmp}
-for n in 170 600 1700 17000 20000 40000; do
+for n in 170 300 600 1700 17000 20000 40000; do
   [ -s "$dir/L$n.hlo" ] || "$build/bin/hilo-gen" -L $n -o "$dir/L$n.hlo"
 done
 [ -s "$dir/m.hlo" ] || cp "$dir/L17000.hlo" "$dir/m.hlo"
