@@ -793,6 +793,25 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
     list(emit);
     return;
   }
+  // Which parsed instructions use a created one of this computation (an
+  // operand or a control predecessor): found from the created side through
+  // its users and control successors, which the IR keeps as the mirror of
+  // those edges, and marked by list position. Only they can need anything
+  // placed first, so the walk below asks the others nothing: on the
+  // replacer's output, 17,000 marked of 357,000 parsed instead of every
+  // parsed instruction's operands searched (HILO_PRINT_ORDER_BY_USERS=0:
+  // every one searched; docs/performance.md, "printing a pass's output in
+  // order").
+  const bool by_users = !EnvSwitchIsZero("HILO_PRINT_ORDER_BY_USERS");
+  std::vector<uint8_t> uses_created;
+  if (by_users) uses_created.assign(slots.size(), 0);
+  auto mark = [&](const HloInstruction* user) {
+    if (!created(user) && user->parent() == &comp) {
+      uses_created[static_cast<size_t>(user->index_in_parent())] = 1;
+    }
+  };
+  // One walk of the created ones: how many, their range of unique ids, and
+  // the marks above.
   size_t created_count = 0;
   int64_t lo = (*first)->unique_id();
   int64_t hi = lo;
@@ -801,6 +820,9 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
     ++created_count;
     lo = std::min(lo, (*it)->unique_id());
     hi = std::max(hi, (*it)->unique_id());
+    if (!by_users) continue;
+    for (const HloInstruction* user : (*it)->users()) mark(user);
+    for (const HloInstruction* succ : (*it)->control_successors()) mark(succ);
   }
   // Only created instructions are pushed as dependencies, so a parsed one is
   // placed exactly once, by the first loop below: the set holds the created
@@ -831,30 +853,6 @@ void ForEachInPrintOrder(const HloComputation& comp, Emit emit) {
   auto pending = [&](const HloInstruction* dep) {
     return created(dep) && dep->parent() == &comp && !placed.Contains(dep);
   };
-  // Which parsed instructions use a created one of this computation (an
-  // operand or a control predecessor): found from the created side through
-  // its users and control successors, which the IR keeps as the mirror of
-  // those edges, and marked by list position. Only they can need anything
-  // placed first, so the walk below asks the others nothing: on the
-  // replacer's output, 17,000 marked of 357,000 parsed instead of every
-  // parsed instruction's operands searched (HILO_PRINT_ORDER_BY_USERS=0:
-  // every one searched; docs/performance.md, "printing a pass's output in
-  // order").
-  const bool by_users = !EnvSwitchIsZero("HILO_PRINT_ORDER_BY_USERS");
-  std::vector<uint8_t> uses_created;
-  if (by_users) {
-    uses_created.assign(slots.size(), 0);
-    auto mark = [&](const HloInstruction* user) {
-      if (!created(user) && user->parent() == &comp) {
-        uses_created[static_cast<size_t>(user->index_in_parent())] = 1;
-      }
-    };
-    for (auto it = first; it != slots.end(); ++it) {
-      if (*it == nullptr || !created(*it)) continue;
-      for (const HloInstruction* user : (*it)->users()) mark(user);
-      for (const HloInstruction* succ : (*it)->control_successors()) mark(succ);
-    }
-  }
   list([&](HloInstruction* inst) {
     if (created(inst)) return;
     // Most parsed instructions need nothing placed before them.
