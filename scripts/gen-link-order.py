@@ -89,7 +89,7 @@ def run(cmd, **kwargs):
 
 
 def symbols_of(binary, types):
-    """(start, size, name) of every symbol of an nm type in `types`, by address.
+    """(start, size, name, nm type) of every symbol of an nm type in `types`, by address.
     A symbol without a size (crtbegin.o's functions) extends to the next one."""
     out = []
     for line in run(["nm", "--numeric-sort", "--print-size", "--defined-only", binary]).splitlines():
@@ -97,7 +97,7 @@ def symbols_of(binary, types):
         if len(parts) == 3:
             parts.insert(1, "")
         if len(parts) == 4 and parts[2] in types:
-            out.append([int(parts[0], 16), parts[1], parts[3]])
+            out.append([int(parts[0], 16), parts[1], parts[3], parts[2]])
     for symbol, following in zip(out, out[1:] + [[out[-1][0] + 1]]):
         symbol[1] = int(symbol[1], 16) if symbol[1] else max(following[0] - symbol[0], 1)
     return [tuple(s) for s in out]
@@ -111,13 +111,16 @@ class Symbols:
         self.starts = [s[0] for s in self.symbols]
         self.names = {s[2] for s in self.symbols}
 
+    def names_of_type(self, types):
+        return {s[2] for s in self.symbols if s[3] in types}
+
     def names_at(self, addresses):
         found = set()
         for address in addresses:
             i = bisect.bisect_right(self.starts, address) - 1
             j = i  # every symbol (aliases included) starting where symbol i does
             while j >= 0 and self.symbols[j][0] == self.symbols[i][0]:
-                start, size, name = self.symbols[j]
+                start, size, name, _ = self.symbols[j]
                 if start <= address < start + max(size, 1):
                     found.add(name)
                 j -= 1
@@ -166,7 +169,7 @@ def main():
     # math functions pick a CPU variant) when it starts (apply_irel), before
     # main. The profiles under valgrind missed `strcat`'s once, and a native
     # run then kept a 64 KB window for it: they are listed by type.
-    resolvers = {s[2] for s in symbols_of(opt, "iI")}
+    resolvers = code[opt].names_of_type("iI")
     data = Symbols(opt, "rRdDbBvV")
 
     with tempfile.TemporaryDirectory() as work:
